@@ -1,0 +1,61 @@
+"""The ``grade`` command. It only parses arguments and calls the engine.
+
+``grade SUBMISSION...`` grades; everything else is a subcommand (``grade --help``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from grader.sandbox.limits import Limits
+
+_DEFAULTS = Limits()
+
+
+class _DefaultToCheck(click.Group):
+    """``grade FILE...`` means ``grade check FILE...``: the learner's command stays short."""
+
+    def parse_args(self, ctx, args):
+        first = next((a for a in args if not a.startswith("-")), None)
+        if args and args not in (["--help"], ["-h"]) and first not in self.commands:
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+def main():
+    """Grade backprop-trap answers: `grade SUBMISSION...` runs the hidden checks on a
+    notebook (.ipynb) or Python file (.py) and says what is wrong and why."""
+
+
+@main.command("check")
+@click.argument("submissions", nargs=-1, required=True, type=click.Path())
+@click.option("--question", "-q", help="Question id, if the file does not say (wins over the file).")
+@click.option("--seed", type=int, default=None, help="Seed of the hidden inputs (printed; replays a run).")
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON document (CONTRACT.md).")
+@click.option("--call-timeout", type=float, default=_DEFAULTS.call_seconds, show_default=True,
+              help="Seconds one call into your code may take.")
+@click.option("--total-timeout", type=float, default=_DEFAULTS.total_seconds, show_default=True,
+              help="Seconds all calls of one submission may take together.")
+@click.option("--memory-mb", type=int, default=_DEFAULTS.memory_mb, show_default=True,
+              help="Memory cap of the process running your code.")
+@click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
+              help="Folder with your own questions (same layout as this repo); "
+                   "or set BACKPROP_TRAPS_QUESTIONS.")
+def check(submissions, question, seed, as_json, call_timeout, total_timeout, memory_mb, questions_dir):
+    """Grade SUBMISSIONS (notebooks or .py files) against the hidden checks."""
+    from grader.engine import grade_path  # imported here so `grade --help` stays instant
+
+    limits = Limits(call_seconds=call_timeout, total_seconds=total_timeout, memory_mb=memory_mb)
+    results = [grade_path(path, question=question, seed=seed, limits=limits, root=questions_dir)
+               for path in submissions]
+    if as_json:
+        docs = [r.to_json() for r in results]
+        click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
+        return
+    from grader.report import render
+    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    click.echo("\n\n".join(render(r, color) for r in results), color=color)

@@ -1,0 +1,136 @@
+"""What a hidden check works with: seeded inputs, the reference, and the learner's calls.
+
+The grader process holds the reference and does every comparison; the learner's
+functions are only ever called through the sandbox. Helpers here raise ``Fail`` with
+feedback a learner can act on (what was wrong, a small example when one helps).
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from grader import gradcheck
+from grader.question import Fail, Question
+from grader.sandbox.process import Sandbox
+
+ATOL = 1e-8
+RTOL = 1e-6
+
+
+def _fmt(arr) -> str:
+    return np.array2string(np.asarray(arr), precision=3, suppress_small=True, threshold=40,
+                           max_line_width=100)
+
+
+class CheckContext:
+    """Handed to each check: ``rng``, ``ref`` (the solution's functions), ``call``, helpers."""
+
+    def __init__(self, question: Question, sandbox: Sandbox, ref, seed: int, check_name: str):
+        self.question = question
+        self.sandbox = sandbox
+        self.ref = ref
+        # Per-check stream: a check's inputs do not depend on which checks ran before it.
+        self.rng = np.random.default_rng([seed, zlib.crc32(check_name.encode())])
+
+    # -- calling the learner ----------------------------------------------------------
+    def call(self, fn: str, *args, echo_args: bool = False, measure_memory: bool = False):
+        """The learner's ``fn(*args)``; a failure to answer becomes ``Fail`` with why."""
+        result = self.sandbox.call(fn, *args, echo_args=echo_args, measure_memory=measure_memory)
+        if not result.ok:
+            raise Fail(result.error)
+        if echo_args or measure_memory:
+            return result
+        return result.value
+
+    def unpack(self, value, count: int, fn: str, names: str):
+        """Check that ``fn`` returned a tuple/list of ``count`` items."""
+        if not isinstance(value, (tuple, list)) or len(value) != count:
+            got = f"a {type(value).__name__}" if not isinstance(value, (tuple, list)) else f"{len(value)} values"
+            raise Fail(f"{fn} must return {count} values ({names}), but returned {got}")
+        return value
+
+    # -- comparing --------------------------------------------------------------------
+    def as_array(self, name: str, got, expected: np.ndarray, fn: str, integer: bool = False) -> np.ndarray:
+        """``got`` as an array of ``expected``'s shape, or ``Fail`` saying what is off."""
+        if isinstance(got, (int, float)) and np.ndim(expected) == 0:
+            got = np.asarray(got)
+        if not isinstance(got, np.ndarray):
+            raise Fail(f"{fn} must return `{name}` as a numpy array, but it returned {type(got).__name__}")
+        if got.shape != np.shape(expected):
+            raise Fail(f"`{name}` from {fn} has shape {got.shape}, expected {np.shape(expected)}")
+        if integer and got.dtype.kind not in "iu":
+            raise Fail(f"`{name}` from {fn} must hold integers (int64 indices), not {got.dtype}")
+        if not integer and got.dtype.kind not in "fiub":
+            raise Fail(f"`{name}` from {fn} has dtype {got.dtype}; expected float64 numbers")
+        if got.dtype.kind == "f" and not np.all(np.isfinite(got)):
+            bad = int(np.sum(~np.isfinite(got)))
+            raise Fail(f"`{name}` from {fn} has {bad} NaN or infinite entries")
+        return got
+
+    def close(self, got, expected, rtol: float = RTOL, atol: float = ATOL) -> bool:
+        return bool(np.allclose(np.asarray(got, dtype=np.float64), expected, rtol=rtol, atol=atol))
+
+    def expect_array(self, name: str, got, expected: np.ndarray, fn: str,
+                     traps: dict[str, np.ndarray] | None = None, integer: bool = False,
+                     example: str | None = None, rtol: float = RTOL, atol: float = ATOL) -> np.ndarray:
+        """``got`` must match ``expected``; else name the matching trap, if any, and fail."""
+        got = self.as_array(name, got, expected, fn, integer=integer)
+        if integer:
+            same = np.array_equal(got, expected)
+        else:
+            same = self.close(got, expected, rtol, atol)
+        if same:
+            return got
+        raise self.mismatch(name, got, expected, fn, traps, example)
+
+    def mismatch(self, name: str, got, expected, fn: str, traps: dict | None = None,
+                 example: str | None = None) -> Fail:
+        """Build the ``Fail`` for a wrong array: a trap's explanation when one matches."""
+        trap = self.match_trap(got, traps or {})
+        if trap is not None:
+            return Fail(f"`{name}` from {fn} is wrong. {self.question.trap(trap).explanation}", trap)
+        wrong = np.flatnonzero(~np.isclose(np.asarray(got, dtype=np.float64), expected,
+                                           rtol=RTOL, atol=ATOL))
+        detail = f"{wrong.size} of {np.size(expected)} entries differ"
+        if wrong.size:
+            i = np.unravel_index(wrong[0], np.shape(expected))
+            detail += f"; first at index {tuple(int(j) for j in i)}: expected {np.asarray(expected)[i]:.6g}, got {np.asarray(got)[i]:.6g}"
+        return Fail(f"`{name}` from {fn} is wrong: {detail}." + (f"\n{example}" if example else ""))
+
+    def match_trap(self, got, candidates: dict[str, np.ndarray]) -> str | None:
+        """The id of the first known-wrong answer that ``got`` equals, if any."""
+        for trap_id, wrong in candidates.items():
+            if wrong is not None and np.shape(got) == np.shape(wrong) and self.close(got, wrong):
+                return trap_id
+        return None
+
+    def example(self, inputs: dict, expected, got) -> str:
+        """A small failing example for the feedback: input, expected, got."""
+        lines = [f"  {k} = {_fmt(v) if isinstance(v, np.ndarray) else v!r}" for k, v in inputs.items()]
+        lines += [f"  expected: {_fmt(expected)}", f"  got:      {_fmt(got)}"]
+        return "A small example:\n" + "\n".join(lines)
+
+    def expect_gradient(self, name: str, got, f, x: np.ndarray, dout: np.ndarray, fn: str,
+                        traps: dict[str, np.ndarray] | None = None, example: str | None = None):
+        """``got`` must be the gradient of ``<dout, f(x)>`` (finite differences of the reference)."""
+        got = self.as_array(name, got, x, fn)
+        err = gradcheck.gradient_error(f, x, dout, got, self.rng)
+        if err <= gradcheck.GRAD_RTOL:
+            return got
+        trap = self.match_trap(got, traps or {})
+        if trap is not None:
+            raise Fail(f"`{name}` from {fn} does not match finite differences. "
+                       f"{self.question.trap(trap).explanation}", trap)
+        raise Fail(f"`{name}` from {fn} does not match the finite-difference gradient "
+                   f"(relative error {err:.2g}, tolerance {gradcheck.GRAD_RTOL:g})."
+                   + (f"\n{example}" if example else ""))
+
+    def expect_unchanged(self, fn: str, result, originals: list, names: list[str]) -> None:
+        """Inputs echoed back after the call must equal what was sent."""
+        after = result.args_after or []
+        for name, before, now in zip(names, originals, after):
+            if isinstance(before, np.ndarray) and not (
+                    isinstance(now, np.ndarray) and now.shape == before.shape and np.array_equal(now, before)):
+                raise Fail(f"{fn} wrote into its input `{name}`. Functions must not change their "
+                           "inputs: the caller may still need them. Work on a copy (e.g. `x.copy()`).")

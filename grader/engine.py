@@ -1,0 +1,91 @@
+"""The grading engine: one submission in, one ``GradeResult`` out, never an exception.
+
+``grade_path`` reads the submission, finds its question, starts the sandbox, runs every
+hidden check against the learner's functions and the reference (the solution notebook),
+and always returns a result, whatever the file or the code in it does.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.checks import load_question
+from grader.context import CheckContext
+from grader.question import Fail
+from grader.questions import questions_root, solution_notebooks
+from grader.reference import load_solution
+from grader.results import CheckResult, GradeResult
+from grader.sandbox.limits import Limits
+from grader.sandbox.process import Sandbox
+from grader.submission import load_submission
+
+DEFAULT_SEED = 1234
+
+
+def grade_path(path: str | Path, question: str | None = None, seed: int | None = None,
+               limits: Limits = Limits(), root: str | Path | None = None) -> GradeResult:
+    """Grade one submission file. ``question`` overrides what the file says."""
+    try:
+        return _grade(path, question, seed, limits, root)
+    except Exception as exc:  # a bug of ours must not sink a batch: record it and go on
+        return GradeResult(submission=str(path), question=question, score=0.0, max_score=0.0,
+                           seed=seed, error=f"internal grader error ({type(exc).__name__}: {exc}); "
+                                            "please report it with this file")
+
+
+def _grade(path, question, seed, limits, root) -> GradeResult:
+    root = questions_root(root)
+    seed = DEFAULT_SEED if seed is None else seed
+    sub = load_submission(path, question)
+    known = solution_notebooks(root)
+    result = GradeResult(submission=str(path), question=sub.question, score=0.0, max_score=0.0,
+                         seed=seed)
+    if sub.question is not None and sub.question not in known:
+        result.error = (f"unknown question '{sub.question}'; the questions are: {', '.join(known)}")
+        return result
+    if sub.question is not None:
+        try:
+            result.max_score = load_question(sub.question, root).max_score
+        except ModuleNotFoundError:
+            result.error = f"question '{sub.question}' has no hidden checks yet"
+            return result
+    if sub.error:
+        result.error = sub.error
+        return result
+    if sub.question is None:
+        result.error = ("could not tell which question this answers: no question in the notebook's "
+                        f"metadata or a '# question: <id>' line; use --question ({', '.join(known)})")
+        return result
+    return _run_checks(sub, root, seed, limits, result)
+
+
+def _run_checks(sub, root: Path, seed: int, limits: Limits, result: GradeResult) -> GradeResult:
+    question = load_question(sub.question, root)
+    ref = load_solution(sub.question, root)
+    hide = [root, Path(sub.path).resolve().parent]
+    with Sandbox(sub.source, limits, hide=hide) as sandbox:
+        loaded = sandbox.start()
+        result.isolation = sandbox.isolation
+        for check in question.checks:
+            if not loaded.ok:
+                outcome = CheckResult(check.name, 0.0, check.points, False,
+                                      feedback=f"Your code could not be loaded: {loaded.error}.",
+                                      hints=check.hints)
+            else:
+                outcome = _run_one(check, CheckContext(question, sandbox, ref, seed, check.name))
+            result.tests.append(outcome)
+        result.output = sandbox.output
+    result.score = sum(t.points for t in result.tests)
+    return result
+
+
+def _run_one(check, ctx: CheckContext) -> CheckResult:
+    try:
+        check.run(ctx)
+    except Fail as fail:
+        return CheckResult(check.name, 0.0, check.points, False, trap=fail.trap,
+                           feedback=fail.feedback, hints=check.hints)
+    except Exception as exc:  # the learner's value broke a comparison in an unforeseen way
+        return CheckResult(check.name, 0.0, check.points, False, hints=check.hints,
+                           feedback=f"Your answer could not be checked ({type(exc).__name__}: {exc}); "
+                                    "check the types and shapes your functions return.")
+    return CheckResult(check.name, check.points, check.points, True, hints=check.hints)

@@ -1,0 +1,75 @@
+"""What a question is to the grader: its checks, their points, and the traps they name.
+
+A hidden-checks module (``grader/checks/<id>.py``) builds one ``Question`` and registers
+checks on it with a decorator; the order of definition is the order of the report::
+
+    QUESTION = Question("routing_trap", "Max pooling must cache where the max came from",
+                        traps=[Trap("avg-routing", "...what went wrong and how to fix it...")])
+
+    @QUESTION.check("max-pool forward: values and argmax", points=2)
+    def forward_values(ctx):
+        out, argmax = ctx.call("maxpool2d_forward", x, 2, 2)
+        ctx.expect_array("out", out, expected_out, fn="maxpool2d_forward")
+
+A check passes by returning and fails by raising ``Fail`` (``CheckContext`` helpers raise
+it for you), optionally naming a trap id from the question's list.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Trap:
+    """A known mistake: its id (CONTRACT.md) and what to tell the learner about it."""
+    id: str
+    explanation: str
+    """What went wrong and how to fix it, in plain words, without the solution code."""
+
+
+class Fail(Exception):
+    """A check failed; ``feedback`` is one or two sentences for the learner."""
+
+    def __init__(self, feedback: str, trap: str | None = None):
+        super().__init__(feedback)
+        self.feedback = feedback
+        self.trap = trap
+
+
+@dataclass(frozen=True)
+class Check:
+    """One hidden check of a question."""
+    name: str
+    """What it checks, in words a learner understands."""
+    points: float
+    run: Callable
+    """``run(ctx)``: returns on success, raises ``Fail`` otherwise."""
+    hints: tuple[str, ...] = ()
+    """Up to three hints, from a nudge to the key idea; never code."""
+
+
+@dataclass
+class Question:
+    """A question's hidden checks and traps, as registered by its checks module."""
+    id: str
+    title: str
+    traps: list[Trap] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+
+    def check(self, name: str, points: float, hints: tuple[str, ...] = ()):
+        """Decorator: register ``run(ctx)`` as a check worth ``points``."""
+        def register(run: Callable) -> Callable:
+            self.checks.append(Check(name, float(points), run, tuple(hints)))
+            return run
+        return register
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.points for c in self.checks)
+
+    def trap(self, trap_id: str) -> Trap:
+        for t in self.traps:
+            if t.id == trap_id:
+                return t
+        raise KeyError(f"{self.id} has no trap {trap_id!r}")

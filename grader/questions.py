@@ -1,0 +1,46 @@
+"""Where questions live, found by looking at the folders: no central list to edit.
+
+A question ``<id>`` is ``solutions/NN_<id>.ipynb`` plus ``grader/checks/<id>.py``
+(its hidden checks) plus ``kernels/<id>.py``. The root that holds ``solutions/`` and
+``exercises/`` is the repository by default; ``--questions-dir`` or the environment
+variable ``BACKPROP_TRAPS_QUESTIONS`` point at an instructor's own folder of the same layout.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+ENV_VAR = "BACKPROP_TRAPS_QUESTIONS"
+_NOTEBOOK = re.compile(r"^(\d+)_([a-z][a-z0-9_]*)\.ipynb$")
+
+
+def questions_root(override: str | os.PathLike | None = None) -> Path:
+    if override:
+        return Path(override).resolve()
+    env = os.environ.get(ENV_VAR)
+    return Path(env).resolve() if env else REPO_ROOT
+
+
+def solution_notebooks(root: Path | None = None) -> dict[str, Path]:
+    """Map question id -> its solution notebook, in the order of their numbers."""
+    root = root or questions_root()
+    found = []
+    for path in (root / "solutions").glob("*.ipynb"):
+        m = _NOTEBOOK.match(path.name)
+        if m:
+            found.append((int(m.group(1)), m.group(2), path))
+    return {qid: path for _, qid, path in sorted(found)}
+
+
+def solution_path(question: str, root: Path | None = None) -> Path:
+    paths = solution_notebooks(root)
+    if question not in paths:
+        raise KeyError(question)
+    return paths[question]
+
+
+def exercise_path(question: str, root: Path | None = None) -> Path:
+    sol = solution_path(question, root)
+    return sol.parent.parent / "exercises" / sol.name

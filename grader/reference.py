@@ -1,0 +1,27 @@
+"""The reference implementation of a question is its solution notebook itself.
+
+The grader (a trusted process) executes the solution notebook's graded code cells into a
+fresh namespace; hidden checks and kernel tests compare against those functions, so the
+math is never written a third time.
+"""
+from __future__ import annotations
+
+import functools
+import types
+from pathlib import Path
+
+from grader.notebook import graded_code, parse_notebook
+from grader.questions import solution_path
+
+
+@functools.lru_cache(maxsize=None)
+def _load(path: str) -> types.SimpleNamespace:
+    text = Path(path).read_text(encoding="utf-8")
+    namespace: dict = {"__name__": f"reference_{Path(path).stem}"}
+    exec(compile(graded_code(parse_notebook(text)), path, "exec"), namespace)
+    return types.SimpleNamespace(**{k: v for k, v in namespace.items() if not k.startswith("__")})
+
+
+def load_solution(question: str, root: Path | None = None) -> types.SimpleNamespace:
+    """The solution's functions for ``question`` as attributes (e.g. ``ref.maxpool2d_forward``)."""
+    return _load(str(solution_path(question, root)))

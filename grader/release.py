@@ -1,0 +1,53 @@
+"""Generating the learner's stubs (``exercises/``) from ``solutions/`` with nbgrader.
+
+nbgrader's own preprocessors do the work, in the order ``nbgrader generate_assignment``
+runs them: check the cell metadata, lock the read-only cells, replace every
+``### BEGIN SOLUTION`` … ``### END SOLUTION`` region with ``raise NotImplementedError()``,
+drop hidden tests and outputs, and record checksums so an nbgrader course can spot edited
+test cells. Notebook metadata (the question id) is kept.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.questions import exercise_path, questions_root, solution_notebooks
+
+
+def make_stub(solution: Path):
+    """The stub notebook (an nbformat node) generated from one solution notebook."""
+    import nbformat
+    from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearOutput,
+                                        ClearSolutions, ComputeChecksums, LockCells)
+
+    nb = nbformat.read(str(solution), as_version=4)
+    resources: dict = {}
+    for step in (CheckCellMetadata(), LockCells(), ClearSolutions(), ClearOutput(),
+                 ClearHiddenTests(), ComputeChecksums()):
+        nb, resources = step.preprocess(nb, resources)
+    return nb
+
+
+def stub_text(solution: Path) -> str:
+    """The stub exactly as it is written to ``exercises/``."""
+    import nbformat
+    return nbformat.writes(make_stub(solution)) + "\n"
+
+
+def release(question: str | None = None, root: Path | None = None, check: bool = False) -> list[str]:
+    """Regenerate the stubs (or, with ``check``, only compare them).
+
+    Returns the questions whose stub was stale (with ``check``) or rewritten.
+    """
+    root = questions_root(root)
+    ids = [question] if question else list(solution_notebooks(root))
+    changed = []
+    for qid in ids:
+        target = exercise_path(qid, root)
+        text = stub_text(solution_notebooks(root)[qid])
+        current = target.read_text(encoding="utf-8") if target.exists() else None
+        if current != text:
+            changed.append(qid)
+            if not check:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+    return changed

@@ -1,0 +1,262 @@
+"""Numba CUDA kernels for a strided, zero-padded 1-D convolution, forward and backward.
+
+The GPU side of the per_step_update_trap question. The filter is shared by every output
+position and every example, so its gradient is a reduction over N * L_out terms for each
+of its C_out * C_in * K entries. These kernels do that reduction the way a GPU should:
+
+- Stage 1 (``*_partials_kernel``): a grid of (values, P) blocks. Block (e, p) adds up its
+  share of value e's terms, one running sum per thread, then sums the block's threads in
+  shared memory as a tree (halve the active threads each round, log2(threads) rounds).
+  One partial sum per block goes to global memory.
+- Stage 2 (``sum_partials_kernel``): one block per value adds up its P partial sums with
+  the same tree, and writes the value once.
+
+Why not one global ``cuda.atomic.add`` per term? All N * L_out terms of a weight would hit
+the same address, and the hardware serialises atomics on one address, so the "parallel"
+reduction runs one term at a time, and float64 atomics are slow or emulated on many GPUs.
+The order in which atomics land also changes from run to run, so float sums would not be
+reproducible. The tree does the same additions in log depth, in a fixed order, and writes
+each result once; no kernel in this file uses atomics.
+
+The input gradient needs no reduction across threads: each ``dx`` element gathers the
+(window, tap) pairs that read it, so every thread owns exactly one output element.
+
+Run: host functions take and return numpy arrays (any float dtype; the result has ``x``'s
+dtype). Under ``NUMBA_ENABLE_CUDASIM=1`` (set by tests/conftest.py before numba.cuda is
+imported) they run on the CPU simulator; without it, on the GPU.
+Tests: ``python -m pytest tests/kernels/test_per_step_update_trap_kernels.py -q``.
+
+Shapes: N batch, C_in / C_out input / output channels, L input length, K filter taps,
+S stride, P zero padding at each end, L_out = (L + 2P - K) // S + 1 output positions.
+x (N, C_in, L), w (C_out, C_in, K), b (C_out,), out and dout (N, C_out, L_out).
+"""
+import math
+
+import numpy as np
+from numba import cuda
+
+# Launch config. A power of two: the tree reduction halves the active threads each round.
+THREADS_PER_BLOCK = 64
+# Stage-1 blocks per reduced value; stage 2 folds them with one block per value.
+MAX_PARTIALS = 64
+# Grid cap for the elementwise kernels, which grid-stride over whatever is left.
+MAX_BLOCKS = 4096
+
+
+# ---- shared index math and the block reduction -------------------------------------
+
+@cuda.jit(device=True)
+def unflatten3(index, dim1, dim2):
+    """(i0, i1, i2) of a row-major flat index into an array of shape (_, dim1, dim2)."""
+    i2 = index % dim2
+    rest = index // dim2
+    return rest // dim1, rest % dim1, i2
+
+
+@cuda.jit(device=True)
+def input_index(padded, padding, length):
+    """Index into x read at padded position ``padded``, or -1 inside the zero padding."""
+    i = padded - padding
+    if i < 0 or i >= length:
+        return -1
+    return i
+
+
+@cuda.jit(device=True)
+def window_of_tap(padded, k, stride, out_length):
+    """The window t whose tap k reads padded position ``padded`` (t*S + k), or -1 if none."""
+    if padded < k or (padded - k) % stride != 0:
+        return -1
+    t = (padded - k) // stride
+    if t >= out_length:
+        return -1
+    return t
+
+
+@cuda.jit(device=True)
+def block_tree_sum(shared, tid):
+    """Sum shared[0:THREADS_PER_BLOCK] into shared[0]. Every thread of the block calls it."""
+    cuda.syncthreads()
+    active = THREADS_PER_BLOCK // 2
+    while active > 0:
+        if tid < active:
+            shared[tid] += shared[tid + active]
+        cuda.syncthreads()  # each round reads what the previous round wrote
+        active //= 2
+
+
+# ---- 1. forward: one thread per output element --------------------------------------
+
+@cuda.jit
+def conv1d_forward_kernel(x, w, b, stride, padding, out):
+    N, C_in, L = x.shape
+    C_out, _, K = w.shape
+    L_out = out.shape[2]
+    for index in range(cuda.grid(1), N * C_out * L_out, cuda.gridsize(1)):
+        n, o, t = unflatten3(index, C_out, L_out)
+        acc = b[o]
+        for c in range(C_in):
+            for k in range(K):
+                i = input_index(t * stride + k, padding, L)
+                if i >= 0:
+                    acc += w[o, c, k] * x[n, c, i]
+        out[n, o, t] = acc
+
+
+# ---- 2. backward-data: a gather, one thread per dx element --------------------------
+
+@cuda.jit
+def conv1d_backward_data_kernel(dout, w, stride, padding, dx):
+    N, C_in, L = dx.shape
+    C_out, _, K = w.shape
+    L_out = dout.shape[2]
+    for index in range(cuda.grid(1), N * C_in * L, cuda.gridsize(1)):
+        n, c, i = unflatten3(index, C_in, L)
+        acc = dx.dtype.type(0)
+        for k in range(K):
+            # tap k of window t read this input; no flip: the same w[o, c, k] comes back
+            t = window_of_tap(i + padding, k, stride, L_out)
+            if t >= 0:
+                for o in range(C_out):
+                    acc += dout[n, o, t] * w[o, c, k]
+        dx[n, c, i] = acc
+
+
+# ---- 3. backward-weight and bias: two-stage tree reduction over batch and positions --
+
+@cuda.jit
+def conv1d_backward_weight_partials_kernel(dout, x, kernel_size, stride, padding, partials):
+    """Stage 1 for dw: block (e, p) sums its share of weight e's N * L_out terms.
+
+    partials: (C_out * C_in * K, P); term r is (n, t) = (r // L_out, r % L_out).
+    """
+    shared = cuda.shared.array(THREADS_PER_BLOCK, dtype=partials.dtype)
+    tid = cuda.threadIdx.x
+    N, C_in, L = x.shape
+    L_out = dout.shape[2]
+    o, c, k = unflatten3(cuda.blockIdx.x, C_in, kernel_size)
+    acc = partials.dtype.type(0)
+    first = cuda.blockIdx.y * THREADS_PER_BLOCK + tid
+    for r in range(first, N * L_out, cuda.gridDim.y * THREADS_PER_BLOCK):
+        n = r // L_out
+        t = r % L_out
+        i = input_index(t * stride + k, padding, L)
+        if i >= 0:
+            acc += dout[n, o, t] * x[n, c, i]
+    shared[tid] = acc
+    block_tree_sum(shared, tid)
+    if tid == 0:
+        partials[cuda.blockIdx.x, cuda.blockIdx.y] = shared[0]
+
+
+@cuda.jit
+def conv1d_backward_bias_partials_kernel(dout, partials):
+    """Stage 1 for db: block (o, p) sums its share of the N * L_out entries dout[:, o, :]."""
+    shared = cuda.shared.array(THREADS_PER_BLOCK, dtype=partials.dtype)
+    tid = cuda.threadIdx.x
+    N, _, L_out = dout.shape
+    o = cuda.blockIdx.x
+    acc = partials.dtype.type(0)
+    first = cuda.blockIdx.y * THREADS_PER_BLOCK + tid
+    for r in range(first, N * L_out, cuda.gridDim.y * THREADS_PER_BLOCK):
+        acc += dout[r // L_out, o, r % L_out]
+    shared[tid] = acc
+    block_tree_sum(shared, tid)
+    if tid == 0:
+        partials[o, cuda.blockIdx.y] = shared[0]
+
+
+@cuda.jit
+def sum_partials_kernel(partials, totals):
+    """Stage 2: block e adds up row e of the stage-1 partial sums into totals[e]."""
+    shared = cuda.shared.array(THREADS_PER_BLOCK, dtype=partials.dtype)
+    tid = cuda.threadIdx.x
+    row = cuda.blockIdx.x
+    acc = partials.dtype.type(0)
+    for p in range(tid, partials.shape[1], THREADS_PER_BLOCK):
+        acc += partials[row, p]
+    shared[tid] = acc
+    block_tree_sum(shared, tid)
+    if tid == 0:
+        totals[row] = shared[0]
+
+
+# ---- host functions: numpy in, numpy out ---------------------------------------------
+
+def _elementwise_blocks(total):
+    return max(1, min(math.ceil(total / THREADS_PER_BLOCK), MAX_BLOCKS))
+
+
+def _partials_per_value(terms):
+    """Stage-1 blocks per reduced value: enough for one term per thread, at most MAX_PARTIALS."""
+    return max(1, min(math.ceil(terms / THREADS_PER_BLOCK), MAX_PARTIALS))
+
+
+def _sum_partials(d_partials):
+    """Stage 2 on the device: fold each row of partial sums into one value, as numpy."""
+    rows = d_partials.shape[0]
+    d_totals = cuda.device_array(rows, dtype=d_partials.dtype)
+    sum_partials_kernel[rows, THREADS_PER_BLOCK](d_partials, d_totals)
+    return d_totals.copy_to_host()
+
+
+def _as(a, dtype):
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def conv1d_forward(x, w, b, stride, padding):
+    """out (N, C_out, L_out) = conv1d(x, w, b), cross-correlation like torch's."""
+    x = np.ascontiguousarray(x)
+    w, b = _as(w, x.dtype), _as(b, x.dtype)
+    N, _, L = x.shape
+    C_out, _, K = w.shape
+    L_out = (L + 2 * padding - K) // stride + 1
+    d_out = cuda.device_array((N, C_out, L_out), dtype=x.dtype)
+    conv1d_forward_kernel[_elementwise_blocks(d_out.size), THREADS_PER_BLOCK](
+        cuda.to_device(x), cuda.to_device(w), cuda.to_device(b),
+        int(stride), int(padding), d_out)
+    return d_out.copy_to_host()
+
+
+def conv1d_backward_data(dout, w, input_length, stride, padding):
+    """dx (N, C_in, L) with L = input_length, gathered: no two threads write one element."""
+    dout = np.ascontiguousarray(dout)
+    w = _as(w, dout.dtype)
+    N = dout.shape[0]
+    C_in = w.shape[1]
+    d_dx = cuda.device_array((N, C_in, int(input_length)), dtype=dout.dtype)
+    conv1d_backward_data_kernel[_elementwise_blocks(d_dx.size), THREADS_PER_BLOCK](
+        cuda.to_device(dout), cuda.to_device(w), int(stride), int(padding), d_dx)
+    return d_dx.copy_to_host()
+
+
+def conv1d_backward_weight(dout, x, kernel_size, stride, padding):
+    """dw (C_out, C_in, K): for each weight, the sum over batch and positions, in two stages."""
+    x = np.ascontiguousarray(x)
+    dout = _as(dout, x.dtype)
+    N, C_in, _ = x.shape
+    C_out, L_out = dout.shape[1], dout.shape[2]
+    values = C_out * C_in * int(kernel_size)
+    d_partials = cuda.device_array((values, _partials_per_value(N * L_out)), dtype=x.dtype)
+    conv1d_backward_weight_partials_kernel[d_partials.shape, THREADS_PER_BLOCK](
+        cuda.to_device(dout), cuda.to_device(x), int(kernel_size), int(stride), int(padding),
+        d_partials)
+    return _sum_partials(d_partials).reshape(C_out, C_in, int(kernel_size))
+
+
+def conv1d_backward_bias(dout):
+    """db (C_out,): the sum of dout over batch and positions, in two stages."""
+    dout = np.ascontiguousarray(dout)
+    N, C_out, L_out = dout.shape
+    d_partials = cuda.device_array((C_out, _partials_per_value(N * L_out)), dtype=dout.dtype)
+    conv1d_backward_bias_partials_kernel[d_partials.shape, THREADS_PER_BLOCK](
+        cuda.to_device(dout), d_partials)
+    return _sum_partials(d_partials)
+
+
+def conv1d_backward(dout, x, w, stride, padding):
+    """(dx, dw, db), the same contract as the solution's conv1d_backward."""
+    dx = conv1d_backward_data(dout, w, x.shape[2], stride, padding)
+    dw = conv1d_backward_weight(dout, x, w.shape[2], stride, padding)
+    db = conv1d_backward_bias(dout)
+    return dx, dw, db

@@ -1,0 +1,138 @@
+"""Fused softmax + cross-entropy (forward and backward in one kernel), Numba CUDA.
+
+One block per row. Each thread walks its strided share of the row once, keeping an
+ONLINE max and sum: a running max ``m`` and a running sum ``s = sum exp(x - m)`` that is
+rescaled by ``exp(m_old - m_new)`` whenever the max grows, so no exp ever sees a
+positive argument (finite for |logits| ~ 1e4). A shared-memory tree reduction merges the
+threads' ``(m, s)`` pairs into the row's ``logsumexp = m + log(s)``. A second sweep over
+the same row writes ``dlogits = (softmax - onehot) / N``; the thread that owns the label's
+column also writes the row's loss ``logsumexp - logits[label]``. The host averages the N
+per-row losses.
+
+Memory, counting the N*K-sized buffers each approach materialises besides the logits:
+- unfused (softmax, then log, then NLL, then backward through each, as an autograd chain
+  does): forward keeps ``p`` and ``log p``; backward makes ``dlog p`` (the NLL's one-hot
+  gradient), ``dp = dlog p / p`` and finally ``dlogits``: 5 buffers, about 6 N*K in all.
+- fused (``inplace=False``): only ``dlogits``: 2 N*K in all, plus N per-row losses.
+- fused in place (``inplace=True``): ``dlogits`` overwrites the logits, which the backward
+  pass no longer needs: 1 N*K in all. For a language model's head (N = 8192 tokens,
+  K = 50257 vocabulary, fp32) one N*K buffer is 1.65 GB, so this saves about 8 GB.
+Each element is read twice and written once, whatever the option.
+
+Run it: tests run it under the simulator (``NUMBA_ENABLE_CUDASIM=1``, set by
+``tests/conftest.py``); with a GPU, ``BACKPROP_TRAPS_REAL_GPU=1 pytest tests/kernels``.
+
+Shapes: N = rows (batch), K = classes; TPB = threads per block (a power of two).
+The math is done in the logits' dtype (float32 or float64).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+THREADS_PER_BLOCK = 256
+
+
+@cuda.jit(device=True)
+def online_merge(m_a, s_a, m_b, s_b):
+    """Merge two partial (max, sum of exp(x - max)) pairs into one (exponents stay <= 0)."""
+    m = max(m_a, m_b)
+    return m, s_a * math.exp(m_a - m) + s_b * math.exp(m_b - m)
+
+
+@functools.lru_cache(maxsize=None)
+def _fused_kernel(threads_per_block: int, dtype: np.dtype):
+    """Kernel 1, compiled per (TPB, dtype): shared arrays need both at compile time."""
+    if threads_per_block < 1 or threads_per_block & (threads_per_block - 1):
+        raise ValueError(f"threads_per_block must be a power of two, got {threads_per_block}")
+    tpb = threads_per_block
+    shared_type = numba.from_dtype(dtype)
+    # Constants in the logits' dtype, so float32 math is never promoted to float64.
+    zero, one = dtype.type(0), dtype.type(1)
+
+    @cuda.jit
+    def softmax_ce_fused(logits, labels, n_rows, losses, dlogits):
+        # logits: N, K (read); labels: N; n_rows: N in the logits' dtype; losses: N;
+        # dlogits: N, K (written; may be the same buffer as logits).
+        row = cuda.blockIdx.x
+        tid = cuda.threadIdx.x
+        n_classes = logits.shape[1]
+
+        # Pass 1: this thread's online (max, sum) over columns tid, tid + TPB, ...
+        # It starts from the row's first logit with an empty sum, not from -inf: a thread
+        # with no columns (K < TPB) then holds a finite max, and no merge computes
+        # exp(-inf - -inf) = nan.
+        m = logits[row, 0]
+        s = zero
+        for j in range(tid, n_classes, tpb):
+            x = logits[row, j]
+            if x > m:
+                s = s * math.exp(m - x) + one  # rescale the old sum to the new max
+                m = x
+            else:
+                s += math.exp(x - m)
+
+        # Tree reduction of the TPB pairs in shared memory.
+        shared_m = cuda.shared.array(tpb, shared_type)
+        shared_s = cuda.shared.array(tpb, shared_type)
+        shared_m[tid] = m
+        shared_s[tid] = s
+        cuda.syncthreads()
+        stride = tpb // 2
+        while stride > 0:
+            if tid < stride:
+                m, s = online_merge(shared_m[tid], shared_s[tid],
+                                    shared_m[tid + stride], shared_s[tid + stride])
+                shared_m[tid] = m
+                shared_s[tid] = s
+            cuda.syncthreads()
+            stride //= 2
+        row_max = shared_m[0]
+        log_sum = math.log(shared_s[0])
+
+        # Pass 2: each element is read, then (maybe in place) overwritten by the same thread.
+        label = labels[row]
+        for j in range(tid, n_classes, tpb):
+            shifted = logits[row, j] - row_max
+            p = math.exp(shifted - log_sum)
+            if j == label:
+                losses[row] = log_sum - shifted  # -log p[label], from the logit before it is overwritten
+                p -= one
+            dlogits[row, j] = p / n_rows
+
+    return softmax_ce_fused
+
+
+def softmax_cross_entropy_device(d_logits, d_labels, inplace=False,
+                                 threads_per_block=THREADS_PER_BLOCK):
+    """Device arrays in, device arrays out: ``(d_losses (N,), d_dlogits (N, K))``.
+
+    With ``inplace=True`` the returned ``d_dlogits`` is ``d_logits`` itself, overwritten.
+    """
+    n_rows, n_classes = d_logits.shape
+    if n_classes < 1:
+        raise ValueError("softmax over zero classes is undefined")
+    dtype = np.dtype(d_logits.dtype)
+    d_losses = cuda.device_array(n_rows, dtype=dtype)
+    d_dlogits = d_logits if inplace else cuda.device_array((n_rows, n_classes), dtype=dtype)
+    if n_rows:
+        kernel = _fused_kernel(threads_per_block, dtype)
+        kernel[n_rows, threads_per_block](d_logits, d_labels, dtype.type(n_rows),
+                                          d_losses, d_dlogits)
+    return d_losses, d_dlogits
+
+
+def softmax_cross_entropy(logits, labels, inplace=False, threads_per_block=THREADS_PER_BLOCK):
+    """numpy in, numpy out: ``(loss, dlogits)`` as in CONTRACT.md; ``loss`` a Python float.
+
+    ``inplace=True`` overwrites the device copy of the logits (never the caller's array).
+    """
+    logits = np.ascontiguousarray(logits)  # N, K
+    labels = np.ascontiguousarray(labels, dtype=np.int64)  # N
+    d_losses, d_dlogits = softmax_cross_entropy_device(
+        cuda.to_device(logits), cuda.to_device(labels), inplace, threads_per_block)
+    return float(d_losses.copy_to_host().mean()), d_dlogits.copy_to_host()
