@@ -194,7 +194,9 @@ def _partials_per_value(terms):
 
 def _sum_partials(d_partials):
     """Stage 2 on the device: fold each row of partial sums into one value, as numpy."""
-    rows = d_partials.shape[0]
+    rows, partials = d_partials.shape
+    if partials == 1:  # stage 1 used one block per value: its tree already gave the total
+        return d_partials.copy_to_host()[:, 0].copy()
     d_totals = cuda.device_array(rows, dtype=d_partials.dtype)
     sum_partials_kernel[rows, THREADS_PER_BLOCK](d_partials, d_totals)
     return d_totals.copy_to_host()

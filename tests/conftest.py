@@ -13,3 +13,35 @@ if not REAL_GPU:
     # The simulator runs every CUDA thread as a Python thread and syncs them at each
     # barrier; a short switch interval makes barrier-heavy kernels much faster.
     sys.setswitchinterval(1e-4)
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+TESTS = Path(__file__).parent
+REPO = TESTS.parent
+ANSWERS = TESTS / "answers"
+
+
+def solution_source(question: str) -> str:
+    """The graded code of a question's solution notebook, as a learner's .py would hold it."""
+    from grader.notebook import graded_code, parse_notebook
+    from grader.questions import solution_path
+    return graded_code(parse_notebook(solution_path(question).read_text(encoding="utf-8")))
+
+
+@pytest.fixture
+def answer_file(tmp_path):
+    """Build a submission: the solution's code, then a snippet that overrides some of it.
+
+    ``answer_file("routing_trap", "lost_overlap")`` reads ``tests/answers/routing_trap/lost_overlap.py``;
+    ``answer_file("routing_trap", text="def f(): ...")`` takes the snippet inline;
+    ``base=False`` leaves the solution out (a complete answer of its own).
+    """
+    def build(question: str, name: str | None = None, text: str | None = None, base: bool = True) -> Path:
+        snippet = text if text is not None else (ANSWERS / question / f"{name}.py").read_text()
+        path = tmp_path / f"{name or 'answer'}.py"
+        body = (solution_source(question) if base else "") + "\n\n# --- the answer under test ---\n" + snippet
+        path.write_text(f"# question: {question}\n" + body)
+        return path
+    return build

@@ -1,0 +1,273 @@
+"""A checkpointed MLP in Numba CUDA: the VRAM trap on a GPU.
+
+Kernels, forward directly above backward:
+  1. linear_relu_forward_kernel: fused a = relu(h @ W + b). It writes the activation and a
+     BIT-PACKED mask of a > 0, never the float pre-activation z. One thread per mask byte
+     computes the 8 outputs that byte covers, so every byte has a single writer: no atomics.
+  2. linear_forward_kernel: z = h @ W + b, the network's last layer (no ReLU, no mask).
+  3. linear_backward_input_kernel: dh = dz @ W.T, one thread per element of dh.
+  4. linear_backward_params_kernel: dW = h.T @ dz and db = sum_n dz, one thread per element
+     of dW (the threads of row 0 also write db).
+     Kernels 3 and 4 never see dz as an array: they read the upstream gradient and gate it
+     by the mask bit on the fly (relu=True), or take it as is for the last layer.
+  5. mse_loss_backward_kernel: dout = (out - y) / N and each row's sum((out - y)^2).
+
+Shape letters: N batch rows, D_in / D_out a layer's input / output width, L layers.
+The mask covers the flattened (N, D_out) output in row-major order, f = n * D_out + j, and
+holds f at bit 7 - f % 8 of byte f // 8: np.packbits' order (first element in the highest
+bit, unused bits of the last byte zero).
+
+Bytes a ReLU layer saves for its backward pass, per layer:
+  the pre-activation z in float64: N * D_out * 8  (float32: N * D_out * 4)
+  the packed mask:                 ceil(N * D_out / 8)
+64 times less in float64 (32 in float32). The layer input h must still be saved as floats
+for dW; mlp_loss_and_grads keeps only every segment_size-th of those and recomputes the rest.
+
+Run: the host functions at the bottom take and return numpy arrays. On a machine with no
+GPU set NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does) to run them
+in Numba's CUDA simulator; on a GPU they compile for the device. The kernels are generic
+over the float dtype: the zero and 1 / N they need are passed in the arrays' dtype, so
+float32 math is not promoted to float64. They are plain loops, written to be read: a
+reference for the memory schedule, not a fast GEMM.
+"""
+import math
+
+import numpy as np
+from numba import cuda
+
+THREADS_PER_BLOCK = 128  # the one launch config: a 1-D grid, one thread per flat index
+
+
+# ---------------------------------------------------------------- device helpers
+
+@cuda.jit(device=True)
+def linear_at(h, W, b, n, j):
+    """z[n, j] = sum_k h[n, k] * W[k, j] + b[j], accumulated in the arrays' dtype."""
+    acc = b[j]
+    for k in range(h.shape[1]):
+        acc += h[n, k] * W[k, j]
+    return acc
+
+
+@cuda.jit(device=True)
+def mask_bit(mask, f):
+    """1 if flat output f was positive in the forward pass (np.packbits bit order)."""
+    return (mask[f // 8] >> (7 - f % 8)) & 1
+
+
+@cuda.jit(device=True)
+def upstream_grad(dout, mask, relu, n, j, zero):
+    """dz[n, j]: dout[n, j] gated by the ReLU's bit, or dout itself for the linear layer."""
+    if relu and mask_bit(mask, n * dout.shape[1] + j) == 0:
+        return zero
+    return dout[n, j]
+
+
+# ---------------------------------------------------------------- 1. fused linear + ReLU, forward
+
+@cuda.jit
+def linear_relu_forward_kernel(h, W, b, a, mask, zero):
+    """h (N, D_in), W (D_in, D_out), b (D_out,) -> a (N, D_out), mask (ceil(N*D_out/8),)."""
+    byte = cuda.grid(1)
+    if byte >= mask.shape[0]:
+        return
+    D_out = a.shape[1]
+    total = a.shape[0] * D_out
+    bits = 0
+    for t in range(8):
+        f = byte * 8 + t
+        if f < total:
+            n, j = f // D_out, f % D_out
+            z = linear_at(h, W, b, n, j)
+            if z > zero:
+                a[n, j] = z
+                bits |= 1 << (7 - t)
+            else:
+                a[n, j] = zero
+    mask[byte] = bits
+
+
+# ---------------------------------------------------------------- 2. plain linear, forward
+
+@cuda.jit
+def linear_forward_kernel(h, W, b, z):
+    """h (N, D_in), W (D_in, D_out), b (D_out,) -> z (N, D_out)."""
+    f = cuda.grid(1)
+    if f < z.size:
+        n, j = f // z.shape[1], f % z.shape[1]
+        z[n, j] = linear_at(h, W, b, n, j)
+
+
+# ---------------------------------------------------------------- 3. + 4. backward, reading the mask
+
+@cuda.jit
+def linear_backward_input_kernel(dout, mask, relu, W, dh, zero):
+    """dout (N, D_out), W (D_in, D_out) -> dh (N, D_in) = dz @ W.T."""
+    f = cuda.grid(1)
+    if f < dh.size:
+        n, i = f // dh.shape[1], f % dh.shape[1]
+        acc = zero
+        for j in range(dout.shape[1]):
+            acc += upstream_grad(dout, mask, relu, n, j, zero) * W[i, j]
+        dh[n, i] = acc
+
+
+@cuda.jit
+def linear_backward_params_kernel(dout, mask, relu, h, dW, db, zero):
+    """dout (N, D_out), h (N, D_in) -> dW (D_in, D_out) = h.T @ dz, db (D_out,) = sum_n dz."""
+    f = cuda.grid(1)
+    if f < dW.size:
+        i, j = f // dW.shape[1], f % dW.shape[1]
+        acc_w = zero
+        acc_b = zero
+        for n in range(h.shape[0]):
+            g = upstream_grad(dout, mask, relu, n, j, zero)
+            acc_w += h[n, i] * g
+            acc_b += g
+        dW[i, j] = acc_w
+        if i == 0:
+            db[j] = acc_b
+
+
+# ---------------------------------------------------------------- 5. loss and its gradient
+
+@cuda.jit
+def mse_loss_backward_kernel(out, y, dout, row_sq, inv_n, zero):
+    """out, y (N, D) -> dout (N, D) = (out - y) / N, row_sq (N,) = sum_j (out - y)^2."""
+    n = cuda.grid(1)
+    if n < out.shape[0]:
+        acc = zero
+        for j in range(out.shape[1]):
+            d = out[n, j] - y[n, j]
+            dout[n, j] = d * inv_n
+            acc += d * d
+        row_sq[n] = acc
+
+
+# ---------------------------------------------------------------- host side: device arrays in, out
+
+def _blocks(n_threads):
+    return max(1, math.ceil(n_threads / THREADS_PER_BLOCK))
+
+
+def _zero(d_array):
+    return d_array.dtype.type(0)
+
+
+def _linear_relu_forward_dev(d_h, d_W, d_b):
+    N, D_out = d_h.shape[0], d_W.shape[1]
+    d_a = cuda.device_array((N, D_out), dtype=d_h.dtype)
+    d_mask = cuda.device_array(math.ceil(N * D_out / 8), dtype=np.uint8)
+    linear_relu_forward_kernel[_blocks(d_mask.size), THREADS_PER_BLOCK](
+        d_h, d_W, d_b, d_a, d_mask, _zero(d_h))
+    return d_a, d_mask
+
+
+def _linear_forward_dev(d_h, d_W, d_b):
+    d_z = cuda.device_array((d_h.shape[0], d_W.shape[1]), dtype=d_h.dtype)
+    linear_forward_kernel[_blocks(d_z.size), THREADS_PER_BLOCK](d_h, d_W, d_b, d_z)
+    return d_z
+
+
+def _linear_backward_dev(d_dout, d_mask, d_h, d_W, need_dh=True):
+    """(dh or None, dW, db); d_mask None means a plain linear layer (no ReLU to undo)."""
+    relu = d_mask is not None
+    if not relu:
+        d_mask = cuda.device_array(1, dtype=np.uint8)  # never read: relu is False
+    zero = _zero(d_dout)
+    d_dW = cuda.device_array(d_W.shape, dtype=d_W.dtype)
+    d_db = cuda.device_array(d_W.shape[1], dtype=d_W.dtype)
+    linear_backward_params_kernel[_blocks(d_dW.size), THREADS_PER_BLOCK](
+        d_dout, d_mask, relu, d_h, d_dW, d_db, zero)
+    d_dh = None
+    if need_dh:
+        d_dh = cuda.device_array(d_h.shape, dtype=d_h.dtype)
+        linear_backward_input_kernel[_blocks(d_dh.size), THREADS_PER_BLOCK](
+            d_dout, d_mask, relu, d_W, d_dh, zero)
+    return d_dh, d_dW, d_db
+
+
+def _to_device(array):
+    return cuda.to_device(np.ascontiguousarray(array))
+
+
+# ---------------------------------------------------------------- host functions: numpy in, numpy out
+
+def linear_relu_forward(h, W, b):
+    """(a, mask): a = relu(h @ W + b) (N, D_out); mask = np.packbits((h @ W + b > 0).ravel()).
+
+    Saves ceil(N * D_out / 8) bytes for the backward pass instead of the N * D_out * 8
+    (float64) or N * D_out * 4 (float32) bytes of the pre-activation.
+    """
+    d_a, d_mask = _linear_relu_forward_dev(_to_device(h), _to_device(W), _to_device(b))
+    return d_a.copy_to_host(), d_mask.copy_to_host()
+
+
+def linear_relu_backward(da, mask, h, W):
+    """(dh, dW, db) of a = relu(h @ W + b), from the packed mask: z itself is never needed.
+
+    da (N, D_out), mask uint8 (ceil(N * D_out / 8),), h (N, D_in), W (D_in, D_out).
+    """
+    d_dh, d_dW, d_db = _linear_backward_dev(
+        _to_device(da), _to_device(mask), _to_device(h), _to_device(W))
+    return d_dh.copy_to_host(), d_dW.copy_to_host(), d_db.copy_to_host()
+
+
+def linear_forward(h, W, b):
+    """z = h @ W + b (N, D_out): the last layer, which has no ReLU and so saves no mask."""
+    return _linear_forward_dev(_to_device(h), _to_device(W), _to_device(b)).copy_to_host()
+
+
+def linear_backward(dz, h, W):
+    """(dh, dW, db) of z = h @ W + b."""
+    d_dh, d_dW, d_db = _linear_backward_dev(_to_device(dz), None, _to_device(h), _to_device(W))
+    return d_dh.copy_to_host(), d_dW.copy_to_host(), d_db.copy_to_host()
+
+
+def mlp_loss_and_grads(params, x, y, segment_size):
+    """Loss and gradients of the MLP on the device, keeping every segment_size-th layer input.
+
+    Same contract as the solution: params [(W_i, b_i)], x (N, D_0), y (N, D_L); hidden layers
+    relu(h @ W + b), the last linear; loss 0.5 * sum((out - y) ** 2) / N as a float; grads a
+    list of (dW_i, db_i). Device memory holds ceil(L / segment_size) checkpoints plus one
+    segment's inputs and packed masks at a time, never all L activations.
+    """
+    L, N = len(params), x.shape[0]
+    d_params = [(_to_device(W), _to_device(b)) for W, b in params]
+
+    def layer_forward(i, d_h):
+        W, b = d_params[i]
+        if i == L - 1:
+            return _linear_forward_dev(d_h, W, b), None
+        return _linear_relu_forward_dev(d_h, W, b)  # the mask is dropped in the forward pass
+
+    # Forward: keep only each segment's input; the rest is freed when its name is reused.
+    checkpoints = {}
+    d_h = _to_device(x)
+    for i in range(L):
+        if i % segment_size == 0:
+            checkpoints[i] = d_h
+        d_h, _ = layer_forward(i, d_h)
+    d_dh = cuda.device_array(d_h.shape, dtype=d_h.dtype)
+    d_row_sq = cuda.device_array(N, dtype=d_h.dtype)
+    mse_loss_backward_kernel[_blocks(N), THREADS_PER_BLOCK](
+        d_h, _to_device(y), d_dh, d_row_sq, d_h.dtype.type(1.0 / N), _zero(d_h))
+    del d_h
+    loss = 0.5 * float(d_row_sq.copy_to_host().sum()) / N
+
+    # Backward: last segment first; recompute it from its checkpoint, backprop, drop it.
+    grads = [None] * L
+    for start in reversed(range(0, L, segment_size)):
+        stop = min(start + segment_size, L)
+        inputs, masks = [checkpoints.pop(start)], []
+        for i in range(start, stop):
+            d_out, d_mask = layer_forward(i, inputs[-1])
+            masks.append(d_mask)
+            if i + 1 < stop:
+                inputs.append(d_out)
+        del d_out
+        for i in reversed(range(start, stop)):
+            d_dh, d_dW, d_db = _linear_backward_dev(
+                d_dh, masks.pop(), inputs.pop(), d_params[i][0], need_dh=i > 0)
+            grads[i] = (d_dW.copy_to_host(), d_db.copy_to_host())
+    return loss, grads
