@@ -21,9 +21,10 @@ each result once; no kernel in this file uses atomics.
 The input gradient needs no reduction across threads: each ``dx`` element gathers the
 (window, tap) pairs that read it, so every thread owns exactly one output element.
 
-Run: host functions take and return numpy arrays (any float dtype; the result has ``x``'s
-dtype). Under ``NUMBA_ENABLE_CUDASIM=1`` (set by tests/conftest.py before numba.cuda is
-imported) they run on the CPU simulator; without it, on the GPU.
+Run: host functions take and return numpy arrays in any float dtype (results take the
+dtype of the first array argument; zeros come from ``arr.dtype.type(0)`` so float32 math
+is never promoted to float64). Under ``NUMBA_ENABLE_CUDASIM=1`` (set by tests/conftest.py
+before numba.cuda is imported) they run on the CPU simulator; without it, on the GPU.
 Tests: ``python -m pytest tests/kernels/test_per_step_update_trap_kernels.py -q``.
 
 Shapes: N batch, C_in / C_out input / output channels, L input length, K filter taps,

@@ -98,7 +98,7 @@ def linear_forward_kernel(h, W, b, z):
         z[n, j] = linear_at(h, W, b, n, j)
 
 
-# ---------------------------------------------------------------- 3. + 4. backward, reading the mask
+# ---------------------------------------------------------------- 3. + 4. backward, via the mask
 
 @cuda.jit
 def linear_backward_input_kernel(dout, mask, relu, W, dh, zero):
@@ -191,7 +191,7 @@ def _to_device(array):
     return cuda.to_device(np.ascontiguousarray(array))
 
 
-# ---------------------------------------------------------------- host functions: numpy in, numpy out
+# ---------------------------------------------------------------- host functions: numpy in, out
 
 def linear_relu_forward(h, W, b):
     """(a, mask): a = relu(h @ W + b) (N, D_out); mask = np.packbits((h @ W + b > 0).ravel()).

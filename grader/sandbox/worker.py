@@ -55,8 +55,11 @@ class Memory:
     call (catches every allocator, numpy's and torch's too), and tracemalloc's peak."""
 
     def __init__(self):
-        self.status = os.open("/proc/self/status", os.O_RDONLY)
-        self.clear_refs = os.open("/proc/self/clear_refs", os.O_WRONLY)
+        try:
+            self.status = os.open("/proc/self/status", os.O_RDONLY)
+            self.clear_refs = os.open("/proc/self/clear_refs", os.O_WRONLY)
+        except OSError:  # not Linux, or /proc not mounted: say so, never pass silently
+            self.status = self.clear_refs = None
 
     def _field(self, name):
         text = os.pread(self.status, 65536, 0).decode()
@@ -67,6 +70,9 @@ class Memory:
 
     def measure(self, fn):
         import tracemalloc
+        if self.status is None:
+            return fn(), {"rss_peak": None, "traced_peak": None, "peak": None,
+                          "unavailable": "this platform has no /proc to read peak memory from"}
         os.write(self.clear_refs, b"5")  # reset VmHWM to the current RSS
         rss_before = self._field("VmRSS")
         tracemalloc.start()

@@ -1,0 +1,3 @@
+def maxpool2d_backward(dout, argmax, input_shape, kernel_size, stride):
+    while True:
+        pass

@@ -1,0 +1,54 @@
+"""The `grade` command through click's CliRunner: output forms and exit codes (CONTRACT.md)."""
+import json
+
+from click.testing import CliRunner
+
+from grader.cli import main
+from conftest import REPO
+
+SOLUTION = str(REPO / "solutions" / "01_routing_trap.ipynb")
+STUB = str(REPO / "exercises" / "01_routing_trap.ipynb")
+KEYS = {"submission", "question", "score", "max_score", "error", "tests"}
+TEST_KEYS = {"name", "points", "max_points", "passed", "trap", "feedback"}
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_json_for_one_submission_is_one_object():
+    out = invoke(SOLUTION, "--json")
+    assert out.exit_code == 0
+    doc = json.loads(out.stdout)
+    assert set(doc) == KEYS and doc["score"] == doc["max_score"] == 12.0 and doc["error"] is None
+    assert all(set(t) == TEST_KEYS for t in doc["tests"])
+
+
+def test_json_for_several_is_a_list_and_errors_still_exit_zero(tmp_path):
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("{")
+    out = invoke("--json", SOLUTION, str(bad), "--question", "routing_trap")
+    assert out.exit_code == 0
+    docs = json.loads(out.stdout)
+    assert [d["score"] for d in docs] == [12.0, 0]
+    assert docs[1]["error"] and docs[1]["max_score"] == 12.0
+
+
+def test_table_names_checks_and_prints_the_seed():
+    out = invoke(STUB, "--seed", "5")
+    assert out.exit_code == 0
+    assert "FAIL" in out.stdout and "not implemented yet" in out.stdout
+    assert "Score: 0 / 12" in out.stdout and "--seed 5" in out.stdout
+    assert "\x1b[" not in out.stdout  # plain when not a terminal
+
+
+def test_usage_errors_exit_2():
+    assert invoke().exit_code in (0, 2)  # bare `grade` shows help
+    assert invoke("check").exit_code == 2
+    assert invoke(SOLUTION, "--seed", "x").exit_code == 2
+    assert invoke(SOLUTION, "--no-such-flag").exit_code == 2
+
+
+def test_help_lists_subcommands():
+    out = invoke("--help")
+    assert out.exit_code == 0 and "check" in out.stdout

@@ -1,0 +1,148 @@
+"""Every limit of the child process has a test here (DESIGN.md's trust boundary)."""
+import os
+import resource
+
+import numpy as np
+import pytest
+
+from grader.sandbox import landlock
+from grader.sandbox.limits import Limits
+from grader.sandbox.process import KIT_ROOT, Sandbox
+
+FAST = Limits(call_seconds=2.0, total_seconds=6.0)
+needs_landlock = pytest.mark.skipif(landlock.abi_version() < 1, reason="no Landlock on this kernel")
+
+
+def run(source, fn, *args, limits=FAST, **kw):
+    with Sandbox(source, limits) as box:
+        loaded = box.start()
+        if not loaded.ok:
+            return loaded, box
+        return box.call(fn, *args, **kw), box
+
+
+def test_values_round_trip_and_inputs_are_copies():
+    x = np.arange(6.0).reshape(2, 3)
+    result, _ = run("def f(x):\n    x[0, 0] = 99\n    return x * 2, (1, 'a')\n", "f", x, echo_args=True)
+    assert result.ok
+    out, extra = result.value
+    assert out[0, 0] == 198 and extra == (1, "a")
+    assert result.args_after[0][0, 0] == 99
+    assert x[0, 0] == 0  # the grader's own copy never changes
+
+
+def test_per_call_time_limit_and_restart():
+    with Sandbox("def loop():\n    while True: pass\ndef ok():\n    return 1\n", FAST) as box:
+        assert box.start().ok
+        hung = box.call("loop")
+        assert hung.kind == "timeout" and "did not finish within 2 s" in hung.error
+        assert box.call("ok").value == 1  # a fresh child answers the next call
+
+
+def test_total_time_limit():
+    limits = Limits(call_seconds=1.0, total_seconds=2.5)
+    with Sandbox("import time\ndef nap():\n    time.sleep(0.9)\n    return 1\n", limits) as box:
+        assert box.start().ok
+        kinds = [box.call("nap").kind for _ in range(5)]
+    assert "budget" in kinds
+
+
+def test_memory_cap_raises_memory_error():
+    result, _ = run("import numpy as np\ndef big():\n    return np.ones(2 * 1024**3).sum()\n", "big",
+                    limits=Limits(call_seconds=5, memory_mb=1024))
+    assert not result.ok and "MemoryError" in result.error
+
+
+def test_output_is_capped_and_drained():
+    src = "import sys\ndef flood():\n    for _ in range(200):\n        sys.stdout.write('x' * 1_000_000)\n    return 1\n"
+    result, box = run(src, "flood", limits=Limits(call_seconds=20))
+    assert result.ok and result.value == 1
+    assert len(box.output) < 70_000 and "more bytes dropped" in box.output
+
+
+def test_file_size_limit():
+    src = "def write():\n    open('big.bin', 'wb').write(b'x' * (32 * 1024 * 1024))\n    return 1\n"
+    result, _ = run(src, "write")
+    assert not result.ok and "File too large" in result.error
+
+
+def test_no_core_files_and_clean_environment():
+    src = ("import os, resource\ndef info():\n"
+           "    return resource.getrlimit(resource.RLIMIT_CORE)[0], os.listdir('.'), sorted(os.environ)\n")
+    result, _ = run(src, "info")
+    core, files, env = result.value
+    assert core == 0 and files == []
+    assert "HOME" in env and not any(k.startswith(("PYTHON", "VIRTUAL")) and k != "PYTHONDONTWRITEBYTECODE"
+                                     for k in env)
+
+
+def test_answer_size_limit():
+    src = "import numpy as np\ndef huge():\n    return np.zeros(3 * 1024 * 1024)\n"
+    result, _ = run(src, "huge", limits=Limits(call_seconds=5, message_mb=16))
+    assert result.kind == "bad_return" and "over the 16 MB limit" in result.error
+
+
+def test_crash_is_reported_with_signal():
+    result, _ = run("import ctypes\ndef boom():\n    return ctypes.string_at(0)\n", "boom")
+    assert result.kind == "crash" and "SIGSEGV" in result.error
+
+
+def test_object_returns_are_refused_not_unpickled(tmp_path):
+    marker = tmp_path / "pwned"
+    src = (f"import numpy as np, os\nclass Evil(np.ndarray):\n"
+           f"    def __reduce__(self):\n        return (os.system, ('touch {marker}',))\n"
+           "def f():\n    return np.arange(3.0).view(Evil), np.array([object()])\n")
+    result, _ = run(src, "f")
+    assert result.kind == "bad_return" and not marker.exists()
+    plain, _ = run(src.replace(", np.array([object()])", ""), "f")
+    assert type(plain.value) is np.ndarray and not marker.exists()
+
+
+@needs_landlock
+def test_child_cannot_read_the_kit_or_open_sockets():
+    src = ("import os, socket\n"
+           "def read(p):\n    return open(p).read()\n"
+           "def connect():\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\n")
+    with Sandbox(src, FAST) as box:
+        assert box.start().ok and box.isolation.startswith("landlock")
+        for secret in ("solutions/01_routing_trap.ipynb", "grader/checks/routing_trap.py", "pyproject.toml"):
+            denied = box.call("read", str(KIT_ROOT / secret))
+            assert not denied.ok and "PermissionError" in denied.error, secret
+        net = box.call("connect")
+        assert not net.ok and "PermissionError" in net.error
+        assert box.call("read", "/etc/hostname").kind == "exception"
+
+
+def test_grader_survives_signals_from_the_child():
+    src = "import os, signal\ndef hit():\n    os.kill(os.getppid(), signal.SIGTERM)\n    return 1\n"
+    result, _ = run(src, "hit")
+    # Landlock's signal scope refuses it; without Landlock the parent would be the target.
+    if landlock.abi_version() >= 6:
+        assert not result.ok and "PermissionError" in result.error
+
+
+def test_no_process_left_behind():
+    src = ("import os, time\n"
+           "def orphan():\n"
+           "    if os.fork() == 0:\n"
+           "        os.setsid()\n"
+           "        if os.fork() == 0:\n"
+           "            time.sleep(300)\n"
+           "        os._exit(0)\n"
+           "    return 1\n")
+    result, box = run(src, "orphan")
+    assert result.ok
+    assert sandbox_processes() == []
+
+
+def sandbox_processes():
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if b"BACKPROP_TRAPS_SANDBOX=" in f.read():
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
