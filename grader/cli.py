@@ -10,6 +10,7 @@ import sys
 
 import click
 
+from grader.commands import release
 from grader.sandbox.limits import Limits
 
 _DEFAULTS = Limits()
@@ -59,3 +60,8 @@ def check(submissions, question, seed, as_json, call_timeout, total_timeout, mem
     from grader.report import render
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     click.echo("\n\n".join(render(r, color) for r in results), color=color)
+
+
+# Subcommands, one module each in grader/commands/.
+for _command in (release.release,):
+    main.add_command(_command)

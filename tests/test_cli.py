@@ -52,3 +52,17 @@ def test_usage_errors_exit_2():
 def test_help_lists_subcommands():
     out = invoke("--help")
     assert out.exit_code == 0 and "check" in out.stdout
+
+
+def test_release_check_reports_a_stale_stub(tmp_path, monkeypatch):
+    import shutil
+    for folder in ("solutions", "exercises"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    monkeypatch.setenv("BACKPROP_TRAPS_QUESTIONS", str(tmp_path))
+    assert invoke("release", "--check").exit_code == 0
+    stub = tmp_path / "exercises" / "01_routing_trap.ipynb"
+    stub.write_text(stub.read_text().replace("roughly", "about"))
+    out = invoke("release", "--check")
+    assert out.exit_code == 1 and "stale" in out.stdout and "routing_trap" in out.stdout
+    assert invoke("release").exit_code == 0
+    assert invoke("release", "--check").exit_code == 0

@@ -1,0 +1,99 @@
+"""Benchmark: the learner's `grade` on the routing-trap solution, against nbgrader autograde.
+
+Run: python benchmarks/grade_latency.py [--runs 5]
+Prints a markdown table (median of cold runs, each a fresh process) and writes it to
+benchmarks/results/grade_latency.md with the machine it ran on. The breakdown times the
+pieces separately: interpreter start-up and imports (a process that only imports the
+grade path), the child's start (spawn, numpy, Landlock), and the checks (the rest).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTION = REPO / "solutions" / "01_routing_trap.ipynb"
+
+
+def timed(cmd, cwd=None) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def median_of(runs, fn) -> float:
+    return statistics.median(fn() for _ in range(runs))
+
+
+def child_start() -> float:
+    from grader.sandbox.process import Sandbox
+    with Sandbox("x = 1\n") as box:
+        start = time.perf_counter()
+        assert box.start().ok
+        return time.perf_counter() - start
+
+
+def nbgrader_course(tmp: Path) -> Path:
+    """A throwaway nbgrader course whose one submission is the solution notebook."""
+    (tmp / "source" / "ps1").mkdir(parents=True)
+    shutil.copy(SOLUTION, tmp / "source" / "ps1" / SOLUTION.name)
+    (tmp / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.CourseDirectory.root = %r\nc.CourseDirectory.course_id = 'bench'\n" % str(tmp))
+    subprocess.run(["nbgrader", "generate_assignment", "ps1", "--force"], cwd=tmp, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sub = tmp / "submitted" / "student1" / "ps1"
+    sub.mkdir(parents=True)
+    shutil.copy(SOLUTION, sub / SOLUTION.name)
+    return tmp
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-nbgrader", action="store_true")
+    args = parser.parse_args()
+    grade = shutil.which("grade") or sys.exit("`grade` is not installed: pip install -e .")
+
+    total = median_of(args.runs, lambda: timed([grade, str(SOLUTION)]))
+    python = median_of(args.runs, lambda: timed([sys.executable, "-c", "pass"]))
+    imports = median_of(args.runs, lambda: timed(
+        [sys.executable, "-c", "import grader.cli, grader.engine, grader.checks.routing_trap"]))
+    child = median_of(args.runs, child_start)
+    rows = [("`grade` total (cold process)", total),
+            ("  interpreter start-up", python),
+            ("  imports of the grade path", imports - python),
+            ("  child start (spawn, numpy, Landlock)", child),
+            ("  reading, reference and checks (the rest)", total - imports - child)]
+    ratio = ""
+    if not args.no_nbgrader:
+        with tempfile.TemporaryDirectory() as tmp:
+            course = nbgrader_course(Path(tmp))
+            nbg = median_of(args.runs, lambda: timed(
+                ["nbgrader", "autograde", "ps1", "--force", "--create"], cwd=course))
+        rows.append(("`nbgrader autograde` of the same notebook", nbg))
+        ratio = f"\n`grade` is **{nbg / total:.1f}x** faster than `nbgrader autograde` on the same notebook.\n"
+
+    machine = f"{platform.node() or 'unknown host'}: {platform.machine()}, {os.cpu_count()} cores, " \
+              f"Python {platform.python_version()}, {platform.platform()}"
+    table = "\n".join([f"| step | median of {args.runs} (s) |", "|---|---|"]
+                      + [f"| {name} | {secs:.3f} |" for name, secs in rows])
+    report = (f"# `grade` latency on the routing-trap solution\n\n"
+              f"Measured {datetime.date.today()} on {machine}.\n"
+              f"Command: `python benchmarks/grade_latency.py --runs {args.runs}`.\n\n{table}\n{ratio}")
+    print(report)
+    out = REPO / "benchmarks" / "results" / "grade_latency.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(report)
+
+
+if __name__ == "__main__":
+    main()
