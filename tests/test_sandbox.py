@@ -146,3 +146,13 @@ def sandbox_processes():
             except OSError:
                 pass
     return found
+
+
+@needs_landlock
+def test_child_cannot_import_the_grader_even_through_the_editable_finder():
+    src = ("def imp(name):\n    import importlib\n    try:\n        importlib.import_module(name)\n"
+           "        return 'imported'\n    except (ImportError, OSError) as e:\n        return type(e).__name__\n")
+    with Sandbox(src, FAST) as box:
+        assert box.start().ok
+        for name in ("grader", "grader.checks.routing_trap", "grader.reference"):
+            assert box.call("imp", name).value != "imported", name
