@@ -107,7 +107,7 @@ class CheckContext:
 
     def example(self, inputs: dict, expected, got) -> str:
         """A small failing example for the feedback: input, expected, got."""
-        lines = [f"  {k} = {_fmt(v) if isinstance(v, np.ndarray) else v!r}" for k, v in inputs.items()]
+        lines = [f"  {k} = {_fmt(v) if isinstance(v, np.ndarray) else repr(v)}" for k, v in inputs.items()]
         lines += [f"  expected: {_fmt(expected)}", f"  got:      {_fmt(got)}"]
         return "A small example:\n" + "\n".join(lines)
 
