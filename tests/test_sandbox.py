@@ -136,12 +136,14 @@ def test_no_process_left_behind():
 
 
 def sandbox_processes():
+    """Live processes started by this test process's sandboxes (other runs' are not ours)."""
+    needle = f"BACKPROP_TRAPS_SANDBOX={os.getpid()}-".encode()
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/environ", "rb") as f:
-                    if b"BACKPROP_TRAPS_SANDBOX=" in f.read():
+                    if needle in f.read():
                         found.append(int(entry))
             except OSError:
                 pass

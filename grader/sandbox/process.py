@@ -114,7 +114,7 @@ class Sandbox:
     def _spawn(self) -> CallResult:
         from grader.sandbox import landlock
         self._tmp = tempfile.mkdtemp(prefix="bpt-sandbox-")
-        self._marker = secrets.token_hex(8)
+        self._marker = f"{os.getpid()}-{secrets.token_hex(8)}"  # whose sandbox, and which
         env = {"PATH": "/usr/bin:/bin", "HOME": self._tmp, "TMPDIR": self._tmp, "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", _MARKER: self._marker}
@@ -201,6 +201,22 @@ class Sandbox:
             reply = result.value
             return CallResult(True, value=reply.get("value"), args_after=reply.get("args_after"),
                               memory=reply.get("memory"), seconds=result.seconds)
+        return result
+
+    def run_cells(self, cells: list[str]) -> CallResult:
+        """Run code cells (a notebook's visible tests) in the child after the learner's code.
+
+        ``value`` is one ``{"ok": bool, "type", "message", "line"}`` per cell. Not scored."""
+        if self.spent >= self.limits.total_seconds:
+            return CallResult(False, kind="budget", error="not run: the total time limit is used up")
+        if self._proc is None:
+            loaded = self.start()
+            if not loaded.ok:
+                return loaded
+        budget = min(self.limits.call_seconds, self.limits.total_seconds - self.spent)
+        result = self._exchange({"op": "run_cells", "cells": list(cells)}, budget, what="the visible tests")
+        if result.ok:
+            return CallResult(True, value=result.value.get("value"), seconds=result.seconds)
         return result
 
     def _exchange(self, msg, timeout: float, what: str) -> CallResult:
