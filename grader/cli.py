@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from grader.commands import release
+from grader.commands import batch, bench, learner, new, release, validate
 from grader.sandbox.limits import Limits
 
 _DEFAULTS = Limits()
@@ -37,6 +37,7 @@ def main():
 @click.option("--question", "-q", help="Question id, if the file does not say (wins over the file).")
 @click.option("--seed", type=int, default=None, help="Seed of the hidden inputs (printed; replays a run).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON document (CONTRACT.md).")
+@click.option("--hint", is_flag=True, help="Also show the next unseen hint for the first failing check.")
 @click.option("--call-timeout", type=float, default=_DEFAULTS.call_seconds, show_default=True,
               help="Seconds one call into your code may take.")
 @click.option("--total-timeout", type=float, default=_DEFAULTS.total_seconds, show_default=True,
@@ -46,12 +47,18 @@ def main():
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo); "
                    "or set BACKPROP_TRAPS_QUESTIONS.")
-def check(submissions, question, seed, as_json, call_timeout, total_timeout, memory_mb, questions_dir):
-    """Grade SUBMISSIONS (notebooks or .py files) against the hidden checks."""
+def check(submissions, question, seed, as_json, hint, call_timeout, total_timeout, memory_mb, questions_dir):
+    """Grade SUBMISSIONS (notebooks or .py files) against the hidden checks.
+
+    Your best score and the hints you have seen are kept in this folder's
+    .backprop_traps_history.json (not with --json)."""
     from grader.engine import grade_path  # imported here so `grade --help` stays instant
 
+    if hint and as_json:
+        raise click.UsageError("--hint shows text for a person; it cannot go with --json")
     limits = Limits(call_seconds=call_timeout, total_seconds=total_timeout, memory_mb=memory_mb)
-    results = [grade_path(path, question=question, seed=seed, limits=limits, root=questions_dir)
+    results = [grade_path(path, question=question, seed=seed, limits=limits, root=questions_dir,
+                          visible_tests=not as_json)
                for path in submissions]
     if as_json:
         docs = [r.to_json() for r in results]
@@ -60,8 +67,12 @@ def check(submissions, question, seed, as_json, call_timeout, total_timeout, mem
     from grader.report import render
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     click.echo("\n\n".join(render(r, color) for r in results), color=color)
+    follow_up = learner.after_grading(results, hint, color)
+    if follow_up:
+        click.echo("\n" + follow_up, color=color)
 
 
 # Subcommands, one module each in grader/commands/.
-for _command in (release.release,):
+for _command in (release.release, learner.list_questions, learner.start, new.new, validate.validate,
+                 bench.bench, batch.batch):
     main.add_command(_command)

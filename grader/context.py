@@ -10,7 +10,7 @@ import zlib
 
 import numpy as np
 
-from grader import gradcheck
+from grader import feedback, gradcheck
 from grader.question import Fail, Question
 from grader.sandbox.process import Sandbox
 
@@ -30,6 +30,8 @@ class CheckContext:
         self.question = question
         self.sandbox = sandbox
         self.ref = ref
+        self.seed = seed
+        self.check_name = check_name
         # Per-check stream: a check's inputs do not depend on which checks ran before it.
         self.rng = np.random.default_rng([seed, zlib.crc32(check_name.encode())])
 
@@ -73,8 +75,12 @@ class CheckContext:
 
     def expect_array(self, name: str, got, expected: np.ndarray, fn: str,
                      traps: dict[str, np.ndarray] | None = None, integer: bool = False,
-                     example: str | None = None, rtol: float = RTOL, atol: float = ATOL) -> np.ndarray:
-        """``got`` must match ``expected``; else name the matching trap, if any, and fail."""
+                     example=None, rtol: float = RTOL, atol: float = ATOL,
+                     regions: dict | None = None) -> np.ndarray:
+        """``got`` must match ``expected``; else name the matching trap, if any, and fail.
+
+        ``example`` (text, or a callable giving text or None, run only on failure) and
+        ``regions`` (see ``where_differs``) enrich the feedback."""
         got = self.as_array(name, got, expected, fn, integer=integer)
         if integer:
             same = np.array_equal(got, expected)
@@ -82,21 +88,23 @@ class CheckContext:
             same = self.close(got, expected, rtol, atol)
         if same:
             return got
-        raise self.mismatch(name, got, expected, fn, traps, example)
+        raise self.mismatch(name, got, expected, fn, traps, example, regions)
 
     def mismatch(self, name: str, got, expected, fn: str, traps: dict | None = None,
-                 example: str | None = None) -> Fail:
-        """Build the ``Fail`` for a wrong array: a trap's explanation when one matches."""
+                 example=None, regions: dict | None = None) -> Fail:
+        """Build the ``Fail`` for a wrong array: a trap's explanation when one matches, where
+        the differences lie (``regions``), and a small example."""
         trap = self.match_trap(got, traps or {})
+        extra = self._details(name, got, expected, example, regions)
         if trap is not None:
-            return Fail(f"`{name}` from {fn} is wrong. {self.question.trap(trap).explanation}", trap)
+            return Fail(f"`{name}` from {fn} is wrong. {self.question.trap(trap).explanation}{extra}", trap)
         wrong = np.flatnonzero(~np.isclose(np.asarray(got, dtype=np.float64), expected,
                                            rtol=RTOL, atol=ATOL))
         detail = f"{wrong.size} of {np.size(expected)} entries differ"
         if wrong.size:
             i = np.unravel_index(wrong[0], np.shape(expected))
             detail += f"; first at index {tuple(int(j) for j in i)}: expected {np.asarray(expected)[i]:.6g}, got {np.asarray(got)[i]:.6g}"
-        return Fail(f"`{name}` from {fn} is wrong: {detail}." + (f"\n{example}" if example else ""))
+        return Fail(f"`{name}` from {fn} is wrong: {detail}." + extra)
 
     def match_trap(self, got, candidates: dict[str, np.ndarray]) -> str | None:
         """The id of the first known-wrong answer that ``got`` equals, if any."""
@@ -112,19 +120,56 @@ class CheckContext:
         return "A small example:\n" + "\n".join(lines)
 
     def expect_gradient(self, name: str, got, f, x: np.ndarray, dout: np.ndarray, fn: str,
-                        traps: dict[str, np.ndarray] | None = None, example: str | None = None):
-        """``got`` must be the gradient of ``<dout, f(x)>`` (finite differences of the reference)."""
+                        traps: dict[str, np.ndarray] | None = None, example=None,
+                        reference: np.ndarray | None = None, regions: dict | None = None):
+        """``got`` must be the gradient of ``<dout, f(x)>`` (finite differences of the reference).
+
+        With ``reference`` (the exact gradient, e.g. the solution's backward) and ``regions``,
+        the feedback says where the differences lie; ``example`` as in ``expect_array``."""
         got = self.as_array(name, got, x, fn)
         err = gradcheck.gradient_error(f, x, dout, got, self.rng)
         if err <= gradcheck.GRAD_RTOL:
             return got
         trap = self.match_trap(got, traps or {})
+        extra = self._details(name, got, reference, example, regions if reference is not None else None)
         if trap is not None:
             raise Fail(f"`{name}` from {fn} does not match finite differences. "
-                       f"{self.question.trap(trap).explanation}", trap)
+                       f"{self.question.trap(trap).explanation}{extra}", trap)
         raise Fail(f"`{name}` from {fn} does not match the finite-difference gradient "
-                   f"(relative error {err:.2g}, tolerance {gradcheck.GRAD_RTOL:g})."
-                   + (f"\n{example}" if example else ""))
+                   f"(relative error {err:.2g}, tolerance {gradcheck.GRAD_RTOL:g})." + extra)
+
+    # -- feedback worth reading (grader/feedback.py) -----------------------------------
+    def where_differs(self, name: str, got, expected, regions: dict) -> str | None:
+        """A sentence when every difference lies in one named region of positions."""
+        return feedback.where_differs(name, got, expected, regions)
+
+    def smallest_failure(self, fn: str, build, sizes, expected, pick=None, name: str = "the answer",
+                         tries: int = 3) -> str | None:
+        """The smallest input (from ``build(rng, size)``) where the learner's ``fn`` is still
+        wrong, as text; see ``grader.feedback.smallest_failure``. Uses its own seeded stream."""
+        rng = np.random.default_rng([self.seed, zlib.crc32(self.check_name.encode()), 1])
+        return feedback.smallest_failure(self.sandbox, rng, fn, build, sizes, expected, pick,
+                                         name, tries)
+
+    def _details(self, name, got, expected, example, regions) -> str:
+        """Newline-prefixed extras for a failure: where it differs, then the example. Extras
+        only describe: if building one goes wrong, it is left out and the verdict stands."""
+        parts = []
+        try:
+            if regions and expected is not None:
+                where = feedback.where_differs(name, got, expected, regions() if callable(regions) else regions)
+                if where:
+                    parts.append(where)
+        except Exception:  # noqa: BLE001 (an extra, never a reason to lose the feedback)
+            pass
+        try:
+            if callable(example):
+                example = example()
+            if example:
+                parts.append(example)
+        except Exception:  # noqa: BLE001
+            pass
+        return "".join("\n" + p for p in parts)
 
     def expect_unchanged(self, fn: str, result, originals: list, names: list[str]) -> None:
         """Inputs echoed back after the call must equal what was sent."""

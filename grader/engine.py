@@ -22,17 +22,20 @@ DEFAULT_SEED = 1234
 
 
 def grade_path(path: str | Path, question: str | None = None, seed: int | None = None,
-               limits: Limits = Limits(), root: str | Path | None = None) -> GradeResult:
-    """Grade one submission file. ``question`` overrides what the file says."""
+               limits: Limits = Limits(), root: str | Path | None = None,
+               visible_tests: bool = False) -> GradeResult:
+    """Grade one submission file. ``question`` overrides what the file says.
+
+    ``visible_tests`` also runs a notebook's visible test cells (``result.public``, unscored)."""
     try:
-        return _grade(path, question, seed, limits, root)
+        return _grade(path, question, seed, limits, root, visible_tests)
     except Exception as exc:  # a bug of ours must not sink a batch: record it and go on
         return GradeResult(submission=str(path), question=question, score=0.0, max_score=0.0,
                            seed=seed, error=f"internal grader error ({type(exc).__name__}: {exc}); "
                                             "please report it with this file")
 
 
-def _grade(path, question, seed, limits, root) -> GradeResult:
+def _grade(path, question, seed, limits, root, visible_tests=False) -> GradeResult:
     root = questions_root(root)
     seed = DEFAULT_SEED if seed is None else seed
     sub = load_submission(path, question)
@@ -55,10 +58,11 @@ def _grade(path, question, seed, limits, root) -> GradeResult:
         result.error = ("could not tell which question this answers: no question in the notebook's "
                         f"metadata or a '# question: <id>' line; use --question ({', '.join(known)})")
         return result
-    return _run_checks(sub, root, seed, limits, result)
+    return _run_checks(sub, root, seed, limits, result, visible_tests)
 
 
-def _run_checks(sub, root: Path, seed: int, limits: Limits, result: GradeResult) -> GradeResult:
+def _run_checks(sub, root: Path, seed: int, limits: Limits, result: GradeResult,
+                visible_tests: bool = False) -> GradeResult:
     question = load_question(sub.question, root)
     ref = load_solution(sub.question, root)
     hide = [root, Path(sub.path).resolve().parent]
@@ -73,6 +77,9 @@ def _run_checks(sub, root: Path, seed: int, limits: Limits, result: GradeResult)
             else:
                 outcome = _run_one(check, CheckContext(question, sandbox, ref, seed, check.name))
             result.tests.append(outcome)
+        if visible_tests and loaded.ok:
+            from grader.visible_tests import run_visible_tests
+            result.public = run_visible_tests(sandbox, sub.path)
         result.output = sandbox.output
     result.score = sum(t.points for t in result.tests)
     return result

@@ -56,6 +56,8 @@ class Question:
     title: str
     traps: list[Trap] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
+    difficulty: str = "medium"
+    """How hard it is for a newcomer: "easy", "medium" or "hard" (shown by `grade list`)."""
 
     def check(self, name: str, points: float, hints: tuple[str, ...] = ()):
         """Decorator: register ``run(ctx)`` as a check worth ``points``."""

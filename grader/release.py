@@ -5,6 +5,9 @@ runs them: check the cell metadata, lock the read-only cells, replace every
 ``### BEGIN SOLUTION`` … ``### END SOLUTION`` region with ``raise NotImplementedError()``,
 drop hidden tests and outputs, and record checksums so an nbgrader course can spot edited
 test cells. Notebook metadata (the question id) is kept.
+
+First, each solution's nbgrader hidden-checks cell is brought in line with the question's
+checks (``grader.authoring.nbgrader_cell``): added if missing, its points the full score.
 """
 from __future__ import annotations
 
@@ -40,12 +43,15 @@ def release(question: str | None = None, root: Path | None = None, check: bool =
     """
     root = questions_root(root)
     ids = [question] if question else list(solution_notebooks(root))
+    from grader.authoring.nbgrader_cell import max_score_or_none, sync_cell
     changed = []
     for qid in ids:
+        solution = solution_notebooks(root)[qid]
+        cell_stale = sync_cell(solution, qid, max_score_or_none(qid, root), write=not check)
         target = exercise_path(qid, root)
-        text = stub_text(solution_notebooks(root)[qid])
+        text = stub_text(solution)
         current = target.read_text(encoding="utf-8") if target.exists() else None
-        if current != text:
+        if current != text or cell_stale:
             changed.append(qid)
             if not check:
                 target.parent.mkdir(parents=True, exist_ok=True)

@@ -1,18 +1,31 @@
-"""The terminal report: one line per check, feedback under failures, the total last."""
+"""The terminal report: one line per check, feedback under failures, the total last.
+
+The summary counts the notebook's visible tests apart from the hidden checks: the visible
+ones are quick sanity checks, so "all visible tests pass" must never read as "done".
+"""
 from __future__ import annotations
+
+import textwrap
 
 import click
 
 from grader.results import GradeResult
+
+INDENT = " " * 17
+WIDTH = 88  # prose feedback is wrapped to this many columns after the indent
 
 
 def _fmt_points(x: float) -> str:
     return f"{x:g}"
 
 
+def _styler(color: bool):
+    return (lambda text, **kw: click.style(text, **kw)) if color else (lambda text, **kw: text)
+
+
 def render(result: GradeResult, color: bool) -> str:
     """The human-readable report of one result (ANSI colours only when ``color``)."""
-    style = (lambda text, **kw: click.style(text, **kw)) if color else (lambda text, **kw: text)
+    style = _styler(color)
     lines = [style(f"{result.question or '?'}  ·  {result.submission}", bold=True)]
     if result.error:
         lines.append(style(f"  Could not grade: {result.error}", fg="red"))
@@ -23,15 +36,55 @@ def render(result: GradeResult, color: bool) -> str:
         mark = style("PASS", fg="green") if t.passed else style("FAIL", fg="red")
         pts = f"{_fmt_points(t.points)}/{_fmt_points(t.max_points)}"
         trap = style(f"  [trap: {t.trap}]", fg="yellow") if t.trap else ""
-        lines.append(f"  {mark} {pts:>7}  {t.name.ljust(width)}{trap}")
+        lines.append(f"  {mark} {pts:>7}  {t.name.ljust(width)}{trap}".rstrip())
         if not t.passed and t.feedback:
             for fb in t.feedback.splitlines():
-                lines.append(f"                 {fb}")
+                if fb[:1].isspace() or len(fb) <= WIDTH:  # examples keep their layout
+                    lines.append(f"{INDENT}{fb}")
+                else:
+                    lines += textwrap.wrap(fb, WIDTH + len(INDENT), initial_indent=INDENT,
+                                           subsequent_indent=INDENT, break_on_hyphens=False)
+    lines += _visible_lines(result, style)
     passed = sum(t.passed for t in result.tests)
+    counts = f"hidden: {passed}/{len(result.tests)}"
+    if result.public is not None and not result.public.error:
+        counts += f", visible tests: {result.public.passed}/{result.public.total}"
     total = style(f"{_fmt_points(result.score)} / {_fmt_points(result.max_score)}", bold=True)
-    lines.append(f"  Score: {total}   (hidden checks passed: {passed}/{len(result.tests)}, "
-                 f"seed {result.seed}: --seed {result.seed} replays this run)")
+    lines.append(f"  Score: {total}   ({counts}; seed {result.seed}: --seed {result.seed} replays this run)")
+    if result.public is not None and result.public.passed == result.public.total and passed < len(result.tests):
+        lines.append(style(f"  Every visible test passes, but {len(result.tests) - passed} hidden check(s) "
+                           "fail: the visible tests only check the basics.", fg="yellow"))
     if result.isolation.startswith("none"):
         lines.append(style("  Note: this platform offers no filesystem isolation (Landlock); your code "
                            "ran with limits but could read files.", fg="yellow"))
+    return "\n".join(lines)
+
+
+def _visible_lines(result: GradeResult, style) -> list[str]:
+    """The notebook's own visible tests (not scored): only the ones that fail are listed."""
+    public = result.public
+    if public is None:
+        return []
+    if public.error:
+        return [f"  Visible tests (not scored): could not run ({public.error})."]
+    if not public.failures:
+        return []
+    lines = [f"  Visible tests (not scored): {public.passed}/{public.total} pass; failing:"]
+    lines += [f"{INDENT}{style('x', fg='red')} {f}" for f in public.failures]
+    return lines
+
+
+def render_hint(check_name: str, hint: tuple[int, str] | None, hints: tuple[str, ...], color: bool) -> str:
+    """One hint for a failing check, or all of them again once every one was seen."""
+    style = _styler(color)
+    wrap = lambda text: textwrap.fill(text, 92, initial_indent="  ", subsequent_indent="  ")  # noqa: E731
+    if not hints:
+        return f'No hints for "{check_name}": read its feedback above and the notebook\'s markdown.'
+    if hint is not None:
+        number, text = hint
+        more = ("" if number == len(hints) else
+                f"\n  (`--hint` again shows the next one; {len(hints) - number} left)")
+        return style(f'Hint {number} of {len(hints)} for "{check_name}":', bold=True) + "\n" + wrap(text) + more
+    lines = [style(f'You have seen all {len(hints)} hints for "{check_name}"; here they are again:', bold=True)]
+    lines += [wrap(f"{i}. {text}") for i, text in enumerate(hints, 1)]
     return "\n".join(lines)

@@ -27,6 +27,17 @@ class CheckResult:
 
 
 @dataclass
+class VisibleTests:
+    """The notebook's own visible test cells, run after the learner's code (never scored)."""
+    passed: int
+    total: int
+    failures: list[str] = field(default_factory=list)
+    """One line per failed cell: its name, the exception, the line."""
+    error: str = ""
+    """Why they could not run at all, if so."""
+
+
+@dataclass
 class GradeResult:
     """The grade of one submission."""
     submission: str
@@ -42,6 +53,8 @@ class GradeResult:
     """How the child was isolated, e.g. 'landlock-abi-7', or 'none' where the platform cannot."""
     output: str = ""
     """What the learner's code printed (capped)."""
+    public: VisibleTests | None = None
+    """The notebook's visible tests, when asked for (not in the JSON: CONTRACT.md is exact)."""
 
     def to_json(self) -> dict:
         return {"submission": self.submission, "question": self.question,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.gradcheck import upstream
-from grader.question import Question, Trap
+from grader.question import Fail, Question, Trap
 
 QUESTION = Question("routing_trap", "Max pooling must cache where the max came from", traps=[
     Trap("avg-routing", "Your max-pool backward spreads each upstream gradient over the whole "
@@ -26,7 +26,7 @@ QUESTION = Question("routing_trap", "Max pooling must cache where the max came f
          "value is strictly greater."),
     Trap("avg-unscaled", "Your average-pool backward forgets to divide by the window size: each "
          "input's share of an output is 1 / (k * k) of its gradient."),
-])
+], difficulty="medium")
 
 
 # -- input generators ------------------------------------------------------------------
@@ -89,6 +89,85 @@ def last_max_argmax(x, k, s):
     return arg
 
 
+# -- where a wrong answer differs, and the smallest example (feedback only) -------------
+def coverage(shape, k, s) -> np.ndarray:
+    """How many windows contain each input, (N, C, H, W)."""
+    cov = np.zeros(shape)
+    for win in _windows(shape, k, s):
+        cov[win] += 1  # one slice has no repeated positions: plain += is exact
+    return cov
+
+
+def tied_losers(x, argmax, k, s) -> np.ndarray:
+    """Inputs equal to the max of a window they are in without being its argmax (they get 0)."""
+    w = x.shape[3]
+    _, _, ho, wo = argmax.shape
+    top = np.full(argmax.shape, -np.inf)
+    for win in _windows(x.shape, k, s):
+        top = np.maximum(top, x[win])
+    oy, ox = np.meshgrid(np.arange(ho) * s, np.arange(wo) * s, indexing="ij")
+    mask = np.zeros(x.shape, dtype=bool)
+    for i, win in enumerate(_windows(x.shape, k, s)):
+        dy, dx = divmod(i, k)
+        mask[win] |= (x[win] == top) & (argmax != (oy + dy) * w + (ox + dx))
+    return mask
+
+
+def backward_regions(ctx, x, argmax, k, s) -> dict:
+    won = ctx.ref.maxpool2d_backward(np.ones(argmax.shape), argmax, x.shape, k, s)  # wins per input
+    return {"at inputs that won more than one window": won > 1,
+            "at tied maxima that are not their window's first maximum": tied_losers(x, argmax, k, s),
+            "where windows overlap": coverage(x.shape, k, s) > 1,
+            "at inputs that won no window (they should get 0)": won == 0}
+
+
+def _small_plane(rng, hw, ties=False):
+    """A (1, 1, h, w) plane easy to read: distinct integers, or 0..2 when ties are wanted."""
+    if ties:
+        return with_ties(rng, (1, 1, *hw))
+    return rng.permutation(hw[0] * hw[1]).astype(np.float64).reshape(1, 1, *hw)
+
+
+def small_sizes(k, s, count=3):
+    """Plane sizes (h, w), smallest first: 1, 2, 3 windows down, and square or one more across
+    (a non-square plane catches swapped H and W)."""
+    return [(k + i * s, k + (i + j) * s) for i in range(count) for j in (0, 1)]
+
+
+def max_backward_example(ctx, k, s, ties=False):
+    def build(rng, hw):
+        x = _small_plane(rng, hw, ties)
+        ctx.sandbox.call("maxpool2d_forward", x, k, s)  # a backward that peeks at a cached x sees this one
+        _, argmax = ctx.ref.maxpool2d_forward(x, k, s)
+        dout = rng.integers(1, 10, size=argmax.shape).astype(np.float64)
+        args = {"dout": dout, "argmax": argmax, "input_shape": x.shape, "kernel_size": k, "stride": s}
+        return args, {"x": x, "dout": dout, "argmax": argmax, "kernel_size": k, "stride": s}
+    return lambda: ctx.smallest_failure("maxpool2d_backward", build, small_sizes(k, s),
+                                        ctx.ref.maxpool2d_backward, name="dx")
+
+
+def max_forward_example(ctx, k, s, part, ties=False):
+    """``part`` 0 compares ``out``, 1 compares ``argmax``."""
+    def build(rng, hw):
+        return {"x": _small_plane(rng, hw, ties), "kernel_size": k, "stride": s}
+    return lambda: ctx.smallest_failure(
+        "maxpool2d_forward", build, small_sizes(k, s),
+        lambda x, k_, s_: ctx.ref.maxpool2d_forward(x, k_, s_)[part], pick=lambda v: v[part],
+        name=("out", "argmax")[part])
+
+
+def avg_example(ctx, k, s, backward):
+    def build(rng, hw):
+        x = _small_plane(rng, hw)
+        if not backward:
+            return {"x": x, "kernel_size": k, "stride": s}
+        dout = rng.integers(1, 10, size=out_shape(x.shape, k, s)).astype(np.float64)
+        return {"dout": dout, "input_shape": x.shape, "kernel_size": k, "stride": s}
+    fn = "avgpool2d_backward" if backward else "avgpool2d_forward"
+    return lambda: ctx.smallest_failure(fn, build, small_sizes(k, s), getattr(ctx.ref, fn),
+                                        name="dx" if backward else "out")
+
+
 # -- checks ------------------------------------------------------------------------------
 def _max_backward(ctx, x, k, s, traps_for=()):
     """Call the learner's backward with the reference argmax; check against finite differences."""
@@ -99,42 +178,60 @@ def _max_backward(ctx, x, k, s, traps_for=()):
     if "lost-overlap" in traps_for:
         traps["lost-overlap"] = lost_overlap(dout, argmax, x.shape, k, s)
     f = lambda z: ctx.ref.maxpool2d_forward(z, k, s)[0]  # noqa: E731
-    ctx.expect_gradient("dx", dx, f, x, dout, "maxpool2d_backward", traps=traps)
+    ctx.expect_gradient("dx", dx, f, x, dout, "maxpool2d_backward", traps=traps,
+                        reference=ctx.ref.maxpool2d_backward(dout, argmax, x.shape, k, s),
+                        regions=lambda: backward_regions(ctx, x, argmax, k, s),
+                        example=max_backward_example(ctx, k, s))
+
+
+def _max_forward(ctx, x, k, s):
+    out, argmax = ctx.unpack(ctx.call("maxpool2d_forward", x, k, s), 2, "maxpool2d_forward", "out, argmax")
+    ref_out, ref_arg = ctx.ref.maxpool2d_forward(x, k, s)
+    ctx.expect_array("out", out, ref_out, "maxpool2d_forward", example=max_forward_example(ctx, k, s, 0))
+    argmax = ctx.as_array("argmax", argmax, ref_arg, "maxpool2d_forward", integer=True)
+    if argmax.dtype != np.int64:
+        raise Fail(f"`argmax` must be int64 (flat indices h * W + w), not {argmax.dtype}")
+    ctx.expect_array("argmax", argmax, ref_arg, "maxpool2d_forward", integer=True,
+                     example=max_forward_example(ctx, k, s, 1))
 
 
 @QUESTION.check("max-pool forward: values and the argmax format", points=2, hints=(
-    "Slide a k x k window with step `stride`; each output is the window's largest value.",
-    "argmax is a flat index into the (H, W) input plane: h * W + w, as int64.",
+    "Slide a k x k window with step `stride` over each (H, W) plane; each output is the largest "
+    "value of its window, and Ho = (H - k) // stride + 1.",
+    "argmax is not the position inside the window: it is the flat index h * W + w of the winner "
+    "in the whole (H, W) input plane, as int64.",
+    "Work one window by hand: the window of output (i, j) starts at row i * stride and column "
+    "j * stride; turn its winner's (row, column) into row * W + column.",
 ))
 def forward_values(ctx):
-    x = tie_free(ctx.rng, (2, 3, 8, 10))
-    out, argmax = ctx.unpack(ctx.call("maxpool2d_forward", x, 2, 2), 2,
-                             "maxpool2d_forward", "out, argmax")
-    ref_out, ref_arg = ctx.ref.maxpool2d_forward(x, 2, 2)
-    ctx.expect_array("out", out, ref_out, "maxpool2d_forward")
-    argmax = ctx.as_array("argmax", argmax, ref_arg, "maxpool2d_forward", integer=True)
-    if argmax.dtype != np.int64:
-        from grader.question import Fail
-        raise Fail(f"`argmax` must be int64 (flat indices h * W + w), not {argmax.dtype}")
-    ctx.expect_array("argmax", argmax, ref_arg, "maxpool2d_forward", integer=True)
+    _max_forward(ctx, tie_free(ctx.rng, (2, 3, 8, 10)), 2, 2)
 
 
 @QUESTION.check("max-pool forward: a tie goes to the first maximum", points=1, hints=(
-    "With equal values in a window, which one did you keep?",
-    "Scan the window in row-major order and replace the running max only when strictly greater.",
+    "When a window holds its maximum twice, which of the two did your forward keep?",
+    "The rule (as in PyTorch) is the first maximum in row-major order: row by row, left to right.",
+    "np.argmax over a flattened window already returns the first maximum; a hand-written scan must "
+    "replace the running max only when a value is strictly greater (>, not >=).",
 ))
 def forward_ties(ctx):
     x = with_ties(ctx.rng, (2, 2, 7, 7))
     _, argmax = ctx.unpack(ctx.call("maxpool2d_forward", x, 3, 1), 2,
                            "maxpool2d_forward", "out, argmax")
-    _, ref_arg = ctx.ref.maxpool2d_forward(x, 3, 1)
+    ref_out, ref_arg = ctx.ref.maxpool2d_forward(x, 3, 1)
+    tied = sum((x[win] == ref_out).astype(int) for win in _windows(x.shape, 3, 1)) > 1
     ctx.expect_array("argmax", argmax, ref_arg, "maxpool2d_forward", integer=True,
-                     traps={"tie-order": last_max_argmax(x, 3, 1)})
+                     traps={"tie-order": last_max_argmax(x, 3, 1)},
+                     regions={"in windows whose maximum is tied": tied},
+                     example=max_forward_example(ctx, 3, 1, 1, ties=True))
 
 
 @QUESTION.check("max-pool backward matches finite differences", points=2, hints=(
-    "Only the input that won the max changes the output when nudged.",
-    "Use the cached argmax: it tells you exactly where each upstream gradient goes.",
+    "Nudge one input of a window by a tiny amount: does the window's output move if that input "
+    "was not the maximum?",
+    "Only the input that won the max receives its window's upstream gradient; every other input "
+    "of the window gets 0 from it.",
+    "The backward gets no x: the cached argmax names each window's winner, so start dx at zeros "
+    "and send each dout value to the position its argmax names.",
 ))
 def backward_gradcheck(ctx):
     _max_backward(ctx, tie_free(ctx.rng, (1, 2, 6, 8)), 2, 2)
@@ -142,8 +239,11 @@ def backward_gradcheck(ctx):
 
 
 @QUESTION.check("overlapping windows accumulate (k=3, s=2 and k=3, s=1)", points=2, hints=(
-    "With stride < kernel, one input can be the max of several windows.",
-    "Its gradient is the sum over every window it won; make sure repeated indices add up.",
+    "With stride < kernel size, windows share inputs: one input can be the max of several windows.",
+    "An input that wins several windows must receive the sum of their gradients, not just the "
+    "last one written.",
+    "In numpy, `a[idx] += v` with repeated indices in idx applies only one of the additions; "
+    "accumulate without buffering (np.add.at) or with a loop that adds.",
 ))
 def backward_overlap(ctx):
     for s in (2, 1):
@@ -151,8 +251,11 @@ def backward_overlap(ctx):
 
 
 @QUESTION.check("max-pool backward routes a tie to one input only", points=1, hints=(
-    "How many inputs should receive a window's gradient when several tie?",
-    "The backward receives only argmax: use it and nothing else.",
+    "How many inputs should receive a window's gradient when several of them tie for the max?",
+    "Exactly one: the input the forward recorded in argmax (the first maximum), not every input "
+    "equal to the maximum.",
+    "The backward receives argmax, not x. If yours finds the max again by comparing values, it "
+    "hands the gradient to every tie; route by argmax alone.",
 ))
 def backward_ties(ctx):
     x = with_ties(ctx.rng, (2, 2, 6, 6))
@@ -164,40 +267,49 @@ def backward_ties(ctx):
     ctx.expect_array("dx", dx, ctx.ref.maxpool2d_backward(dout, argmax, x.shape, k, s),
                      "maxpool2d_backward", traps={
                          "tie-broadcast": tie_broadcast(x, dout, k, s),
-                         "avg-routing": ctx.ref.avgpool2d_backward(dout, x.shape, k, s)})
+                         "avg-routing": ctx.ref.avgpool2d_backward(dout, x.shape, k, s)},
+                     regions=lambda: backward_regions(ctx, x, argmax, k, s),
+                     example=max_backward_example(ctx, k, s, ties=True))
 
 
 @QUESTION.check("non-square planes, N and C > 1", points=1, hints=(
-    "Are H and W swapped anywhere? Is the flat index h * W + w with the input's W?",
+    "Are H and W swapped anywhere, e.g. in the output shape or in a reshape?",
+    "The flat index is h * W + w with the input's width W, not the output's width Wo or the height H.",
+    "Work a 1 x 1 x 3 x 5 input by hand and compare your shapes and indices with it.",
 ))
 def non_square(ctx):
     x = tie_free(ctx.rng, (3, 4, 7, 12))
-    out, argmax = ctx.unpack(ctx.call("maxpool2d_forward", x, 3, 2), 2,
-                             "maxpool2d_forward", "out, argmax")
-    ref_out, ref_arg = ctx.ref.maxpool2d_forward(x, 3, 2)
-    ctx.expect_array("out", out, ref_out, "maxpool2d_forward")
-    ctx.expect_array("argmax", argmax, ref_arg, "maxpool2d_forward", integer=True)
+    _max_forward(ctx, x, 3, 2)
     _max_backward(ctx, x, 3, 2, traps_for=("lost-overlap",))
 
 
 @QUESTION.check("average pooling forward and backward", points=2, hints=(
-    "Every input in a window contributes equally to that window's mean.",
-    "Each input gets dout / (k * k) from every window that contains it.",
+    "Every input of a window contributes equally to that window's mean.",
+    "The derivative of the mean of k * k values with respect to one of them is 1 / (k * k).",
+    "Each input gets dout / (k * k) from every window that contains it; where windows overlap, "
+    "those shares add up.",
 ))
 def average_pooling(ctx):
     x = tie_free(ctx.rng, (2, 3, 7, 9))
     for k, s in ((2, 2), (3, 2)):
         out = ctx.call("avgpool2d_forward", x, k, s)
-        ctx.expect_array("out", out, ctx.ref.avgpool2d_forward(x, k, s), "avgpool2d_forward")
+        ctx.expect_array("out", out, ctx.ref.avgpool2d_forward(x, k, s), "avgpool2d_forward",
+                         example=avg_example(ctx, k, s, backward=False))
         dout = upstream(ctx.rng, out_shape(x.shape, k, s))
         dx = ctx.call("avgpool2d_backward", dout, x.shape, k, s)
         correct = ctx.ref.avgpool2d_backward(dout, x.shape, k, s)
         ctx.expect_gradient("dx", dx, lambda z: ctx.ref.avgpool2d_forward(z, k, s), x, dout,
-                            "avgpool2d_backward", traps={"avg-unscaled": correct * k * k})
+                            "avgpool2d_backward", traps={"avg-unscaled": correct * k * k},
+                            reference=correct,
+                            regions={"where windows overlap": coverage(x.shape, k, s) > 1},
+                            example=avg_example(ctx, k, s, backward=True))
 
 
 @QUESTION.check("inputs left unchanged", points=1, hints=(
-    "Does any of your functions assign into `x`, `dout` or `argmax`?",
+    "Does any of your functions assign into `x`, `dout` or `argmax`, or change them in place "
+    "(+=, out=...)?",
+    "A reshape often returns a view that shares memory: writing into `x.reshape(...)` writes into `x`.",
+    "Build results in fresh arrays (np.zeros for dx) or copy an input before changing it.",
 ))
 def inputs_unchanged(ctx):
     x = tie_free(ctx.rng, (2, 2, 6, 6))

@@ -20,8 +20,8 @@ def release(question, check, questions_dir):
     changed = run_release(question, root, check=check)
     if check:
         for qid in changed:
-            click.echo(f"stale: exercises/ for {qid} differs from what its solution generates; "
-                       "run `grade release`")
+            click.echo(f"stale: {qid}: its exercise (or the solution's nbgrader hidden-checks cell) "
+                       "differs from what the solution and checks generate; run `grade release`")
         if changed:
             sys.exit(1)
         click.echo("exercises/ is up to date")

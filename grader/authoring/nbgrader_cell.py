@@ -1,0 +1,78 @@
+"""The autograded cell that makes an nbgrader course grade with the kit's hidden checks.
+
+Each solution notebook ends with one nbgrader test cell (``grade: true``, locked, points =
+the question's full score, tag ``hidden-checks``) that calls
+``grader.nbgrader_bridge.run_hidden_checks``. The kit's own ``grade`` never runs it (test
+cells are not graded); ``nbgrader autograde`` does, in the learner's kernel, and takes the
+number it returns as partial credit. ``grade release`` keeps the cell in line with the
+question's checks: added when missing, points updated when the checks change.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+TAG = "hidden-checks"
+GRADE_ID = "hidden_checks"
+
+
+def cell_source(question: str) -> str:
+    return ("# nbgrader autograde: the kit's hidden checks, run here in the kernel (`grade` skips this cell).\n"
+            "from grader.nbgrader_bridge import run_hidden_checks\n"
+            f"run_hidden_checks({question!r}, globals())")
+
+
+def make_cell(question: str, points: float):
+    import nbformat
+    cell = nbformat.v4.new_code_cell(cell_source(question))
+    cell.metadata = {"nbgrader": {"grade": True, "solution": False, "locked": True,
+                                  "points": _points(points), "grade_id": GRADE_ID,
+                                  "schema_version": 3}, "tags": [TAG]}
+    cell["id"] = "hidden-checks"  # deterministic: regenerating the notebook changes nothing
+    return cell
+
+
+def _points(points: float):
+    return int(points) if float(points).is_integer() else float(points)
+
+
+def find_cell(nb):
+    """The notebook's hidden-checks cell, or None."""
+    for cell in nb.cells:
+        meta = cell.get("metadata") or {}
+        if TAG in (meta.get("tags") or []) or (meta.get("nbgrader") or {}).get("grade_id") == GRADE_ID:
+            return cell
+    return None
+
+
+def sync_cell(solution: Path, question: str, max_score: float | None, write: bool = True) -> bool:
+    """Bring ``solution``'s hidden-checks cell in line with the question (``max_score`` None:
+    the question has no checks yet, so leave the notebook alone). Returns whether it
+    differed; with ``write`` the notebook is rewritten (read just before, to keep others' edits)."""
+    if max_score is None:
+        return False
+    import nbformat
+    nb = nbformat.read(str(solution), as_version=4)
+    wanted = make_cell(question, max_score)
+    cell = find_cell(nb)
+    if cell is not None and cell.source == wanted.source and cell.metadata.get("nbgrader") == wanted.metadata["nbgrader"]:
+        return False
+    if write:
+        if cell is None:
+            if nb.nbformat_minor < 5:  # cell ids came with nbformat 4.5
+                wanted.pop("id")
+            nb.cells.append(wanted)
+        else:
+            cell.source = wanted.source
+            cell.metadata["nbgrader"] = wanted.metadata["nbgrader"]
+            cell.metadata["tags"] = sorted(set(cell.metadata.get("tags") or []) | {TAG})
+        nbformat.write(nb, str(solution))
+    return True
+
+
+def max_score_or_none(question: str, root: Path) -> float | None:
+    """The question's full score, or None when it has no (loadable) checks module yet."""
+    from grader.checks import load_question
+    try:
+        return load_question(question, root).max_score
+    except Exception:  # no checks yet, or a module still being written: not this tool's report
+        return None

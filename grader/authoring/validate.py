@@ -1,0 +1,50 @@
+"""``grade validate``: prove each question sound, with one readable line per finding.
+
+A question is sound when its scaffold placeholders are filled in, its hidden checks pass
+the solution and fail the stub, every trap's wrong answer and every automatic wrong answer
+(``soundness``), the stub is fresh and leaks nothing, both notebooks run in a real kernel
+and the kernels agree with the solution (``artifacts``). ``quick`` skips the two slow
+steps (notebooks and kernels).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.authoring import artifacts, soundness
+from grader.authoring.findings import SKIP, QuestionReport
+from grader.engine import DEFAULT_SEED
+from grader.questions import questions_root, solution_notebooks
+
+
+def validate_question(question: str, root: Path | str | None = None, quick: bool = False,
+                      seed: int = DEFAULT_SEED) -> QuestionReport:
+    """Validate one question of the questions folder ``root`` (default: this kit)."""
+    root = questions_root(root)
+    report = QuestionReport(question)
+    if not artifacts.check_placeholders(report, question, root):
+        return report  # the rest would only repeat that the placeholders are empty
+    kernels = None if quick else artifacts.start_kernel_check(question, root)  # runs meanwhile
+    try:
+        soundness.check_grading(report, question, root, seed)
+        artifacts.check_stub_files(report, question, root)
+        if quick:
+            report.add(SKIP, "notebooks in a Jupyter kernel and kernels under the simulator (--quick)")
+        else:
+            artifacts.check_notebooks(report, question, root)
+    finally:
+        if kernels is not None:
+            artifacts.finish_kernel_check(report, kernels)
+    return report
+
+
+def validate(questions=(), root: Path | str | None = None, quick: bool = False,
+             seed: int = DEFAULT_SEED, on_report=None) -> list[QuestionReport]:
+    """Validate ``questions`` (default: every question in ``root``); ``on_report`` is called
+    with each report as soon as it is done."""
+    root = questions_root(root)
+    reports = []
+    for question in questions or list(solution_notebooks(root)):
+        reports.append(validate_question(question, root, quick=quick, seed=seed))
+        if on_report is not None:
+            on_report(reports[-1])
+    return reports

@@ -1,0 +1,190 @@
+"""The class's view of a batch: the gradebook CSV, a text summary, and a chart.
+
+Built from the result files on disk (never from memory), so a resumed batch, a Dask
+batch and a clean local one give the same gradebook from the same results.
+
+``gradebook.csv``: one row per student, sorted; a column per question (the student's best
+score when they handed in several files for it; empty when none), ``total``, and
+``could_not_grade`` (how many of their files had an error). ``summary.txt``: per question
+the score distribution, then the traps that caught the most students, then every file
+that could not be graded. ``summary.png`` when matplotlib is importable. Names come from
+students' files: no CSV cell starts like a spreadsheet formula, and no control character
+reaches the terminal.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.batch.layouts import Job
+from grader.batch.store import ResultStore, atomic_write
+
+
+@dataclass
+class Entry:
+    job: Job
+    result: dict
+
+
+def collect(jobs: list[Job], store: ResultStore) -> tuple[list[Entry], list[Job]]:
+    """(entries with a result, jobs without one): the second is empty after a full run."""
+    entries, missing = [], []
+    for job in jobs:
+        result, _ = store.load(job)
+        (entries.append(Entry(job, result)) if isinstance(result, dict) else missing.append(job))
+    return entries, missing
+
+
+def question_columns(entries: list[Entry], known: list[str]) -> list[str]:
+    seen = {e.result.get("question") for e in entries} - {None}
+    return [q for q in known if q in seen] + sorted(str(q) for q in seen - set(known))
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def _cell(name: str) -> str:
+    """A student name as a CSV cell a spreadsheet will not run as a formula."""
+    return "'" + name if name[:1] in ("=", "+", "-", "@", "\t", "\r") else name
+
+
+def _shown(text) -> str:
+    """Text for the terminal: control characters (escape sequences in a file name) as '?'."""
+    return "".join(c if c.isprintable() or c == " " else "?" for c in str(text))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def gradebook_csv(entries: list[Entry], known: list[str]) -> str:
+    columns = question_columns(entries, known)
+    best: dict[str, dict[str, float]] = defaultdict(dict)
+    errors: Counter = Counter()
+    for e in entries:
+        student, question = e.job.student, e.result.get("question")
+        best[student]  # every student gets a row, even with nothing gradable
+        errors[student] += bool(e.result.get("error"))
+        if question in columns:
+            score = float(e.result.get("score") or 0.0)
+            best[student][question] = max(score, best[student].get(question, score))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["student", *columns, "total", "could_not_grade"])
+    for student in sorted(best):
+        scores = best[student]
+        writer.writerow([_cell(student), *(_fmt(scores[q]) if q in scores else "" for q in columns),
+                         _fmt(sum(scores.values())), errors[student]])
+    return out.getvalue()
+
+
+def distribution(scores: list[float], max_score: float) -> list[tuple[str, int]]:
+    """(label, count) rows: one per score when there are few distinct scores, else ten bins."""
+    distinct = sorted(set(scores))
+    if len(distinct) <= 13 or max_score <= 0:
+        return [(_fmt(s), scores.count(s)) for s in distinct]
+    width = max_score / 10
+    rows = []
+    for i in range(10):
+        lo, hi = i * width, (i + 1) * width
+        count = sum(lo <= s < hi or (i == 9 and s == max_score) for s in scores)
+        rows.append((f"{lo:.3g}-{hi:.3g}", count))
+    return rows
+
+
+def trap_counts(entries: list[Entry]) -> list[tuple[int, str, str]]:
+    """(students caught, question, trap), most students first."""
+    caught: dict[tuple[str, str], set] = defaultdict(set)
+    for e in entries:
+        for test in e.result.get("tests") or []:
+            if isinstance(test, dict) and test.get("trap"):
+                caught[(str(e.result.get("question")), str(test["trap"]))].add(e.job.student)
+    return sorted(((len(s), q, t) for (q, t), s in caught.items()), key=lambda r: (-r[0], r[1], r[2]))
+
+
+def summary_text(entries: list[Entry], known: list[str], missing: list[Job] = (),
+                 header: str = "") -> str:
+    students = {e.job.student for e in entries} | {j.student for j in missing}
+    failed = [e for e in entries if e.result.get("error")]
+    lines = [_shown(header)] if header else []
+    lines.append(f"{_count(len(entries), 'submission')} from {_count(len(students), 'student')}; "
+                 f"{len(failed)} could not be graded.")
+    for q in question_columns(entries, known):
+        mine = [e.result for e in entries if e.result.get("question") == q]
+        scores = [float(r.get("score") or 0.0) for r in mine]
+        top = max(float(r.get("max_score") or 0.0) for r in mine)
+        lines += ["", f"{q} (out of {_fmt(top)}): {_count(len(scores), 'submission')}, mean {statistics.mean(scores):.3g}, "
+                      f"median {_fmt(statistics.median(scores))}, min {_fmt(min(scores))}, max {_fmt(max(scores))}",
+                  f"  {'score':>9}  submissions"]
+        peak = max(c for _, c in distribution(scores, top)) or 1
+        for label, count in distribution(scores, top):
+            lines.append(f"  {label:>9}  {'#' * round(30 * count / peak):<30} {count}")
+    traps = trap_counts(entries)
+    lines += ["", "Traps that caught the most students:" if traps else "No known trap caught anyone."]
+    lines += [f"  {_count(n, 'student'):>12}  {q}  {t}" for n, q, t in traps[:15]]
+    if failed:
+        lines += ["", f"Could not be graded ({len(failed)}):"]
+        lines += [_shown(f"  {e.job.rel}: {e.result.get('error')}") for e in failed]
+    if missing:
+        lines += ["", f"No result yet ({len(missing)}; run the batch again to grade them):"]
+        lines += [_shown(f"  {j.rel}") for j in missing]
+    return "\n".join(lines) + "\n"
+
+
+def write_chart(path: Path, entries: list[Entry], known: list[str]) -> bool:
+    """Score histograms per question and the top traps; False when matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
+    except ImportError:
+        return False
+    columns = question_columns(entries, known)
+    traps = trap_counts(entries)[:10]
+    panels = len(columns) + (1 if traps else 0)
+    if panels == 0:
+        return False
+    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.4), squeeze=False)
+    for ax, q in zip(axes[0], columns):
+        mine = [e.result for e in entries if e.result.get("question") == q]
+        rows = distribution([float(r.get("score") or 0.0) for r in mine],
+                            max(float(r.get("max_score") or 0.0) for r in mine))
+        ax.bar([label for label, _ in rows], [count for _, count in rows], color="#4c72b0")
+        ax.set_title(q)
+        ax.set_xlabel("score")
+        ax.set_ylabel("submissions")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.tick_params(axis="x", labelrotation=45)
+    if traps:
+        ax = axes[0][-1]
+        ax.barh([f"{q}: {t}" for _, q, t in reversed(traps)], [n for n, _, _ in reversed(traps)],
+                color="#dd8452")
+        ax.set_title("traps: students caught")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)
+    return True
+
+
+def write_all(outdir: Path, jobs: list[Job], store: ResultStore, known: list[str],
+              header: str = "", chart: bool = True) -> dict[str, Path | str]:
+    """Write gradebook.csv, summary.txt (and summary.png); returns the paths and the summary."""
+    entries, missing = collect(jobs, store)
+    outdir = Path(outdir)
+    written: dict[str, Path | str] = {"gradebook": outdir / "gradebook.csv", "summary": outdir / "summary.txt"}
+    atomic_write(written["gradebook"], gradebook_csv(entries, known))
+    text = summary_text(entries, known, missing, header)
+    atomic_write(written["summary"], text)
+    written["text"] = text
+    if chart and entries and write_chart(outdir / "summary.png", entries, known):
+        written["chart"] = outdir / "summary.png"
+    return written

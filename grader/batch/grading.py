@@ -1,0 +1,87 @@
+"""Grading one submission of a batch, wherever it runs: a local grading process or a Dask
+worker. A spec in, a record out, never an exception.
+
+A spec is a plain dict (it crosses a pipe as JSON, or Dask's wire): ``path`` (the name the
+result reports), ``file`` (where to read it) or ``content`` + ``name`` (its bytes, for a
+cluster without a shared filesystem), ``question`` (from the layout, or None), ``seed``,
+``limits`` (``Limits`` fields) and ``root`` (a questions folder, or None).
+A record is ``{"result": <CONTRACT object>, "status", "isolation", "seconds"}``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from grader.batch.store import BROKE_WORKER, GRADED
+from grader.sandbox.limits import Limits
+
+
+def make_spec(path: Path, question: str | None, seed: int, limits: Limits, root: str | None,
+              with_content: bool = False) -> dict:
+    spec = {"path": str(path), "file": str(Path(path).absolute()), "question": question,
+            "seed": seed, "limits": dataclasses.asdict(limits), "root": root}
+    if with_content:
+        try:
+            spec["content"] = Path(path).read_bytes()
+        except OSError:
+            spec["content"] = None  # the worker's own read then says why, as `grade` would
+        spec["name"] = Path(path).name
+    return spec
+
+
+def grade_job(spec: dict) -> dict:
+    """Grade the submission ``spec`` describes; any failure becomes the record's error."""
+    from grader.engine import grade_path
+
+    start = time.monotonic()
+    scratch = None
+    try:
+        limits = Limits(**spec["limits"])
+        target = spec["file"]
+        if spec.get("content") is not None:
+            scratch = tempfile.mkdtemp(prefix="bpt-batch-")
+            target = Path(scratch) / Path(spec["name"]).name
+            target.write_bytes(spec["content"])
+        result = grade_path(target, question=spec["question"], seed=spec["seed"], limits=limits,
+                            root=spec["root"])
+        result.submission = spec["path"]
+        return {"result": result.to_json(), "status": GRADED, "isolation": result.isolation,
+                "seconds": round(time.monotonic() - start, 3)}
+    except Exception as exc:  # noqa: BLE001 -- a batch records every failure, it never stops
+        return failed_record(spec, f"internal grader error ({type(exc).__name__}: {exc})",
+                             seconds=time.monotonic() - start)
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def failed_record(spec: dict, message: str, seconds: float = 0.0) -> dict:
+    """The record of a submission whose grading broke down: score 0, the reason as error."""
+    question = spec["question"] or _question_in_file(spec["file"])
+    return {"result": {"submission": spec["path"], "question": question, "score": 0.0,
+                       "max_score": max_score(question, spec.get("root")), "error": message,
+                       "tests": []},
+            "status": BROKE_WORKER, "isolation": "", "seconds": round(seconds, 3)}
+
+
+def _question_in_file(path: str) -> str | None:
+    """The question the file itself names (it is only read, never run), for the gradebook."""
+    try:
+        from grader.submission import load_submission
+        return load_submission(path).question
+    except Exception:  # noqa: BLE001 -- unreadable: the result's error says enough
+        return None
+
+
+def max_score(question: str | None, root: str | None) -> float:
+    if question is None:
+        return 0.0
+    try:
+        from grader.checks import load_question
+        from grader.questions import questions_root
+        return float(load_question(question, questions_root(root)).max_score)
+    except Exception:  # noqa: BLE001 -- unknown question: the result's error says enough
+        return 0.0

@@ -1,0 +1,140 @@
+"""Finding a class's submissions, and whose each one is, from where it lies.
+
+SOURCE is a folder, a glob, or one file. Under its base folder:
+- ``<student>/<files>`` (any depth below the student's folder): the student is the first
+  folder; nbgrader's course root (``submitted/<student>/<assignment>/<notebook>``) is
+  recognised by its ``submitted/`` folder and read the same way;
+- ``<student>_<question>.ipynb`` (or ``.py``) directly in the base folder: the known
+  question id is matched at the end of the name (ids contain underscores, so the longest
+  known id that ends the name wins); a name that ends with none is a student of its own.
+
+The question comes from the file name when the name says it (``<question>.py``,
+``01_<question>.ipynb``, the flat form), otherwise from the file itself, as for `grade`.
+Tool litter is skipped (``.ipynb_checkpoints``, ``__pycache__``, ``.git``, macOS's
+``__MACOSX`` and ``._*`` files); every other name is graded, hidden ones included. A
+symbolic link is never followed: it becomes a submission that could not be graded (a
+link could point at the kit's own solutions).
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+SUFFIXES = (".ipynb", ".py")
+_NUMBERED = re.compile(r"^\d+_(.+)$")
+_MAGIC = re.compile(r"[*?\[]")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One submission to grade."""
+    student: str
+    """Whose it is: a folder name or the flat name's first part, exactly as on disk."""
+    path: Path
+    """The file, as found (relative to the current folder when SOURCE was)."""
+    rel: str
+    """Its path inside the layout's base folder: names its result, tells it apart."""
+    question: str | None = None
+    """The question, when the layout's file name says it; else the file says."""
+    error: str | None = None
+    """Why it cannot be graded at all, found before grading (a symbolic link)."""
+
+
+class LayoutError(ValueError):
+    """SOURCE names nothing usable; the message is a sentence for the instructor."""
+
+
+def find_jobs(source: str | os.PathLike, questions: list[str],
+              exclude: Path | None = None) -> list[Job]:
+    """Every submission under ``source``, sorted by student then path.
+
+    ``questions`` are the known question ids; ``exclude`` is a folder never to look into
+    (the output folder, when it lies inside SOURCE)."""
+    source = str(source)
+    excluded = exclude.resolve() if exclude is not None else None
+    if os.path.isdir(source):
+        base = Path(source)
+        if (base / "submitted").is_dir():
+            base = base / "submitted"  # an nbgrader course root
+        files = _walk(base, excluded)
+    elif os.path.isfile(source) or os.path.islink(source):
+        base, files = Path(source).parent, [Path(source)]
+    elif _MAGIC.search(source):
+        base = _glob_base(source)
+        files = []
+        for match in sorted(glob.glob(source, recursive=True)):
+            path = Path(match)
+            if path.is_dir() and not path.is_symlink():
+                files.extend(_walk(path, excluded))
+            elif path.suffix in SUFFIXES and not _skipped(path.relative_to(base).parts):
+                files.append(path)
+    else:
+        raise LayoutError(f"{source} is neither a folder, a file, nor a glob that matches anything")
+    jobs = {_job(base, path, questions) for path in files}
+    return sorted(jobs, key=lambda j: (j.student, j.rel))
+
+
+def _walk(folder: Path, excluded: Path | None) -> list[Path]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):  # never follows linked folders
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not _skipped((d,))
+                             and (excluded is None or (here / d).resolve() != excluded))
+        found.extend(here / f for f in sorted(filenames)
+                     if Path(f).suffix in SUFFIXES and not _skipped((f,)))
+    return found
+
+
+_LITTER = frozenset({".ipynb_checkpoints", "__pycache__", ".git", ".hg", ".svn", "__MACOSX"})
+
+
+def _skipped(parts) -> bool:
+    return any(p in _LITTER or p.startswith("._") for p in parts)
+
+
+def _glob_base(pattern: str) -> Path:
+    """The folder a glob's matches are relative to: its parts before the first wildcard."""
+    parts = Path(pattern).parts
+    fixed = []
+    for part in parts[:-1]:
+        if _MAGIC.search(part):
+            break
+        fixed.append(part)
+    return Path(*fixed) if fixed else Path(".")
+
+
+def _job(base: Path, path: Path, questions: list[str]) -> Job:
+    try:
+        rel_parts = path.relative_to(base).parts
+    except ValueError:
+        rel_parts = (path.name,)
+    rel = "/".join(rel_parts)
+    if len(rel_parts) > 1:
+        student, question = rel_parts[0], question_in_name(path.stem, questions)
+    else:
+        student, question = split_flat_name(path.stem, questions)
+    error = None
+    if path.is_symlink():
+        error = f"{rel} is a symbolic link; submissions must be plain files (links are not followed)"
+    return Job(student=student, path=path, rel=rel, question=question, error=error)
+
+
+def question_in_name(stem: str, questions: list[str]) -> str | None:
+    """``routing_trap`` or ``01_routing_trap`` names its question; anything else does not."""
+    numbered = _NUMBERED.match(stem)
+    for name in (stem, numbered.group(1) if numbered else None):
+        if name in questions:
+            return name
+    return None
+
+
+def split_flat_name(stem: str, questions: list[str]) -> tuple[str, str | None]:
+    """``alice_smith_routing_trap`` -> ("alice_smith", "routing_trap"): the longest known
+    question id that ends the name, after an underscore; else the whole name is the student."""
+    for qid in sorted(questions, key=len, reverse=True):
+        if stem.endswith("_" + qid) and len(stem) > len(qid) + 1:
+            return stem[: -len(qid) - 1], qid
+    return stem, None

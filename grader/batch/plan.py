@@ -1,0 +1,78 @@
+"""What a batch still has to grade, and how each result is recorded: shared by the local
+runner and the Dask runner, so both write the same files in the same way."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.batch.grading import make_spec, max_score
+from grader.batch.layouts import Job
+from grader.batch.store import GRADED, ResultStore, file_digest, replay_command
+from grader.batch.variants import student_seed
+from grader.sandbox.limits import Limits
+
+_LIMIT_FLAGS = {"call_seconds": "--call-timeout", "total_seconds": "--total-timeout",
+                "memory_mb": "--memory-mb"}
+
+
+@dataclass
+class Pending:
+    """A submission still to grade, with its seed and the hash of the file as it is now."""
+    job: Job
+    seed: int
+    digest: str | None
+
+
+@dataclass
+class Batch:
+    """One class's batch: its submissions, where results go, and how they are graded."""
+    jobs: list[Job]
+    store: ResultStore
+    limits: Limits = Limits()
+    root: str | None = None
+    secret: str | None = None
+    default_seed: int = 1234
+    force: bool = False
+
+    def seed(self, job: Job) -> int:
+        return student_seed(self.secret, job.student, self.default_seed)
+
+    def pending(self) -> list[Pending]:
+        """The submissions without a finished result (all of them with ``force``).
+        Those refused before grading (a symbolic link) are recorded here and then."""
+        todo = []
+        for job in self.jobs:
+            seed, digest = self.seed(job), (None if job.error else file_digest(job.path))
+            if not self.force and self.store.done(job, seed, digest):
+                continue
+            if job.error:
+                self.record(Pending(job, seed, digest), {
+                    "result": {"submission": str(job.path), "question": job.question, "score": 0.0,
+                               "max_score": max_score(job.question, self.root), "error": job.error, "tests": []},
+                    "status": GRADED, "isolation": "", "seconds": 0.0})
+                continue
+            todo.append(Pending(job, seed, digest))
+        return todo
+
+    def spec(self, item: Pending, with_content: bool = False) -> dict:
+        return make_spec(item.job.path, item.job.question, item.seed, self.limits, self.root,
+                         with_content=with_content)
+
+    def record(self, item: Pending, record: dict) -> Path:
+        """Write one submission's result and its sidecar (atomically, result last)."""
+        job = item.job
+        meta = {"student": job.student, "file": job.rel, "question_from_layout": job.question,
+                "seed": item.seed, "seeded_by": "course secret" if self.secret else "default seed",
+                "replay": replay_command(job, item.seed, self.limit_flags()),
+                "sha256": item.digest, "status": record.get("status"),
+                "isolation": record.get("isolation", ""), "seconds": record.get("seconds")}
+        return self.store.write(job, record["result"], meta)
+
+    def limit_flags(self) -> list[str]:
+        """The `grade` flags for the limits that differ from the defaults (for replays)."""
+        default, flags = Limits(), []
+        for name, flag in _LIMIT_FLAGS.items():
+            value = getattr(self.limits, name)
+            if value != getattr(default, name):
+                flags += [flag, f"{value:g}"]
+        return flags

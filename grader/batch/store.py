@@ -1,0 +1,107 @@
+"""OUTDIR: one result per submission, written atomically as soon as it exists.
+
+``results/<name>.json`` is the CONTRACT's object, exactly what ``grade --json`` prints;
+``results/<name>.run.json`` beside it says how it was made: the student, the seed (with
+the command that replays it), a hash of the file graded, and whether grading finished.
+The sidecar is written first and the result last, each through a temporary file and
+``os.replace``, so a result on disk is always complete and always has its sidecar: a
+killed batch leaves whole results or none, and the next run skips exactly those.
+
+``<name>`` comes from the file's path inside SOURCE: letters, digits, ``-``, ``_`` and
+``.`` are kept, anything else (``/``, spaces, control characters) becomes ``_``, leading
+dots are dropped, and a short hash of the exact path keeps two similar names apart. It
+never holds a path separator, so no result can land outside OUTDIR.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import threading
+from pathlib import Path
+
+from grader.batch.layouts import Job
+
+GRADED = "graded"
+"""Sidecar status: the grader finished with this file (whatever the score)."""
+BROKE_WORKER = "worker-failed"
+"""Sidecar status: grading crashed or hung the grading process; retried on the next run."""
+
+
+def result_name(job: Job) -> str:
+    safe = "".join(c if (c.isalnum() or c in "-_.") else "_" for c in job.rel.replace("/", "__"))
+    safe = safe.lstrip(".")[:80] or "submission"
+    digest = hashlib.sha256(job.rel.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return f"{safe}-{digest}"
+
+
+def file_digest(path: Path) -> str | None:
+    """sha256 of the submission (a resubmitted file is graded again); None if unreadable."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def replay_command(job: Job, seed: int, limits_args: list[str]) -> str:
+    """The `grade` command that reproduces this submission's run exactly."""
+    args = ["grade", str(job.path), "--seed", str(seed)]
+    if job.question:
+        args += ["--question", job.question]
+    return shlex.join(args + limits_args)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    # surrogateescape: a file name that is not valid UTF-8 is written back as its own bytes
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class ResultStore:
+    """The results folder of one batch."""
+
+    def __init__(self, outdir: Path):
+        self.outdir = Path(outdir)
+        self.folder = self.outdir / "results"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for stale in self.folder.glob(".*.tmp"):  # a killed run's half-written files
+            stale.unlink(missing_ok=True)
+
+    def _paths(self, job: Job) -> tuple[Path, Path]:
+        name = result_name(job)
+        result, sidecar = self.folder / f"{name}.json", self.folder / f"{name}.run.json"
+        assert result.parent == self.folder and sidecar.parent == self.folder
+        return result, sidecar
+
+    def done(self, job: Job, seed: int, digest: str | None) -> bool:
+        """Graded already, with this seed, from this very file: skip it when resuming."""
+        result, sidecar = self._paths(job)
+        meta = _read_json(sidecar)
+        return (isinstance(meta, dict) and meta.get("status") == GRADED and meta.get("seed") == seed
+                and meta.get("sha256") == digest and isinstance(_read_json(result), dict))
+
+    def write(self, job: Job, result: dict, meta: dict) -> Path:
+        """Record one submission's result: the sidecar first, the result last (ASCII JSON,
+        so names that are not valid UTF-8 survive as escapes)."""
+        result_path, sidecar = self._paths(job)
+        atomic_write(sidecar, json.dumps(meta, indent=1) + "\n")
+        atomic_write(result_path, json.dumps(result, indent=1) + "\n")
+        return result_path
+
+    def load(self, job: Job) -> tuple[dict | None, dict | None]:
+        """(result, sidecar) of ``job``, None where missing or unreadable."""
+        result, sidecar = self._paths(job)
+        return _read_json(result), _read_json(sidecar)
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

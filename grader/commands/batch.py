@@ -1,0 +1,149 @@
+"""`grade batch`: grade a whole class's submissions into a results folder and a gradebook."""
+import os
+import signal
+import sys
+import threading
+
+import click
+
+from grader.sandbox.limits import Limits
+
+_DEFAULTS = Limits()
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+@click.command("batch")
+@click.argument("source", required=False)
+@click.option("-o", "--output", "outdir", type=click.Path(file_okay=False),
+              help="Results folder: one JSON per submission, gradebook.csv, summary.txt, summary.png.")
+@click.option("-j", "--jobs", "workers", type=click.IntRange(min=1), default=_cores(), show_default=True,
+              help="Submissions graded at once (local mode).")
+@click.option("--secret-file", type=click.Path(dir_okay=False),
+              help="File holding the course secret: each student's seed is HMAC(secret, student).")
+@click.option("--secret", help="The course secret itself (visible in the process list; prefer "
+                                "--secret-file or BACKPROP_TRAPS_SECRET).")
+@click.option("--force", is_flag=True, help="Grade every submission again, even those already graded.")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Run on a Dask cluster (e.g. tcp://10.0.0.5:8786): one task per submission.")
+@click.option("--call-timeout", type=float, default=_DEFAULTS.call_seconds, show_default=True,
+              help="Seconds one call into a submission may take.")
+@click.option("--total-timeout", type=float, default=_DEFAULTS.total_seconds, show_default=True,
+              help="Seconds all calls of one submission may take together.")
+@click.option("--memory-mb", type=int, default=_DEFAULTS.memory_mb, show_default=True,
+              help="Memory cap of the process running a submission.")
+@click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
+              help="Folder with your own questions (same layout as this repo).")
+@click.option("--seed-of", metavar="STUDENT", help="Only print STUDENT's seed (to replay their run) and exit.")
+def batch(source, outdir, workers, secret_file, secret, force, scheduler, call_timeout, total_timeout,
+          memory_mb, questions_dir, seed_of):
+    """Grade every submission in SOURCE (a folder or a glob) into OUTDIR.
+
+    Layouts: SOURCE/<student>/<files>, nbgrader's submitted/<student>/<assignment>/<notebook>,
+    and flat SOURCE/<student>_<question>.ipynb. Results are written as they come; run the
+    same command again after an interruption and it goes on where it stopped.
+    """
+    from grader.batch.variants import hide_secret_from_proc, read_secret, student_seed
+    from grader.engine import DEFAULT_SEED
+
+    try:
+        course_secret = read_secret(secret, secret_file)
+    except OSError as e:
+        raise click.BadParameter(f"cannot read {secret_file}: {e.strerror or e}", param_hint="--secret-file")
+    hide_secret_from_proc(course_secret)  # before any submission runs: see variants.py
+    if seed_of is not None:
+        seed = student_seed(course_secret, seed_of, DEFAULT_SEED)
+        click.echo(seed)
+        click.echo(f"replay: grade FILE --seed {seed}", err=True)
+        return
+    if not source or not outdir:
+        raise click.UsageError("grade batch needs SOURCE and -o OUTDIR")
+    limits = Limits(call_seconds=call_timeout, total_seconds=total_timeout, memory_mb=memory_mb)
+    _run(source, outdir, workers, course_secret, force, scheduler, limits, questions_dir, DEFAULT_SEED)
+
+
+def _run(source, outdir, workers, course_secret, force, scheduler, limits, questions_dir, default_seed):
+    from pathlib import Path
+
+    from grader.batch import gradebook
+    from grader.batch.layouts import LayoutError, find_jobs
+    from grader.batch.plan import Batch
+    from grader.batch.store import ResultStore
+    from grader.questions import questions_root, solution_notebooks
+
+    known = list(solution_notebooks(questions_root(questions_dir)))
+    outdir = Path(outdir)
+    try:
+        jobs = find_jobs(source, known, exclude=outdir)
+    except LayoutError as e:
+        raise click.UsageError(str(e))
+    if not jobs:
+        raise click.UsageError(f"found no submissions (.ipynb or .py files) in {source}")
+    plan = Batch(jobs, ResultStore(outdir), limits, root=questions_dir, secret=course_secret,
+                 default_seed=default_seed, force=force)
+    todo = plan.pending()
+    students = len({j.student for j in jobs})
+    click.echo(f"{len(jobs)} submissions from {students} students: {len(todo)} to grade, "
+               f"{len(jobs) - len(todo)} already graded" + ("" if force else " (--force grades them again)"),
+               err=True)
+    recorded, failure = _grade(plan, todo, outdir, workers, scheduler)
+    seeds = "per student, from the course secret" if course_secret else f"the default seed {default_seed}"
+    written = gradebook.write_all(outdir, jobs, plan.store, known,
+                                  header=f"Batch of {source} (seeds: {seeds})")
+    click.echo(written["text"], nl=False)
+    click.echo("wrote " + ", ".join(str(written[k]) for k in ("gradebook", "summary", "chart") if k in written),
+               err=True)
+    if failure is not None or recorded < len(todo):
+        raise click.ClickException(f"{len(todo) - recorded} submissions have no result yet"
+                                   + (f" ({failure})" if failure else "") + "; run the same command again")
+
+
+def _grade(plan, todo, outdir, workers, scheduler):
+    """Grade ``todo`` locally or on Dask, with a progress bar on a terminal."""
+    from contextlib import nullcontext
+
+    if not todo:
+        return 0, None
+    previous = _stop_on_sigterm()
+    show = sys.stderr.isatty()
+    bar = click.progressbar(length=len(todo), label="grading", file=sys.stderr) if show else nullcontext()
+    log_path = outdir / "grading-processes.log"
+    with bar, open(log_path, "ab") as log:
+        update = (lambda item: bar.update(1)) if show else (lambda item: None)
+        try:
+            if scheduler:
+                try:
+                    import distributed  # noqa: F401
+                except ImportError:
+                    raise click.UsageError("--scheduler needs dask.distributed: "
+                                           "pip install 'backprop-traps[dask]'")
+                from grader.batch.dask_runner import run_dask
+                return run_dask(plan, todo, scheduler, on_result=update), None
+            from grader.batch.runner import LocalRunner
+            runner = LocalRunner(plan, workers, log=log)
+            return runner.run(todo, on_result=update), runner.failure
+        except KeyboardInterrupt:
+            click.echo("\nstopped; the results so far are kept: run the same command again to go on",
+                       err=True)
+            sys.exit(130)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+            if log_path.stat().st_size == 0:
+                log_path.unlink()
+
+
+def _stop_on_sigterm():
+    """SIGTERM (a job scheduler's time limit) stops the batch as Ctrl-C does: grading
+    processes stopped, results kept. Returns the handler to restore (None off the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    return signal.signal(signal.SIGTERM, interrupt)

@@ -1,0 +1,144 @@
+"""The learner's loop: `grade list`, `grade start ID`, and what `grade FILE` does after grading
+(remember the best score, offer or show a hint). The history is grader/history.py."""
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import click
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` as the learner would type it from here: relative when below the cwd."""
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else str(path)
+
+
+def _first_heading(notebook: Path) -> str:
+    """The first markdown heading of a notebook, without the #'s (the fallback title)."""
+    from grader.notebook import NotebookError, cell_source, parse_notebook
+    try:
+        nb = parse_notebook(notebook.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, NotebookError):
+        return ""
+    for cell in nb["cells"]:
+        if isinstance(cell, dict) and cell.get("cell_type") == "markdown":
+            for line in cell_source(cell).splitlines():
+                if line.startswith("#"):
+                    return line.lstrip("#").strip()
+    return ""
+
+
+def describe(question: str, solution: Path, root: Path) -> tuple[str, str]:
+    """(title, difficulty) from the hidden checks; the notebook's heading if it has none yet."""
+    from grader.checks import load_question
+    try:
+        q = load_question(question, root)
+        return q.title, getattr(q, "difficulty", "medium")
+    except Exception:  # no checks module yet, or one being written: the listing still works
+        return _first_heading(solution) or "(no description yet)", "medium"
+
+
+@click.command("list")
+@click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
+              help="Folder with your own questions (same layout as this repo).")
+def list_questions(questions_dir):
+    """List the questions: what each is about, its difficulty, the file to open, and your
+    best score so far in this folder."""
+    from grader.history import FILENAME, History
+    from grader.questions import exercise_path, questions_root, solution_notebooks
+
+    root = questions_root(questions_dir)
+    history = History.load()
+    notebooks = solution_notebooks(root)
+    rows = []
+    for qid, solution in notebooks.items():
+        title, difficulty = describe(qid, solution, root)
+        mine = Path.cwd() / solution.name
+        to_open = solution.name if mine.is_file() else _shown_path(exercise_path(qid, root))
+        best = history.best(qid)
+        score = f"best {best[0]:g}/{best[1]:g}" if best else "not graded"
+        rows.append((solution.name[:2], qid, difficulty, score, to_open, title))
+    if not rows:
+        click.echo(f"No questions found in {root / 'solutions'}.")
+        return
+    idw = max(len(r[1]) for r in rows)
+    scw = max(len(r[3]) for r in rows)
+    graded = " (best scores: this folder's " + FILENAME + ")" if history.questions else ""
+    click.echo(f"{len(rows)} questions{graded}:\n")
+    for num, qid, difficulty, score, to_open, title in rows:
+        click.echo(f"  {num}  {qid.ljust(idw)}  {difficulty:<6}  {score.ljust(scw)}  {to_open}")
+        click.echo(f"      {title}")
+    fresh = [r[1] for r in rows if not history.best(r[1]) and not (Path.cwd() / notebooks[r[1]].name).exists()]
+    if fresh:
+        click.echo(f"\nStart one in this folder: `grade start {fresh[0]}`, "
+                   f"then grade it: `grade {notebooks[fresh[0]].name}`.")
+
+
+@click.command("start")
+@click.argument("question")
+@click.argument("folder", required=False, type=click.Path(file_okay=False), default=".")
+@click.option("--force", is_flag=True, help="Overwrite the notebook if it is already there (your work is lost).")
+@click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
+              help="Folder with your own questions (same layout as this repo).")
+def start(question, folder, force, questions_dir):
+    """Copy QUESTION's stub notebook into FOLDER (default: here) and say how to grade it."""
+    from grader.questions import exercise_path, questions_root, solution_notebooks
+
+    root = questions_root(questions_dir)
+    known = solution_notebooks(root)
+    if question not in known:
+        raise click.BadParameter(f"unknown question {question!r}; the questions are: {', '.join(known)} "
+                                 "(`grade list` describes them)", param_hint="QUESTION")
+    stub = exercise_path(question, root)
+    if not stub.is_file():
+        click.echo(f"The stub {stub} is missing; regenerate the stubs with `grade release`.", err=True)
+        sys.exit(1)
+    target = Path(folder) / stub.name
+    shown = shlex.quote(_shown_path(target.resolve()))
+    if target.exists() and not force:
+        click.echo(f"{shown} already exists; your work there is kept. Grade it with `grade {shown}`, "
+                   "or add --force to start over (that overwrites it).", err=True)
+        sys.exit(1)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(stub, target)
+    except OSError as e:
+        click.echo(f"Could not write {shown}: {e.strerror or e}", err=True)
+        sys.exit(1)
+    click.echo(f"Copied the {question} stub to {shown}. Open it in Jupyter, fill in the functions\n"
+               "(the last cell grades the notebook from inside), or grade it from here:\n\n"
+               f"    grade {shown}\n")
+
+
+def after_grading(results, want_hint: bool, color: bool) -> str:
+    """Remember each graded result's score in this folder's history, and show the next hint
+    for the first failing check (``--hint``) or say that one is available. Returns the text."""
+    from grader.history import History
+    from grader.report import render_hint
+
+    history = History.load()
+    texts = []
+    for r in results:
+        if r.error or r.question is None:
+            if want_hint:
+                texts.append(f"{r.submission}: no hint until the file can be graded (see above).")
+            continue
+        history.record_score(r.question, r.score, r.max_score)
+        failing = [t for t in r.tests if not t.passed]
+        if not failing:
+            if want_hint:
+                texts.append(f"{r.submission}: every hidden check passes; no hint needed.")
+            continue
+        target = next((t for t in failing if t.hints), failing[0])
+        if want_hint:
+            hint = history.next_hint(r.question, target.name, target.hints) if target.hints else None
+            texts.append(render_hint(target.name, hint, target.hints, color))
+        elif history.hints_seen(r.question, target.name) < len(target.hints):
+            texts.append(f'Stuck on "{target.name}"? `grade {shlex.quote(r.submission)} --hint` '
+                         "shows a hint.")
+    history.save()
+    return "\n\n".join(texts)

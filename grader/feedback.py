@@ -1,0 +1,147 @@
+"""Feedback worth reading: the smallest failing example, and where the differences lie.
+
+Two helpers the checks reach through ``CheckContext``:
+
+- ``smallest_failure`` re-runs the learner's function on inputs from a check's own builder,
+  smallest size first, and shows the first one where the answer is still wrong: the input,
+  the expected value, the learner's, and the positions that differ. A 5 x 5 plane a learner
+  can work through by hand beats "37 of 1152 entries differ".
+- ``where_differs`` takes named boolean masks of interesting positions (e.g. "where windows
+  overlap") and says so when every difference falls inside one of them.
+
+Both only describe; they never decide a check's outcome.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+RTOL = 1e-6
+ATOL = 1e-8
+MAX_POSITIONS = 8
+_STOP_KINDS = ("timeout", "crash", "budget")  # do not pay for a broken function twice
+SECONDS = 3.0  # the most one search for a small example may spend in the learner's code
+
+
+def differing(got, expected, rtol: float = RTOL, atol: float = ATOL) -> np.ndarray | None:
+    """Boolean mask of the entries that differ, or None when the shapes do not even match."""
+    try:
+        got, expected = np.asarray(got), np.asarray(expected)
+    except Exception:  # a ragged or odd value: nothing to compare position by position
+        return None
+    if got.shape != expected.shape or got.dtype.kind not in "biuf":
+        return None
+    if got.dtype.kind in "iub" and expected.dtype.kind in "iub":
+        return got != expected
+    return ~np.isclose(got.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol)
+
+
+def where_differs(name: str, got, expected, regions: dict[str, np.ndarray],
+                  rtol: float = RTOL, atol: float = ATOL) -> str | None:
+    """"`dx` differs only where windows overlap (...)" when every difference lies in one region.
+
+    ``regions`` maps a phrase ("where windows overlap", "at tied maxima") to a boolean mask
+    of ``expected``'s shape; the first region (in order) holding every difference is named,
+    so put the most specific first. None when no region explains the differences."""
+    wrong = differing(got, expected, rtol, atol)
+    if wrong is None or not wrong.any():
+        return None
+    count = int(wrong.sum())
+    for phrase, mask in regions.items():
+        mask = np.asarray(mask, dtype=bool)
+        if mask.shape != wrong.shape or mask.all():
+            continue  # a region covering everything says nothing
+        if not wrong[~mask].any():
+            return (f"`{name}` differs only {phrase} ({count} of {wrong.size} entries); "
+                    "everywhere else it is right.")
+    return None
+
+
+def _squeeze(value):
+    """Drop leading length-1 axes of arrays with more than two, and say which were dropped."""
+    if not isinstance(value, np.ndarray) or value.ndim <= 2:
+        return "", value
+    lead = value.shape[:-2]
+    if any(n != 1 for n in lead):
+        return "", value
+    return "[" + ", ".join("0" for _ in lead) + "]", value.reshape(value.shape[-2:])
+
+
+def _fmt(value) -> str:
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, precision=3, suppress_small=True, threshold=200, max_line_width=90)
+    return repr(value)
+
+
+def _show(label: str, value) -> list[str]:
+    suffix, value = _squeeze(value)
+    text = _fmt(value)
+    if "\n" not in text:
+        return [f"  {label}{suffix} = {text}"]
+    return [f"  {label}{suffix} ="] + ["    " + line for line in text.splitlines()]
+
+
+def format_example(inputs: dict, expected, got, name: str = "the answer", error: str = "") -> str:
+    """The example as text: inputs, expected, the learner's, the positions that differ."""
+    lines = ["The smallest input where yours is still wrong:"]
+    for key, value in inputs.items():
+        lines += _show(key, value)
+    lines += _show(f"expected {name}", expected)
+    if error:
+        lines.append(f"  yours: {error}")
+        return "\n".join(lines)
+    lines += _show(f"yours    {name}", got)
+    wrong = differing(got, expected)
+    if wrong is not None and wrong.any():
+        _, frame = _squeeze(wrong)
+        where = [tuple(int(i) for i in idx) for idx in np.argwhere(frame)]
+        more = f" and {len(where) - MAX_POSITIONS} more" if len(where) > MAX_POSITIONS else ""
+        lines.append("  they differ at " + ", ".join(map(str, where[:MAX_POSITIONS])) + more)
+    return "\n".join(lines)
+
+
+def smallest_failure(sandbox, rng: np.random.Generator, fn: str, build: Callable, sizes,
+                     expected: Callable, pick: Callable | None = None, name: str = "the answer",
+                     tries: int = 3, rtol: float = RTOL, atol: float = ATOL) -> str | None:
+    """Re-run the learner's ``fn`` on small inputs, smallest size first; describe the first failure.
+
+    - ``build(rng, size)`` returns the positional arguments of ``fn`` as a dict (name -> value,
+      in order), or ``(args, shown)`` where ``shown`` is what to print instead (e.g. the
+      forward's ``x`` next to a backward's arguments).
+    - ``expected(*args)`` is what ``fn`` should return (after ``pick``), from the reference.
+    - ``pick(value)`` takes the part of the learner's answer to compare (default: all of it).
+
+    Each size is tried ``tries`` times (a mistake may need a lucky input to show). A wrong
+    value is shown in preference to an exception (the check failed on a value, so a value
+    illustrates it best). Returns None when every small input passes, or when a call times
+    out or crashes (we do not pay for a broken function twice)."""
+    raised = None
+    # Feedback must not cost points: stay well inside the submission's total time budget.
+    start = getattr(sandbox, "spent", 0.0)
+    limits = getattr(sandbox, "limits", None)
+    left = (limits.total_seconds - start) if limits is not None else SECONDS
+    allowance = min(SECONDS, 0.1 * left)
+    for size in sizes:
+        for _ in range(tries):
+            if getattr(sandbox, "spent", 0.0) - start > allowance:
+                return raised
+            built = build(rng, size)
+            args, shown = built if isinstance(built, tuple) else (built, built)
+            want = expected(*args.values())
+            result = sandbox.call(fn, *args.values())
+            if not result.ok:
+                if result.kind in _STOP_KINDS:
+                    return None
+                raised = raised or format_example(shown, want, None, name, error=result.error)
+                continue
+            try:
+                got = pick(result.value) if pick else result.value
+            except Exception:  # the answer's structure is wrong: the main feedback says how
+                return None
+            wrong = differing(got, want, rtol, atol)
+            if wrong is None:
+                return None
+            if wrong.any():
+                return format_example(shown, want, got, name)
+    return raised

@@ -1,0 +1,135 @@
+"""Grade a notebook from inside itself: the last cell of every stub runs
+
+    from grader.notebook_grade import grade_this_notebook
+    grade_this_notebook("routing_trap")
+
+and prints the same report as `grade FILE`, through the same sandboxed path: the hidden
+checks run in a child process against the notebook *file*, never against this kernel's
+live objects. That cell is tagged ``demo``, so grading skips it (no recursion).
+
+It reads the notebook as saved on disk and never saves it: Jupyter keeps your edits in
+the browser until you save, so save first (Ctrl-S). When the saved cells differ from the
+code this kernel ran, it says so.
+
+A kernel has no ``__file__``, so the notebook is found in this order:
+1. ``path=...``, when given;
+2. what the front end tells the kernel: ``JPY_SESSION_NAME`` (Jupyter Server 2 and later
+   set it to the notebook's path, relative to the server's root), ipykernel's
+   ``__session__``, or VS Code's ``__vsc_ipynb_file__``;
+3. ``NN_<id>.ipynb`` in the kernel's working folder (Jupyter starts a kernel in the
+   notebook's folder; `grade start` and ``exercises/`` use that name);
+4. the one notebook in that folder whose metadata names the question;
+5. the kit's own notebook for the question (solution or stub) when this kernel has run
+   every one of its graded cells verbatim (e.g. a solution executed from another folder).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from grader.notebook import NotebookError, cell_source, is_graded_code, notebook_question, parse_notebook
+
+
+def _kernel():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
+
+
+def executed_cells() -> set[str]:
+    """The raw source of every cell this IPython kernel has run (empty outside IPython)."""
+    ip = _kernel()
+    history = getattr(getattr(ip, "history_manager", None), "input_hist_raw", None) or []
+    return {src.strip() for src in history if isinstance(src, str) and src.strip()}
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        return parse_notebook(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, NotebookError):
+        return None
+
+
+def not_run(path: Path, executed: set[str]) -> list[str]:
+    """The graded code cells of the saved notebook that this kernel has not run as they are."""
+    nb = _read(path)
+    if nb is None:
+        return []
+    cells = [cell_source(c).strip() for c in nb["cells"] if isinstance(c, dict) and is_graded_code(c)]
+    return [src for src in cells if src and src not in executed]
+
+
+def _from_front_end() -> Path | None:
+    """The notebook path the front end gave the kernel. Jupyter Server's ``JPY_SESSION_NAME``
+    (and ipykernel's ``__session__``) may be relative to the server's root folder, which is
+    the kernel's folder or one above it, so those are tried in turn."""
+    ns = getattr(_kernel(), "user_ns", None) or {}
+    names = [os.environ.get("JPY_SESSION_NAME"), ns.get("__session__"), ns.get("__vsc_ipynb_file__")]
+    here = Path.cwd()
+    for name in names:
+        if not (isinstance(name, str) and name.endswith(".ipynb")):
+            continue
+        path = Path(name)
+        for candidate in [path] if path.is_absolute() else [here / path] + [p / path for p in here.parents]:
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def find_notebook(question: str | None = None, path: str | os.PathLike | None = None) -> Path | None:
+    """The notebook to grade (see the module docstring for the order), or None."""
+    if path is not None:
+        return Path(path)
+    found = _from_front_end()
+    if found is not None and (question is None or notebook_question(_read(found) or {}) == question):
+        return found
+    if question is None:
+        return None
+    from grader.questions import exercise_path, solution_notebooks, solution_path
+    if question not in solution_notebooks():
+        return None
+    name = solution_path(question).name
+    here = Path.cwd()
+    if (here / name).is_file():
+        return here / name
+    mine = [p for p in sorted(here.glob("*.ipynb")) if notebook_question(_read(p) or {}) == question]
+    if len(mine) == 1:
+        return mine[0]
+    executed = executed_cells()
+    for kit in (solution_path(question), exercise_path(question)):
+        if executed and kit.is_file() and not not_run(kit, executed):
+            return kit
+    return None
+
+
+def grade_this_notebook(question: str | None = None, path: str | os.PathLike | None = None,
+                        seed: int | None = None) -> None:
+    """Grade this notebook as saved on disk and print the report (see the module docstring)."""
+    from grader.commands.learner import after_grading
+    from grader.engine import grade_path
+    from grader.questions import solution_notebooks
+    from grader.report import render
+
+    notebook = find_notebook(question, path)
+    if notebook is None:
+        print("Could not tell which file this notebook is. Save it, then pass its path, e.g.\n"
+              f"    grade_this_notebook({question!r}, path='01_routing_trap.ipynb')\n"
+              "or grade it from a terminal: grade <your notebook>.ipynb")
+        return
+    if not notebook.is_file():
+        print(f"There is no notebook at {notebook}; pass the path of this notebook's file.")
+        return
+    print(f"Grading {notebook} as saved on disk (unsaved edits are not seen: save first, Ctrl-S).")
+    stale = not_run(notebook, executed_cells()) if _kernel() is not None else []
+    if stale:
+        print(f"Note: {len(stale)} code cell(s) of the saved file are not what this kernel ran. If you "
+              "edited them, save the notebook and run this cell again.")
+    result = grade_path(notebook, question=question, seed=seed, visible_tests=True)
+    print(render(result, color=False))
+    kit_solution = notebook.resolve() in {p.resolve() for p in solution_notebooks().values()}
+    if not kit_solution:  # the reference grading itself is not the learner's score
+        follow_up = after_grading([result], want_hint=False, color=False)
+        if follow_up:
+            print("\n" + follow_up)

@@ -1,0 +1,70 @@
+"""The notebook's visible tests (nbgrader ``grade: true`` cells), run in the sandbox.
+
+They are the learner's quick sanity checks and are never scored: the report counts them
+apart from the hidden checks so that "all visible tests pass" can never read as "done".
+They run in the same child as the hidden checks, after the learner's code, in its
+namespace, exactly as they would in the notebook.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.notebook import NotebookError, SKIP_TAGS, cell_source, is_test_cell, parse_notebook, strip_magics
+from grader.results import VisibleTests
+
+# Not the learner's sanity checks: demos, and the nbgrader cell that runs the hidden checks
+# in a course's kernel (grader/authoring/nbgrader_cell.py); the sandbox cannot import the kit.
+NOT_VISIBLE_TESTS = SKIP_TAGS | {"hidden-checks"}
+
+
+def test_cells(path: str | Path) -> list[tuple[str, str]]:
+    """``(name, source)`` of each visible test cell of a notebook; [] for a .py or a bad file."""
+    path = Path(path)
+    if path.suffix != ".ipynb":
+        return []
+    try:
+        nb = parse_notebook(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, NotebookError):
+        return []
+    cells = []
+    for index, cell in enumerate(nb["cells"]):
+        if not (isinstance(cell, dict) and cell.get("cell_type") == "code" and is_test_cell(cell)):
+            continue
+        meta = cell.get("metadata") or {}
+        grade_id = (meta.get("nbgrader") or {}).get("grade_id")
+        if NOT_VISIBLE_TESTS.intersection(meta.get("tags") or []) or grade_id == "hidden_checks":
+            continue
+        name = grade_id or f"cell {index}"
+        cells.append((str(name), strip_magics(cell_source(cell))))
+    return cells
+
+
+def _describe(name: str, source: str, outcome: dict) -> str:
+    kind = outcome.get("type", "an exception")
+    if kind == "NotImplementedError":
+        return f"{name}: not implemented yet"
+    text = f"{name}: {kind}"
+    if outcome.get("message"):
+        text += f": {outcome['message']}"
+    line = outcome.get("line")
+    lines = source.splitlines()
+    if isinstance(line, int) and 1 <= line <= len(lines):
+        text += f" (line {line}: `{lines[line - 1].strip()[:80]}`)"
+    return text
+
+
+def run_visible_tests(sandbox, path: str | Path) -> VisibleTests | None:
+    """Run the notebook's visible tests in ``sandbox``; None when it has none (a .py file)."""
+    cells = test_cells(path)
+    if not cells:
+        return None
+    result = sandbox.run_cells([source for _, source in cells])
+    if not result.ok:
+        return VisibleTests(0, len(cells), error=result.error)
+    outcomes = result.value if isinstance(result.value, list) else []
+    if len(outcomes) != len(cells):
+        return VisibleTests(0, len(cells), error="the visible tests gave an unreadable answer")
+    failures = [_describe(name, source, o if isinstance(o, dict) else {})
+                for (name, source), o in zip(cells, outcomes)
+                if not (isinstance(o, dict) and o.get("ok") is True)]
+    return VisibleTests(len(cells) - len(failures), len(cells), failures)

@@ -1,0 +1,50 @@
+"""The per-step update trap graded end to end: right answers, each trap, the stub."""
+import pytest
+
+from grader.engine import grade_path
+from conftest import ANSWERS, REPO
+
+TRAPS = ["last-step-only", "mean-over-steps", "batch-not-summed", "bias-not-summed",
+         "kernel-flip", "stride-ignored"]
+TRAINING = "training: SGD with your backward recovers a planted filter"
+
+
+def test_solution_gets_full_marks():
+    result = grade_path(REPO / "solutions" / "02_per_step_update_trap.ipynb")
+    assert result.error is None
+    assert result.score == result.max_score > 0
+    assert all(t.passed and t.trap is None for t in result.tests)
+
+
+def test_stub_gets_zero_with_not_implemented_feedback():
+    result = grade_path(REPO / "exercises" / "02_per_step_update_trap.ipynb")
+    assert result.error is None and result.score == 0
+    assert all("not implemented yet" in t.feedback for t in result.tests)
+    assert not any("Traceback" in t.feedback for t in result.tests)
+
+
+def test_torch_answer_gets_full_marks():
+    pytest.importorskip("torch")
+    result = grade_path(ANSWERS / "per_step_update_trap" / "torch_answer.py")
+    assert result.score == result.max_score, [t.feedback for t in result.tests if not t.passed]
+
+
+@pytest.mark.parametrize("trap", TRAPS)
+def test_each_trap_loses_points_and_is_named(answer_file, trap):
+    result = grade_path(answer_file("per_step_update_trap", trap.replace("-", "_")))
+    assert result.score < result.max_score
+    named = {t.trap for t in result.tests if not t.passed}
+    assert trap in named, [(t.name, t.trap, t.feedback) for t in result.tests if not t.passed]
+    assert named <= set(TRAPS) | {None}
+
+
+def test_last_step_only_fails_training(answer_file):
+    result = grade_path(answer_file("per_step_update_trap", "last_step_only"))
+    training = next(t for t in result.tests if t.name == TRAINING)
+    assert not training.passed and training.trap == "last-step-only", training.feedback
+
+
+def test_seed_replays(answer_file):
+    path = answer_file("per_step_update_trap", "last_step_only")
+    a, b = grade_path(path, seed=7), grade_path(path, seed=7)
+    assert [t.to_json() for t in a.tests] == [t.to_json() for t in b.tests]
