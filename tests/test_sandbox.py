@@ -158,3 +158,15 @@ def test_child_cannot_import_the_grader_even_through_the_editable_finder():
         assert box.start().ok
         for name in ("grader", "grader.checks.routing_trap", "grader.reference"):
             assert box.call("imp", name).value != "imported", name
+
+
+@needs_landlock
+def test_child_cannot_read_other_processes_proc_entries():
+    src = ("import os\ndef peek(pid):\n    try:\n        return open(f'/proc/{pid}/environ', 'rb').read()[:20]\n"
+           "    except OSError as e:\n        return type(e).__name__\n"
+           "def mine():\n    return len(open('/proc/self/status').read()) > 0\n")
+    with Sandbox(src, FAST) as box:
+        assert box.start().ok
+        assert box.call("peek", os.getpid()).value == "PermissionError"
+        assert box.call("peek", 1).value == "PermissionError"
+        assert box.call("mine").value is True

@@ -130,7 +130,9 @@ def main():
     isolation = "none"
     if setup.get("isolate", True):
         try:
-            abi = landlock.restrict(setup["read_only"], setup["read_write"])
+            # Its own /proc entry only: other processes' environ and cmdline stay unreadable.
+            own = [f"/proc/{os.getpid()}"]
+            abi = landlock.restrict(setup["read_only"] + own, setup["read_write"])
             isolation = f"landlock-abi-{abi}" if abi else "none"
         except OSError as e:
             isolation = f"none ({e})"
