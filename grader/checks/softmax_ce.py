@@ -265,6 +265,9 @@ def rows_sum_to_zero(ctx):
     sums = dlogits.sum(axis=1)
     worst = int(np.argmax(np.abs(sums)))
     if abs(sums[worst]) <= 1e-10:
+        # Zero sums alone would pass an all-zeros answer: the values must be right too.
+        ctx.expect_array("dlogits", dlogits, ctx.ref.softmax_cross_entropy(logits, labels)[1], CE,
+                         traps=wrong_dlogits(ctx, logits, labels))
         return
     trap = first_match(ctx, dlogits, wrong_dlogits(ctx, logits, labels))
     why = QUESTION.trap(trap).explanation if trap else (
