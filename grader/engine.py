@@ -12,7 +12,7 @@ from grader.checks import load_question
 from grader.context import CheckContext
 from grader.question import Fail
 from grader.questions import questions_root, solution_notebooks
-from grader.reference import load_solution
+from grader.reference import load_solution, setup_code
 from grader.results import CheckResult, GradeResult
 from grader.sandbox.limits import Limits
 from grader.sandbox.process import Sandbox
@@ -66,7 +66,8 @@ def _run_checks(sub, root: Path, seed: int, limits: Limits, result: GradeResult,
     question = load_question(sub.question, root)
     ref = load_solution(sub.question, root)
     hide = [root, Path(sub.path).resolve().parent]
-    with Sandbox(sub.source, limits, hide=hide) as sandbox:
+    helpers = setup_code(sub.question, root) if question.grader_setup else ""
+    with Sandbox(sub.source, limits, hide=hide, helpers=helpers) as sandbox:
         loaded = sandbox.start()
         result.isolation = sandbox.isolation
         for check in question.checks:

@@ -107,6 +107,11 @@ def find_notebook(question: str | None = None, path: str | os.PathLike | None = 
 def grade_this_notebook(question: str | None = None, path: str | os.PathLike | None = None,
                         seed: int | None = None) -> None:
     """Grade this notebook as saved on disk and print the report (see the module docstring)."""
+    if os.environ.get("NBGRADER_EXECUTION"):
+        # Inside `nbgrader autograde`/`validate` the course's own test cells grade; grading
+        # the file again here would only cost time (and write to the learner's folder).
+        print("(nbgrader is running this notebook: its autograded cells do the grading)")
+        return
     from grader.commands.learner import after_grading
     from grader.engine import grade_path
     from grader.questions import solution_notebooks

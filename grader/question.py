@@ -58,6 +58,11 @@ class Question:
     checks: list[Check] = field(default_factory=list)
     difficulty: str = "medium"
     """How hard it is for a newcomer: "easy", "medium" or "hard" (shown by `grade list`)."""
+    grader_setup: bool = False
+    """The solution's setup cell (nbgrader grade_id ``setup``) defines helpers the checks rely
+    on, e.g. ``matvec`` that counts multiply-adds: ``grade`` runs the solution's copy of that
+    cell in the sandbox right after the learner's code loads, so the grader's helpers replace
+    the learner's copies, edited or missing."""
 
     def check(self, name: str, points: float, hints: tuple[str, ...] = ()):
         """Decorator: register ``run(ctx)`` as a check worth ``points``."""

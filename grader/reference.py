@@ -25,3 +25,14 @@ def _load(path: str) -> types.SimpleNamespace:
 def load_solution(question: str, root: Path | None = None) -> types.SimpleNamespace:
     """The solution's functions for ``question`` as attributes (e.g. ``ref.maxpool2d_forward``)."""
     return _load(str(solution_path(question, root)))
+
+
+def setup_code(question: str, root: Path | None = None) -> str:
+    """The source of the solution's setup cell (nbgrader grade_id ``setup``), or "" if none:
+    the helpers a question with ``grader_setup`` runs after the learner's code."""
+    from grader.notebook import cell_source
+    nb = parse_notebook(solution_path(question, root).read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if ((cell.get("metadata") or {}).get("nbgrader") or {}).get("grade_id") == "setup":
+            return cell_source(cell)
+    return ""

@@ -13,6 +13,9 @@ if not REAL_GPU:
     # The simulator runs every CUDA thread as a Python thread and syncs them at each
     # barrier; a short switch interval makes barrier-heavy kernels much faster.
     sys.setswitchinterval(1e-4)
+    sys.path.insert(0, os.path.dirname(__file__))
+    import cudasim_fix  # noqa: E402  (the simulator's shared arrays race without it)
+    cudasim_fix.install()
 
 from pathlib import Path  # noqa: E402
 

@@ -6,7 +6,8 @@
   at its first NotImplementedError;
 - the kernels agree with the solution under the Numba CUDA simulator: the question's
   ``tests/kernels/test_<id>_kernels.py`` runs with pytest in a subprocess, or, without
-  one, the kernel module's ``validate_kernels()`` hook.
+  one, the kernel module's ``validate_kernels()`` hook. A question with no kernels says
+  why in its solution notebook's metadata, ``backprop_traps.no_kernels``.
 """
 from __future__ import annotations
 
@@ -181,16 +182,28 @@ def start_kernel_check(question: str, root: Path):
                "module_from_spec(spec); spec.loader.exec_module(m); m.validate_kernels()", str(module)]
         what = f"{_shown(module, root)}: validate_kernels()"
     else:
-        return None, f"no kernel tests: add {_shown(tests, root)} (or validate_kernels() in {_shown(module, root)})"
+        reason = no_kernels_reason(question, root)
+        if reason:
+            return OK, f"no kernels, on purpose: {reason}"
+        return None, (f"no kernel tests: add {_shown(tests, root)} (or validate_kernels() in "
+                      f"{_shown(module, root)}, or, if no kernel makes sense, say why in the solution "
+                      "notebook's metadata: backprop_traps.no_kernels)")
     proc = subprocess.Popen(cmd, cwd=str(root), env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     return proc, what
 
 
+def no_kernels_reason(question: str, root: Path) -> str:
+    """Why the question has no kernels, from its solution notebook's metadata ('' if it has no say)."""
+    import nbformat
+    nb = nbformat.read(str(solution_path(question, root)), as_version=4)
+    return str((nb.metadata.get("backprop_traps") or {}).get("no_kernels") or "").strip()
+
+
 def finish_kernel_check(report: QuestionReport, started) -> None:
     proc, what = started
-    if proc is None:
-        report.add(FAIL, what)
+    if proc is None or proc == OK:
+        report.add(FAIL if proc is None else OK, what)
         return
     try:
         out, _ = proc.communicate(timeout=600)

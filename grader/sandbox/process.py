@@ -107,8 +107,11 @@ class Sandbox:
     """A child process running one submission's code under ``limits``."""
 
     def __init__(self, source: str, limits: Limits = Limits(), hide: list[Path] = (),
-                 isolate: bool = True):
+                 isolate: bool = True, helpers: str = ""):
         self.source = source
+        self.helpers = helpers
+        """Trusted code run in the submission's namespace right after it loads (and after
+        every reload), e.g. counting helpers that replace the learner's copies."""
         self.limits = limits
         self.isolate = isolate
         self.isolation = "not started"
@@ -153,6 +156,9 @@ class Sandbox:
         self.isolation = started.value.get("isolation", "none") if isinstance(started.value, dict) else "none"
         loaded = self._exchange({"op": "load", "source": self.source}, self.limits.call_seconds,
                                 what="loading your code")
+        if loaded.ok and self.helpers:
+            loaded = self._exchange({"op": "load", "source": self.helpers, "name": "<grader helpers>"},
+                                    self.limits.call_seconds, what="loading the grader's helpers after your code")
         if not loaded.ok:
             self.load_error = loaded
             self.close()

@@ -41,7 +41,7 @@ def _pack(obj, arrays, depth=0):
         arr = np.asarray(obj)  # drops ndarray subclasses: only plain data crosses
         if arr.dtype.kind not in ALLOWED_KINDS:
             raise WireError(f"arrays of dtype {arr.dtype} cannot be returned")
-        arrays.append(np.ascontiguousarray(arr))
+        arrays.append(np.asarray(arr, order="C"))  # not ascontiguousarray: it makes 0-d arrays 1-d
         return {"__nd__": len(arrays) - 1}
     if isinstance(obj, tuple):
         return {"__tuple__": [_pack(x, arrays, depth + 1) for x in obj]}

@@ -150,7 +150,9 @@ def main():
         reply = {"ok": True}
         try:
             if op == "load":
-                exec(compile(req["source"], SUBMISSION, "exec"), namespace)
+                # The grader's own helpers load under their own name: a traceback then
+                # points at the learner's line that called them, not at a helper's line.
+                exec(compile(req["source"], req.get("name", SUBMISSION), "exec"), namespace)
             elif op == "call":
                 fn = namespace.get(req["fn"])
                 if not callable(fn):

@@ -7,7 +7,11 @@ import os
 
 _targets = ["/tmp/backprop-traps-pwned-write", "/dev/shm/backprop-traps-pwned",
             os.path.join(os.path.expanduser("~"), "..", "backprop-traps-pwned-home")]
-for _pid in os.listdir("/proc"):
+try:
+    _pids = os.listdir("/proc")  # the sandbox does not even let it list /proc
+except OSError:
+    _pids = []
+for _pid in _pids:
     try:
         with open(f"/proc/{_pid}/cmdline", "rb") as f:
             _args = [a.decode(errors="ignore") for a in f.read().split(b"\0")]

@@ -1,0 +1,104 @@
+"""Batched JVP and VJP steps through a chain of matrices, Numba CUDA.
+
+Forward mode pushes tangents through the chain one layer at a time, ``out = A V`` for a
+block of B tangents ``V``; reverse mode pulls cotangents back, ``out = U A`` for a block of
+B cotangents ``U``. With B = 1 these are one JVP and one VJP: matrix-vector products that
+read each entry of A once, bound by memory bandwidth, which cuBLAS's gemv already reaches
+(its transpose flag does ``U A`` without a transposed copy), so a single-vector kernel
+would add nothing. With B = m_0 basis vectors forward mode yields the whole Jacobian, with
+B = m_k reverse mode does: the batch turns every step into a matrix product (what
+torch.func.jacfwd and jacrev get from vmap), and the Jacobian costs m_0 * S or m_k * S
+multiply-adds, S = sum m_i m_{i-1}.
+
+Thread mapping: one thread per output entry, neighbouring threads on the contiguous axis.
+- jvp_step: thread (b, i) computes out[i, b] = sum_j A[i, j] V[j, b]. Threads with
+  consecutive b read consecutive V[j, b] (coalesced) and the same A[i, j] (a broadcast).
+- vjp_step: thread (j, b) computes out[b, j] = sum_i U[b, i] A[i, j]. Threads with
+  consecutive j read consecutive A[i, j] (coalesced) and the same U[b, i]. A^T is never formed.
+With B = 1 the JVP step's neighbours differ in i and read A a row apart (uncoalesced); a
+real gemv gives each row a warp and reduces across it. That is where cuBLAS wins, and why
+this file shows the mapping rather than replacing the library.
+
+Run: the tests run it under the Numba CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, set by
+tests/conftest.py): ``python -m pytest tests/kernels/test_forward_vs_reverse_kernels.py``;
+on a GPU, ``BACKPROP_TRAPS_REAL_GPU=1 python -m pytest tests/kernels``.
+
+Shapes: A (M, N) is one layer (``As[i]`` is (m_{i+1}, m_i)); B is the number of tangents
+or cotangents in a block; V (N, B) -> out (M, B) forward; U (B, M) -> out (B, N) reverse.
+The math runs in the arrays' dtype (float32 or float64).
+"""
+import numpy as np
+from numba import cuda
+
+THREADS = (16, 16)  # (contiguous axis, other axis): 256 threads per block
+
+
+# 1. forward mode: one JVP step for a block of tangents, out = A V
+@cuda.jit
+def jvp_step_kernel(A, V, out):
+    # A: M, N; V: N, B; out: M, B
+    b, i = cuda.grid(2)
+    if i < out.shape[0] and b < out.shape[1]:
+        acc = A[i, 0] * V[0, b]  # the first term, not a literal: float32 stays float32
+        for j in range(1, A.shape[1]):
+            acc += A[i, j] * V[j, b]
+        out[i, b] = acc
+
+
+# 2. reverse mode: one VJP step for a block of cotangents, out = U A (A^T never formed)
+@cuda.jit
+def vjp_step_kernel(U, A, out):
+    # U: B, M; A: M, N; out: B, N
+    j, b = cuda.grid(2)
+    if b < out.shape[0] and j < out.shape[1]:
+        acc = U[b, 0] * A[0, j]
+        for i in range(1, A.shape[0]):
+            acc += U[b, i] * A[i, j]
+        out[b, j] = acc
+
+
+def _blocks(columns: int, rows: int) -> tuple[int, int]:
+    return ((columns + THREADS[0] - 1) // THREADS[0], (rows + THREADS[1] - 1) // THREADS[1])
+
+
+def jvp_block(As, V: np.ndarray) -> np.ndarray:
+    """Tangents V (m_0, B) pushed through A_1, ..., A_k: (m_k, B). Stays on the device
+    between layers; each layer's matrix is copied over once."""
+    d_V = cuda.to_device(np.ascontiguousarray(V))
+    for A in As:  # A_1 first
+        d_out = cuda.device_array((A.shape[0], d_V.shape[1]), dtype=d_V.dtype)  # m_i, B
+        jvp_step_kernel[_blocks(d_out.shape[1], d_out.shape[0]), THREADS](
+            cuda.to_device(np.ascontiguousarray(A, dtype=d_V.dtype)), d_V, d_out)
+        d_V = d_out
+    return d_V.copy_to_host()
+
+
+def vjp_block(As, U: np.ndarray) -> np.ndarray:
+    """Cotangents U (B, m_k) pulled back through A_k, ..., A_1: (B, m_0)."""
+    d_U = cuda.to_device(np.ascontiguousarray(U))
+    for A in reversed(As):  # A_k first
+        d_out = cuda.device_array((d_U.shape[0], A.shape[1]), dtype=d_U.dtype)  # B, m_{i-1}
+        vjp_step_kernel[_blocks(d_out.shape[1], d_out.shape[0]), THREADS](
+            d_U, cuda.to_device(np.ascontiguousarray(A, dtype=d_U.dtype)), d_out)
+        d_U = d_out
+    return d_U.copy_to_host()
+
+
+def chain_jvp(As, v: np.ndarray) -> np.ndarray:
+    """J v for one tangent v (m_0,): (m_k,)."""
+    return jvp_block(As, v[:, None])[:, 0]
+
+
+def chain_vjp(As, u: np.ndarray) -> np.ndarray:
+    """J^T u for one cotangent u (m_k,): (m_0,)."""
+    return vjp_block(As, u[None, :])[0]
+
+
+def jacobian_forward(As) -> np.ndarray:
+    """J (m_k, m_0) by forward mode: all m_0 basis tangents at once."""
+    return jvp_block(As, np.eye(As[0].shape[1], dtype=As[0].dtype))
+
+
+def jacobian_reverse(As) -> np.ndarray:
+    """J (m_k, m_0) by reverse mode: all m_k basis cotangents at once."""
+    return vjp_block(As, np.eye(As[-1].shape[0], dtype=As[-1].dtype))

@@ -1,0 +1,115 @@
+"""Fake quantisation with a straight-through backward, in Numba CUDA.
+
+Kernels, forward directly above backward:
+  1. fake_quant_forward_kernel: out = scale * clip(round(x / scale), qmin, qmax), fused with a
+     BIT-PACKED in-range mask, bit = 1 where qmin <= x / scale <= qmax (both ends included).
+     One thread per mask byte computes the 8 elements that byte covers, so every byte has a
+     single writer: no atomics.
+  2. fake_quant_backward_kernel: the straight-through estimator, dx = dout where the mask bit
+     is 1 and 0 elsewhere. One thread per element; it reads dout and the mask, never x.
+
+Shape letters: E = x.size. The kernels see the flattened arrays; the host functions accept
+any shape and give it back. The mask holds flat element f at bit 7 - f % 8 of byte f // 8:
+np.packbits' order (first element in the highest bit, unused bits of the last byte zero),
+as in kernels/vram_trap.py.
+
+Bytes kept for the backward pass, per element: x itself, 8 in float64 (4 in float32), or
+one bit of mask: 64 times less in float64. That is why the backward takes the mask rather
+than the solution's x: from out alone an input exactly at the top of the range (gradient
+passes) cannot be told from one far beyond it (gradient blocked).
+
+Rounding is half to even, as np.round: Numba CUDA lowers round() to __nv_llrint (the IEEE
+default mode), and the simulator runs Python's round(), which rounds half to even too. The
+value is clipped before it is rounded: the ends are integers, so the result is the same and
+round() never sees a value too large for int64.
+
+Run: the host functions at the bottom take and return numpy arrays. On a machine with no
+GPU set NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does) to run
+them in Numba's CUDA simulator; on a GPU they compile for the device. The kernels are
+generic over the float dtype: scale and the ends are passed in the array's dtype, so
+float32 math is not promoted to float64.
+"""
+import math
+
+import numpy as np
+from numba import cuda
+
+THREADS_PER_BLOCK = 128  # the one launch config: a 1-D grid, one thread per byte or element
+
+
+# ---------------------------------------------------------------- device helpers
+
+@cuda.jit(device=True)
+def mask_bit(mask, f):
+    """1 if flat element f was inside the range in the forward pass (np.packbits order)."""
+    return (mask[f // 8] >> (7 - f % 8)) & 1
+
+
+# ---------------------------------------------------------------- 1. forward + packed mask
+
+@cuda.jit
+def fake_quant_forward_kernel(x, scale, lo, hi, out, mask):
+    """x (E,) -> out (E,), mask uint8 (ceil(E / 8),); lo, hi = qmin, qmax in x's dtype."""
+    byte = cuda.grid(1)
+    if byte >= mask.shape[0]:
+        return
+    bits = 0
+    for t in range(8):
+        f = byte * 8 + t
+        if f < x.shape[0]:
+            u = x[f] / scale  # grid units, before rounding
+            if lo <= u and u <= hi:
+                bits |= 1 << (7 - t)
+            # round() returns an int64, so q * scale is formed in float64; for float32 that
+            # product is exact and the store rounds it once, as float32 math would
+            out[f] = round(min(max(u, lo), hi)) * scale
+    mask[byte] = bits
+
+
+# ---------------------------------------------------------------- 2. backward: the STE
+
+@cuda.jit
+def fake_quant_backward_kernel(dout, mask, dx, zero):
+    """dout (E,), mask uint8 (ceil(E / 8),) -> dx (E,): dout where the bit is set, else 0."""
+    f = cuda.grid(1)
+    if f < dx.shape[0]:
+        if mask_bit(mask, f) == 1:
+            dx[f] = dout[f]
+        else:
+            dx[f] = zero
+
+
+# ---------------------------------------------------------------- host functions: numpy in, out
+
+def _blocks(n_threads):
+    return max(1, math.ceil(n_threads / THREADS_PER_BLOCK))
+
+
+def fake_quant_forward(x, scale, qmin, qmax):
+    """(out, mask): out = scale * clip(round(x / scale), qmin, qmax), the shape of x;
+    mask = np.packbits(((x / scale >= qmin) & (x / scale <= qmax)).ravel()), uint8.
+
+    x: float array, any shape; scale > 0 the grid step; qmin <= qmax ints.
+    """
+    x = np.ascontiguousarray(x)
+    dtype = x.dtype.type
+    d_x = cuda.to_device(x.ravel())
+    d_out = cuda.device_array(x.size, dtype=x.dtype)
+    d_mask = cuda.device_array(math.ceil(x.size / 8), dtype=np.uint8)
+    fake_quant_forward_kernel[_blocks(d_mask.size), THREADS_PER_BLOCK](
+        d_x, dtype(scale), dtype(qmin), dtype(qmax), d_out, d_mask)
+    return d_out.copy_to_host().reshape(x.shape), d_mask.copy_to_host()
+
+
+def fake_quant_backward(dout, mask):
+    """dx, the shape of dout: dout where the forward's mask bit is 1, else 0.
+
+    dout: float array, the shape of the forward's x; mask: uint8 (ceil(dout.size / 8),) from
+    fake_quant_forward.
+    """
+    dout = np.ascontiguousarray(dout)
+    d_dx = cuda.device_array(dout.size, dtype=dout.dtype)
+    fake_quant_backward_kernel[_blocks(dout.size), THREADS_PER_BLOCK](
+        cuda.to_device(dout.ravel()), cuda.to_device(np.ascontiguousarray(mask)), d_dx,
+        dout.dtype.type(0))
+    return d_dx.copy_to_host().reshape(dout.shape)
