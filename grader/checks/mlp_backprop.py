@@ -51,19 +51,21 @@ QUESTION = Question("mlp_backprop", "Two-layer MLP: forward and backward by hand
 def network(rng, n, d_in, hidden, d_out):
     """(x, W1, b1, W2, b2), scaled so z and out are O(1), with every |z| >= MARGIN and
     both signs in z (when it has two entries or more; a single z is positive)."""
-    W1 = rng.standard_normal((d_in, hidden)) / math.sqrt(d_in)
-    b1 = 0.3 * rng.standard_normal(hidden)
-    W2 = rng.standard_normal((hidden, d_out)) / math.sqrt(hidden)
-    b2 = 0.3 * rng.standard_normal(d_out)
-    for _ in range(1000):
+    for _ in range(100):
+        W1 = rng.standard_normal((d_in, hidden)) / math.sqrt(d_in)
+        b1 = 0.3 * rng.standard_normal(hidden)
+        W2 = rng.standard_normal((hidden, d_out)) / math.sqrt(hidden)
+        b2 = 0.3 * rng.standard_normal(d_out)
         x = rng.standard_normal((n, d_in))
-        for row in range(n):  # redraw rows that come near the kink
-            while np.min(np.abs(x[row] @ W1 + b1)) < MARGIN:
-                x[row] = rng.standard_normal(d_in)
+        for _ in range(100):  # redraw the rows that come near the kink
+            near = np.min(np.abs(x @ W1 + b1), axis=1) < MARGIN
+            if not near.any():
+                break
+            x[near] = rng.standard_normal((int(near.sum()), d_in))
         z = x @ W1 + b1
-        if (z.size == 1 and z.item() > 0) or (z.size > 1 and z.min() < 0 < z.max()):
+        if np.min(np.abs(z)) >= MARGIN and (z.max() > 0 if z.size == 1 else z.min() < 0 < z.max()):
             return x, W1, b1, W2, b2
-    raise RuntimeError("no usable network drawn")  # never with the shapes used here
+    raise RuntimeError("no usable network drawn")  # never with the sizes used here
 
 
 def where(net) -> str:
@@ -161,12 +163,11 @@ def forward_of(ctx, net, index):
     return f
 
 
-def expect_grad(ctx, net, dout, got, right, wrong, name, example=True):
+def expect_grad(ctx, net, dout, got, wrong, name, example=True):
     """One gradient: named by its trap even when its shape is off, else finite differences."""
     i = GRADS.index(name)
     wrt, context = net[i], where(net)
     square = net[1].shape[0] == net[1].shape[1] == net[3].shape[1]
-    trap = None
     if isinstance(got, np.ndarray) and got.shape != wrt.shape:
         trap = first_match(ctx, got, wrong[name])
         if trap is not None:
@@ -199,12 +200,10 @@ def check_backward(ctx, net, names=GRADS, example=True):
                        "inner sizes do not meet usually means a missing transpose: write each "
                        "product with its shapes.") from None
         raise
-    right = ctx.ref.mlp_backward(dout, x, z, h, W1, W2)
     wrong = wrong_gradients(ctx, dout, x, z, h, W1, W2)
     for name in ("dW2", "db2", "dW1", "db1", "dx"):
         if name in names:
-            i = GRADS.index(name)
-            expect_grad(ctx, net, dout, got[i], right[i], wrong, name, example)
+            expect_grad(ctx, net, dout, got[GRADS.index(name)], wrong, name, example)
 
 
 # -- checks ------------------------------------------------------------------------------
@@ -243,7 +242,8 @@ def loss_values(ctx):
             raise Fail(f"{LOSS} must return the loss as one number (a Python float), "
                        f"not {type(loss).__name__}")
         if not ctx.close(loss, expected):
-            per_element = " (it looks divided by N * D_out, not by N)" if ctx.close(loss * d, expected) else ""
+            per_element = (" (it looks divided by N * D_out, not by N)"
+                           if ctx.close(loss * d, expected) else "")
             raise Fail(f"the loss from {LOSS} is {loss:.6g}, expected {expected:.6g} "
                        f"(N={n}, D_out={d}){per_element}.")
         ctx.expect_gradient("dout", dout, lambda o: ctx.ref.mse_loss(o, y)[0], out, ONE, LOSS)
@@ -280,8 +280,8 @@ def input_gradient(ctx):
 
 @QUESTION.check("square layers (D_in = H = D_out): no shape error to catch a slip", points=2, hints=(
     "With square weights every product has the right shape, right or wrong: only the numbers tell.",
-    "Write each gradient with indices (dW2[j, k] = sum over rows of h[n, j] dout[n, k]) and "
-    "compare with your code.",
+    "Write one entry of each gradient as a sum over indices, then check that your code "
+    "computes that sum and not the one with two indices swapped.",
     "Run your backward on a non-square network: a missing transpose then fails loudly.",
 ))
 def square_layers(ctx):
