@@ -106,12 +106,25 @@ class CheckContext:
             detail += f"; first at index {tuple(int(j) for j in i)}: expected {np.asarray(expected)[i]:.6g}, got {np.asarray(got)[i]:.6g}"
         return Fail(f"`{name}` from {fn} is wrong: {detail}." + extra)
 
-    def match_trap(self, got, candidates: dict[str, np.ndarray]) -> str | None:
-        """The id of the first known-wrong answer that ``got`` equals, if any."""
-        for trap_id, wrong in candidates.items():
-            if wrong is not None and np.shape(got) == np.shape(wrong) and self.close(got, wrong):
-                return trap_id
+    def match_trap(self, got, candidates: dict) -> str | None:
+        """The id of the first known-wrong answer that ``got`` equals, if any. A trap's value
+        may be one array or a list of arrays (several forms of the same mistake)."""
+        for trap_id, wrongs in candidates.items():
+            for wrong in (wrongs if isinstance(wrongs, list) else [wrongs]):
+                if wrong is not None and np.shape(got) == np.shape(wrong) and self.close(got, wrong):
+                    return trap_id
         return None
+
+    def _as_array_or_trap(self, name, got, expected, fn, traps, integer=False) -> np.ndarray:
+        """``as_array``, but a wrongly shaped answer that equals a trap (a transposed ``dW``, an
+        unreduced ``db``) is named by that trap rather than reported as a bare shape error."""
+        try:
+            return self.as_array(name, got, expected, fn, integer=integer)
+        except Fail as fail:
+            trap = self.match_trap(got, traps or {}) if isinstance(got, np.ndarray) else None
+            if trap is None:
+                raise
+            raise Fail(f"{fail.feedback}. {self.question.trap(trap).explanation}", trap) from None
 
     def example(self, inputs: dict, expected, got) -> str:
         """A small failing example for the feedback: input, expected, got."""
@@ -126,7 +139,7 @@ class CheckContext:
 
         With ``reference`` (the exact gradient, e.g. the solution's backward) and ``regions``,
         the feedback says where the differences lie; ``example`` as in ``expect_array``."""
-        got = self.as_array(name, got, x, fn)
+        got = self._as_array_or_trap(name, got, x, fn, traps)
         err = gradcheck.gradient_error(f, x, dout, got, self.rng)
         if err <= gradcheck.GRAD_RTOL:
             return got

@@ -138,3 +138,23 @@ def grade_this_notebook(question: str | None = None, path: str | os.PathLike | N
         follow_up = after_grading([result], want_hint=False, color=False)
         if follow_up:
             print("\n" + follow_up)
+
+
+GRADE_ID = "grade_this_notebook"
+_GRADE_IT = ("## Grade it\n\nRun the cell below after saving the notebook: it runs the hidden checks "
+             "on the saved file and shows the report here. In a terminal, `grade <this notebook>` "
+             "does the same, and `--hint` gives a hint for the first failing check.")
+
+
+def self_grade_cells(question: str) -> list:
+    """The two cells every notebook ends with ("Grade it" and the cell that grades the saved
+    file), for `grade new`. Tagged ``demo``: `grade` itself never runs them."""
+    import nbformat
+    code = nbformat.v4.new_code_cell(
+        "# Grade this notebook with the hidden checks, from here (the same sandboxed grader as\n"
+        "# `grade FILE` in a terminal). It reads the notebook file: save it first (Ctrl-S).\n"
+        "from grader.notebook_grade import grade_this_notebook\n"
+        f"grade_this_notebook({question!r})",
+        metadata={"nbgrader": {"grade": False, "grade_id": GRADE_ID, "locked": True,
+                               "schema_version": 3, "solution": False}, "tags": ["demo"]})
+    return [nbformat.v4.new_markdown_cell(_GRADE_IT), code]

@@ -39,7 +39,9 @@ def test_new_scaffolds_a_question_found_with_no_central_list(tmp_path):
     nb = nbformat.read(str(tmp_path / "solutions/01_scale_rows.ipynb"), as_version=4)
     assert nb.metadata.backprop_traps.question == "scale_rows"
     assert all("nbgrader" in c.metadata for c in nb.cells if c.cell_type == "code")
-    assert nb.cells[-1].metadata.nbgrader.points == question.max_score
+    from grader.authoring.nbgrader_cell import find_cell
+    assert find_cell(nb).metadata.nbgrader.points == question.max_score
+    assert nb.cells[-1].metadata.nbgrader.grade_id == "grade_this_notebook"  # "Grade it" closes it
 
 
 def test_new_refuses_bad_ids_and_existing_questions(tmp_path):

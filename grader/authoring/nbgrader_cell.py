@@ -35,6 +35,18 @@ def _points(points: float):
     return int(points) if float(points).is_integer() else float(points)
 
 
+def _before_self_grade(nb) -> int:
+    """Where a missing hidden-checks cell goes: before the closing "Grade it" cells."""
+    from grader.notebook_grade import GRADE_ID as SELF_GRADE
+    for i, cell in enumerate(nb.cells):
+        if (cell.get("metadata") or {}).get("nbgrader", {}).get("grade_id") == SELF_GRADE:
+            previous = nb.cells[i - 1] if i else None
+            heading = previous is not None and previous.cell_type == "markdown" and \
+                previous.source.lstrip().startswith("## Grade it")
+            return i - 1 if heading else i
+    return len(nb.cells)
+
+
 def find_cell(nb):
     """The notebook's hidden-checks cell, or None."""
     for cell in nb.cells:
@@ -60,7 +72,7 @@ def sync_cell(solution: Path, question: str, max_score: float | None, write: boo
         if cell is None:
             if nb.nbformat_minor < 5:  # cell ids came with nbformat 4.5
                 wanted.pop("id")
-            nb.cells.append(wanted)
+            nb.cells.insert(_before_self_grade(nb), wanted)
         else:
             cell.source = wanted.source
             cell.metadata["nbgrader"] = wanted.metadata["nbgrader"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from grader.authoring import templates
 from grader.authoring.nbgrader_cell import make_cell
+from grader.notebook_grade import self_grade_cells
 from grader.questions import REPO_ROOT, questions_root, solution_notebooks
 
 ID = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -32,7 +33,7 @@ def planned_files(question: str, root: Path, number: int) -> dict[str, Path]:
 
 def solution_notebook(question: str, title: str):
     """The solution notebook template: nbgrader metadata on every cell, the question id in
-    the notebook's metadata, and the autograded hidden-checks cell last."""
+    the notebook's metadata, the autograded hidden-checks cell, then the "Grade it" cells."""
     import nbformat
     v4 = nbformat.v4
 
@@ -56,6 +57,7 @@ def solution_notebook(question: str, title: str):
         code(templates.VISIBLE_TEST.substitute(values), f"test_{question}", grade=True, points=1),
         v4.new_markdown_cell(templates.MARKDOWN_TRAPS),
         make_cell(question, 3),  # the template's checks are worth 1 + 2 points
+        *self_grade_cells(question),
     ]
     for i, cell in enumerate(nb.cells):  # stable ids: the scaffold is reproducible
         cell["id"] = cell.get("id") if cell.get("id") == "hidden-checks" else f"cell-{i}"
