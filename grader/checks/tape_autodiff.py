@@ -29,10 +29,10 @@ QUESTION = Question("tape_autodiff", "What autograd really does: a tape, walked 
          "topological (e.g. the order they were recorded), so a node passes its gradient on "
          "before all of its consumers have added their shares. Every consumer is recorded after "
          "what it reads: walk the tape from the last node to the first."),
-    Trap("no-zero-init", "Your backward remembers something between calls: the same arguments "
-         "give a different answer the second time, because gradient buffers from an earlier "
-         "call are reused without being cleared. Start every call from fresh zero buffers, "
-         "created inside the function."),
+    Trap("no-zero-init", "Your backward remembers something between calls: gradient buffers "
+         "from an earlier call are reused without being cleared, so a later call adds the earlier "
+         "gradients onto its own (called twice with the same arguments, it answers differently). "
+         "Start every call from fresh zero buffers, created inside the function."),
 ], difficulty="medium")
 
 
@@ -60,6 +60,11 @@ def fits(op, a, b=None) -> bool:
     return np.min(a) >= 0.2  # log
 
 
+def safe(out) -> bool:
+    """A binary op's value neither vanishes (a dead branch) nor grows large."""
+    return 0.1 <= np.max(np.abs(out)) <= 30.0
+
+
 class Builder:
     """A graph grown node by node, with its values (from the reference) and use counts."""
 
@@ -70,7 +75,8 @@ class Builder:
         self.graph = []
 
     def node(self, op, i, j=-1) -> int:
-        self.values.append(np.asarray(self.ref.op_forward(op, self.values[i], self.values[j] if j >= 0 else None)))
+        b = self.values[j] if j >= 0 else None
+        self.values.append(np.asarray(self.ref.op_forward(op, self.values[i], b)))
         self.graph.append((op, i, j))
         self.uses[i] += 1
         if j >= 0:
@@ -88,20 +94,14 @@ class Builder:
         weight = np.arange(1, len(pool) + 1, dtype=float) ** 2  # later slots: deeper graphs
         return pool[self.rng.choice(len(pool), p=weight / weight.sum())]
 
-    def place(self, op, fresh=0.6, tries=40) -> bool:
+    def place(self, op, fresh=0.6, tries=40):
         if op in UNARY:  # an input always fits: see input_pool
-            self.node(op, self.pick(lambda v: fits(op, v), fresh))
-            return True
-        for _ in range(tries):
+            return self.node(op, self.pick(lambda v: fits(op, v), fresh))
+        for _ in range(tries):  # binary: x op x always fits, a random pair may be too large
             i = self.pick(lambda v: np.ndim(v) == 2 if op == "matmul" else True, fresh)
             j = self.pick(lambda v: fits(op, self.values[i], v), fresh)
-            if j is None:
-                continue
-            out = self.ref.op_forward(op, self.values[i], self.values[j])
-            if 0.1 <= np.max(np.abs(out)) <= 30.0:  # neither vanishing nor large
-                self.node(op, i, j)
-                return True
-        return False
+            if j is not None and safe(self.ref.op_forward(op, self.values[i], self.values[j])):
+                return self.node(op, i, j)
 
     def close(self):
         """Fold every value nobody reads into the last node, so all of them reach the output."""
@@ -156,8 +156,9 @@ def chain(ctx, length=6):
             if fits(op, b.values[last]) and not (op == "sum" and len(b.graph) < length - 1):
                 b.node(op, last)
             continue
-        partners = [s for s in range(len(b.inputs)) if b.uses[s] == 0 and fits(op, b.values[last], b.values[s])]
-        if partners and np.max(np.abs(ctx.ref.op_forward(op, b.values[last], b.values[partners[0]]))) <= 30:
+        partners = [s for s in range(len(b.inputs))
+                    if b.uses[s] == 0 and fits(op, b.values[last], b.values[s])]
+        if partners and safe(ctx.ref.op_forward(op, b.values[last], b.values[partners[0]])):
             b.node(op, last, partners[0])
     return b.graph, b.inputs
 
@@ -165,7 +166,21 @@ def chain(ctx, length=6):
 def describe(graph, n_in) -> str:
     lines = [f"  v{n_in + k} = {op}(v{i})" if j < 0 else f"  v{n_in + k} = {op}(v{i}, v{j})"
              for k, (op, i, j) in enumerate(graph)]
-    return f"The graph (v0..v{n_in - 1} are the inputs, v{n_in + len(graph) - 1} the output):\n" + "\n".join(lines)
+    ins = "v0 is the input" if n_in == 1 else f"v0..v{n_in - 1} are the inputs"
+    return f"The graph ({ins}, v{n_in + len(graph) - 1} the output):\n" + "\n".join(lines)
+
+
+def paths_to_output(graph, n_slots) -> list[int]:
+    """Paths from each slot to the output (x * x counts twice): over one, its gradient is a sum."""
+    paths = [0] * (n_slots - 1) + [1]
+    for k in reversed(range(len(graph))):
+        for s in (s for s in graph[k][1:] if s >= 0):
+            paths[s] += paths[n_slots - len(graph) + k]
+    return paths
+
+
+def one_line(a) -> str:
+    return " ".join(np.array2string(np.asarray(a), precision=4, separator=", ").split())
 
 
 def reference_values(ctx, graph, inputs):
@@ -193,16 +208,14 @@ def wrong_walk(ctx, dout, graph, values, forward_order=False, overwrite=False, b
 
 
 def trap_answers(ctx, dout, graph, values):
-    walks = [("fanout-overwrite", dict(overwrite=True)),
-             ("fanout-overwrite", dict(overwrite=True, b_first=True)),
-             ("wrong-order", dict(forward_order=True)),
-             ("wrong-order", dict(forward_order=True, overwrite=True))]
+    walks = [("fanout-overwrite", dict(overwrite=True)), ("fanout-overwrite", dict(overwrite=True, b_first=True)),
+             ("wrong-order", dict(forward_order=True)), ("wrong-order", dict(forward_order=True, overwrite=True))]
     return [(trap, flat(wrong_walk(ctx, dout, graph, values, **kw))) for trap, kw in walks]
 
 
 # -- reading and judging the learner's gradients -----------------------------------------
 def flat(arrays) -> np.ndarray:
-    return np.concatenate([np.ravel(a) for a in arrays]) if len(arrays) else np.zeros(0)
+    return np.concatenate([np.ravel(a) for a in arrays])
 
 
 def split(vector, like):
@@ -210,13 +223,10 @@ def split(vector, like):
     return [part.reshape(np.shape(a)) for part, a in zip(np.split(vector, sizes), like)]
 
 
-def read_grads(ctx, got, inputs):
-    grads = ctx.unpack(got, len(inputs), BW, f"one gradient per input: {len(inputs)} arrays")
-    return [ctx.as_array(f"grads[{n}]", g, x, BW) for n, (g, x) in enumerate(zip(grads, inputs))]
-
-
 def call_backward(ctx, dout, graph, values, inputs):
-    return read_grads(ctx, ctx.call(BW, dout, graph, values), inputs)
+    grads = ctx.unpack(ctx.call(BW, dout, graph, values), len(inputs), BW,
+                       f"one gradient per input: {len(inputs)} arrays")
+    return [ctx.as_array(f"grads[{n}]", g, x, BW) for n, (g, x) in enumerate(zip(grads, inputs))]
 
 
 def repeats_itself(ctx, dout, graph, values, inputs, first) -> bool:
@@ -244,12 +254,13 @@ def expect_grads(ctx, graph, inputs, dout, got=None):
         trap = "no-zero-init"
     right = ctx.ref.tape_backward(dout, graph, values)
     bad = [n for n, (g, r) in enumerate(zip(grads, right)) if not ctx.close(g, r)]
-    uses = [sum((i == n) + (j == n) for _, i, j in graph) for n in range(len(inputs))]
-    where = ", ".join(f"grads[{n}] (input v{n} is read {uses[n]} time{'s' * (uses[n] != 1)})" for n in bad)
+    paths = paths_to_output(graph, len(values))
+    where = ", ".join(f"grads[{n}] (v{n} reaches the output by {paths[n]} path{'s' * (paths[n] != 1)})"
+                      for n in bad)
     first = bad[0] if bad else 0
+    label = f"expected grads[{first}]: "
     detail = (f"\nWrong: {where}.\n{describe(graph, len(inputs))}\n"
-              f"  expected grads[{first}]: {np.array2string(np.asarray(right[first]), precision=4)}\n"
-              f"  yours:          {np.array2string(np.asarray(grads[first]), precision=4)}")
+              f"  {label}{one_line(right[first])}\n  {'yours:'.ljust(len(label))}{one_line(grads[first])}")
     why = f" {QUESTION.trap(trap).explanation}" if trap else ""
     raise Fail(f"`grads` from {BW} does not match finite differences (relative error {err:.2g}, "
                f"tolerance {gradcheck.GRAD_RTOL:g}).{why}{detail}", trap)
@@ -366,10 +377,9 @@ def random_graphs(ctx):
 ))
 def two_calls(ctx):
     graph, inputs = random_graph(ctx, extra=3)
-    shape = np.shape(ctx.ref.tape_forward(graph, inputs)[-1])
-    first = expect_grads(ctx, graph, inputs, upstream(ctx.rng, shape))
-    dout = np.asarray(upstream(ctx.rng, shape))
     values = reference_values(ctx, graph, inputs)
+    first = expect_grads(ctx, graph, inputs, upstream(ctx.rng, np.shape(values[-1])))
+    dout = np.asarray(upstream(ctx.rng, np.shape(values[-1])))
     second = call_backward(ctx, dout, graph, values, inputs)
     right = ctx.ref.tape_backward(dout, graph, values)
     if not ctx.close(flat(second), flat(right)):
@@ -381,12 +391,13 @@ def two_calls(ctx):
 
 
 def unchanged(before, after) -> bool:
+    """Equal arrays, equal nested lists (a graph reversed in place is changed), equal rest."""
     if isinstance(before, np.ndarray):
         return isinstance(after, np.ndarray) and after.shape == before.shape and np.array_equal(after, before)
     if isinstance(before, (list, tuple)):
         return isinstance(after, (list, tuple)) and len(after) == len(before) and all(
             unchanged(b, a) for b, a in zip(before, after))
-    return True
+    return before == after
 
 
 @QUESTION.check("inputs left unchanged", points=1, hints=(
