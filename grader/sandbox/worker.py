@@ -122,7 +122,21 @@ def run_cell(source, name, namespace):
     return {"ok": True}
 
 
+def die_with_parent():
+    """SIGKILL this child when the grader that started it goes away (killed, crashed, or
+    its grading thread gone), so a lost grader never leaves a sandbox running."""
+    parent = os.getppid()
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the grader's kill_tree still applies
+        return
+    if os.getppid() != parent:  # the grader died before the line above took effect
+        os._exit(1)
+
+
 def main():
+    die_with_parent()
     setup = read_frame(REQ_FD)
     set_limits(setup["limits"])
     os.chdir(setup["tmpdir"])
