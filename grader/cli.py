@@ -11,9 +11,8 @@ import sys
 import click
 
 from grader.commands import batch, bench, learner, new, release, validate
-from grader.sandbox.limits import Limits
+from grader.commands.options import limit_options
 
-_DEFAULTS = Limits()
 
 
 class _DefaultToCheck(click.Group):
@@ -38,16 +37,11 @@ def main():
 @click.option("--seed", type=int, default=None, help="Seed of the hidden inputs (printed; replays a run).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON document (CONTRACT.md).")
 @click.option("--hint", is_flag=True, help="Also show the next unseen hint for the first failing check.")
-@click.option("--call-timeout", type=float, default=_DEFAULTS.call_seconds, show_default=True,
-              help="Seconds one call into your code may take.")
-@click.option("--total-timeout", type=float, default=_DEFAULTS.total_seconds, show_default=True,
-              help="Seconds all calls of one submission may take together.")
-@click.option("--memory-mb", type=int, default=_DEFAULTS.memory_mb, show_default=True,
-              help="Memory cap of the process running your code.")
+@limit_options
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo); "
                    "or set BACKPROP_TRAPS_QUESTIONS.")
-def check(submissions, question, seed, as_json, hint, call_timeout, total_timeout, memory_mb, questions_dir):
+def check(submissions, question, seed, as_json, hint, limits, questions_dir):
     """Grade SUBMISSIONS (notebooks or .py files) against the hidden checks.
 
     Your best score and the hints you have seen are kept in this folder's
@@ -56,7 +50,6 @@ def check(submissions, question, seed, as_json, hint, call_timeout, total_timeou
 
     if hint and as_json:
         raise click.UsageError("--hint shows text for a person; it cannot go with --json")
-    limits = Limits(call_seconds=call_timeout, total_seconds=total_timeout, memory_mb=memory_mb)
     results = [grade_path(path, question=question, seed=seed, limits=limits, root=questions_dir,
                           visible_tests=not as_json)
                for path in submissions]

@@ -6,9 +6,8 @@ import threading
 
 import click
 
-from grader.sandbox.limits import Limits
+from grader.commands.options import limit_options
 
-_DEFAULTS = Limits()
 
 
 def _cores() -> int:
@@ -31,17 +30,12 @@ def _cores() -> int:
 @click.option("--force", is_flag=True, help="Grade every submission again, even those already graded.")
 @click.option("--scheduler", metavar="ADDRESS",
               help="Run on a Dask cluster (e.g. tcp://10.0.0.5:8786): one task per submission.")
-@click.option("--call-timeout", type=float, default=_DEFAULTS.call_seconds, show_default=True,
-              help="Seconds one call into a submission may take.")
-@click.option("--total-timeout", type=float, default=_DEFAULTS.total_seconds, show_default=True,
-              help="Seconds all calls of one submission may take together.")
-@click.option("--memory-mb", type=int, default=_DEFAULTS.memory_mb, show_default=True,
-              help="Memory cap of the process running a submission.")
+@limit_options
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo).")
 @click.option("--seed-of", metavar="STUDENT", help="Only print STUDENT's seed (to replay their run) and exit.")
-def batch(source, outdir, workers, secret_file, secret, force, scheduler, call_timeout, total_timeout,
-          memory_mb, questions_dir, seed_of):
+def batch(source, outdir, workers, secret_file, secret, force, scheduler, limits, questions_dir,
+          seed_of):
     """Grade every submission in SOURCE (a folder or a glob) into OUTDIR.
 
     Layouts: SOURCE/<student>/<files>, nbgrader's submitted/<student>/<assignment>/<notebook>,
@@ -63,7 +57,6 @@ def batch(source, outdir, workers, secret_file, secret, force, scheduler, call_t
         return
     if not source or not outdir:
         raise click.UsageError("grade batch needs SOURCE and -o OUTDIR")
-    limits = Limits(call_seconds=call_timeout, total_seconds=total_timeout, memory_mb=memory_mb)
     _run(source, outdir, workers, course_secret, force, scheduler, limits, questions_dir, DEFAULT_SEED)
 
 
