@@ -23,6 +23,53 @@ def _fmt(arr) -> str:
                            max_line_width=100)
 
 
+def same_answer(got, expected, rtol: float = RTOL, atol: float = ATOL) -> bool:
+    """Whether ``got`` is ``expected`` (the reference's answer), item by item: arrays of the same
+    shape and close values (integers equal), numbers close (a 0-d or size-1 array counts as a
+    number), tuples and lists of the same length (either kind), None only for None. NaN is
+    never right. Never raises: an answer of an odd kind is simply not the same."""
+    try:
+        if isinstance(expected, (tuple, list)):
+            return (isinstance(got, (tuple, list)) and len(got) == len(expected)
+                    and all(same_answer(g, e, rtol, atol) for g, e in zip(got, expected)))
+        if expected is None:
+            return got is None
+        if isinstance(expected, (str, bytes)):
+            return got == expected
+        if isinstance(expected, np.ndarray) and expected.ndim > 0:
+            if not isinstance(got, np.ndarray) or got.shape != expected.shape or got.dtype.kind not in "fiub":
+                return False
+            if expected.dtype.kind in "iub":
+                return bool(np.array_equal(got, expected))
+            return bool(np.all(np.isfinite(got)) and np.allclose(got.astype(np.float64), expected,
+                                                                  rtol=rtol, atol=atol))
+        # a number: a Python number, or a 0-d / size-1 numeric array
+        if isinstance(got, bool) or not isinstance(got, (int, float, np.number, np.ndarray)):
+            return False
+        value = np.asarray(got)
+        if value.size != 1 or value.dtype.kind not in "fiu":
+            return False
+        value = float(value.reshape(-1)[0])
+        return bool(np.isfinite(value) and np.isclose(value, float(expected), rtol=rtol, atol=atol))
+    except Exception:  # noqa: BLE001 (an answer that cannot even be compared is not right)
+        return False
+
+
+def unchanged(before, after) -> bool:
+    """Whether an argument came back as it was sent: equal arrays (shape and values), equal
+    nested lists and tuples (a list reordered or extended in place is changed), equal rest."""
+    if isinstance(before, np.ndarray):
+        return (isinstance(after, np.ndarray) and after.shape == before.shape
+                and bool(np.array_equal(after, before, equal_nan=before.dtype.kind == "f")))
+    if isinstance(before, (list, tuple)):
+        return isinstance(after, (list, tuple)) and len(after) == len(before) and all(
+            unchanged(b, a) for b, a in zip(before, after))
+    try:
+        return bool(before == after)
+    except Exception:  # noqa: BLE001
+        return False
+
+
 class CheckContext:
     """Handed to each check: ``rng``, ``ref`` (the solution's functions), ``call``, helpers."""
 
@@ -36,6 +83,10 @@ class CheckContext:
         self.rng = np.random.default_rng([seed, zlib.crc32(check_name.encode())])
 
     # -- calling the learner ----------------------------------------------------------
+    def service(self, name: str, *args):
+        """Run the grader-side service ``name`` (see ``Question.services``) here, in the grader."""
+        return self.sandbox.services[name](*args)
+
     def call(self, fn: str, *args, echo_args: bool = False, measure_memory: bool = False):
         """The learner's ``fn(*args)``; a failure to answer becomes ``Fail`` with why."""
         result = self.sandbox.call(fn, *args, echo_args=echo_args, measure_memory=measure_memory)
@@ -76,7 +127,7 @@ class CheckContext:
     def expect_array(self, name: str, got, expected: np.ndarray, fn: str,
                      traps: dict[str, np.ndarray] | None = None, integer: bool = False,
                      example=None, rtol: float = RTOL, atol: float = ATOL,
-                     regions: dict | None = None) -> np.ndarray:
+                     regions: dict | None = None, counts: dict | None = None) -> np.ndarray:
         """``got`` must match ``expected``; else name the matching trap, if any, and fail.
 
         ``example`` (text, or a callable giving text or None, run only on failure) and
@@ -88,16 +139,24 @@ class CheckContext:
             same = self.close(got, expected, rtol, atol)
         if same:
             return got
-        raise self.mismatch(name, got, expected, fn, traps, example, regions)
+        raise self.mismatch(name, got, expected, fn, traps, example, regions, counts)
 
     def mismatch(self, name: str, got, expected, fn: str, traps: dict | None = None,
-                 example=None, regions: dict | None = None) -> Fail:
-        """Build the ``Fail`` for a wrong array: a trap's explanation when one matches, where
-        the differences lie (``regions``), and a small example."""
-        trap = self.match_trap(got, traps or {})
+                 example=None, regions: dict | None = None, counts: dict | None = None,
+                 trap: str | None = None) -> Fail:
+        """Build the ``Fail`` for a wrong array: a trap's explanation when one matches, by what
+        factor it is off when it is a multiple of the right value (``counts`` names the sizes
+        that factor may be, see ``feedback.describe_factor``), where the differences lie
+        (``regions``), and a small example. ``trap`` names the mistake outright (a check that
+        recognised it by its behaviour rather than by equality with a wrong value)."""
+        trap = trap or self.match_trap(got, traps or {})
         extra = self._details(name, got, expected, example, regions)
+        factor = self.factor_sentence(name, got, expected, counts)
         if trap is not None:
-            return Fail(f"`{name}` from {fn} is wrong. {self.question.trap(trap).explanation}{extra}", trap)
+            what = f"{factor} " if factor else f"`{name}` from {fn} is wrong. "
+            return Fail(f"{what}{self.question.trap(trap).explanation}{extra}", trap)
+        if factor:
+            return Fail(f"`{name}` from {fn} is wrong: {factor[0].lower()}{factor[1:]}{extra}")
         wrong = np.flatnonzero(~np.isclose(np.asarray(got, dtype=np.float64), expected,
                                            rtol=RTOL, atol=ATOL))
         detail = f"{wrong.size} of {np.size(expected)} entries differ"
@@ -134,22 +193,38 @@ class CheckContext:
 
     def expect_gradient(self, name: str, got, f, x: np.ndarray, dout: np.ndarray, fn: str,
                         traps: dict[str, np.ndarray] | None = None, example=None,
-                        reference: np.ndarray | None = None, regions: dict | None = None):
+                        reference: np.ndarray | None = None, regions: dict | None = None,
+                        counts: dict | None = None):
         """``got`` must be the gradient of ``<dout, f(x)>`` (finite differences of the reference).
 
         With ``reference`` (the exact gradient, e.g. the solution's backward) and ``regions``,
-        the feedback says where the differences lie; ``example`` as in ``expect_array``."""
+        the feedback says where the differences lie; ``example`` as in ``expect_array``;
+        ``counts`` as in ``mismatch`` (a gradient that is a multiple of the right one says so)."""
         got = self._as_array_or_trap(name, got, x, fn, traps)
         err = gradcheck.gradient_error(f, x, dout, got, self.rng)
         if err <= gradcheck.GRAD_RTOL:
             return got
         trap = self.match_trap(got, traps or {})
         extra = self._details(name, got, reference, example, regions if reference is not None else None)
+        right = reference
+        if right is None and x.size <= gradcheck.FULL_LIMIT:
+            right = gradcheck.numerical_gradient(f, x, dout)
+        factor = self.factor_sentence(name, got, right, counts) if right is not None else None
         if trap is not None:
             raise Fail(f"`{name}` from {fn} does not match finite differences. "
-                       f"{self.question.trap(trap).explanation}{extra}", trap)
+                       + (f"{factor} " if factor else "")
+                       + f"{self.question.trap(trap).explanation}{extra}", trap)
         raise Fail(f"`{name}` from {fn} does not match the finite-difference gradient "
-                   f"(relative error {err:.2g}, tolerance {gradcheck.GRAD_RTOL:g})." + extra)
+                   f"(relative error {err:.2g}, tolerance {gradcheck.GRAD_RTOL:g})."
+                   + (f" {factor}" if factor else "") + extra)
+
+    def factor_sentence(self, name: str, got, expected, counts: dict | None = None) -> str | None:
+        """"`dx` is 4 times the right value (4 = ...)." when ``got`` is a multiple of ``expected``
+        (see ``feedback.describe_factor``); never raises."""
+        try:
+            return feedback.describe_factor(name, got, expected, counts)
+        except Exception:  # noqa: BLE001 (an extra)
+            return None
 
     # -- feedback worth reading (grader/feedback.py) -----------------------------------
     def where_differs(self, name: str, got, expected, regions: dict) -> str | None:
@@ -183,6 +258,40 @@ class CheckContext:
         except Exception:  # noqa: BLE001
             pass
         return "".join("\n" + p for p in parts)
+
+    def expect_inputs_unchanged(self, calls) -> None:
+        """The check "inputs left unchanged", graded on the functions that answered correctly.
+
+        ``calls`` holds ``(fn, args, names, expected)``: the arguments, the names of those that
+        must come back unchanged (positionally, as ``expect_unchanged``), and the reference's
+        answer for them (or a callable taking the learner's answer and saying whether it is
+        right). Each function is called once with its arguments echoed back. One that wrote
+        into an argument fails the check, whatever it answered. One that raised, is missing
+        or answered wrong is left to its own checks: it neither passes nor fails this one. The
+        check passes only when at least one function answered correctly and none wrote into
+        its arguments, so an answer that returns None, zeros or its input gets no point here,
+        and a missing companion function costs only its own checks."""
+        right, wrong = [], []
+        for fn, args, names, expected in calls:
+            result = self.sandbox.call(fn, *args, echo_args=True)
+            if not result.ok:
+                wrong.append(f"{fn}: {result.error}")
+                if getattr(result, "kind", "") in ("timeout", "crash", "budget"):
+                    break  # do not pay for a broken submission twice
+                continue
+            for name, before, after in zip(names, args, result.args_after or []):
+                if not unchanged(before, after):
+                    raise Fail(f"{fn} wrote into its input `{name}`. Functions must not change their "
+                               "inputs: the caller may still need them. Work on a copy (e.g. `x.copy()`).")
+            try:
+                ok = expected(result.value) if callable(expected) else same_answer(result.value, expected)
+            except Exception:  # noqa: BLE001 (an answer of an odd kind is not right)
+                ok = False
+            (right if ok else wrong).append(fn if ok else f"{fn}: its answer is wrong")
+        if not right:
+            raise Fail("This check gives its point for leaving the inputs unchanged, but only for "
+                       "functions that also answered correctly here, and none did ("
+                       + "; ".join(w.rstrip(".") for w in wrong) + "). Get them right first.")
 
     def expect_unchanged(self, fn: str, result, originals: list, names: list[str]) -> None:
         """Inputs echoed back after the call must equal what was sent."""

@@ -63,6 +63,11 @@ class Question:
     on, e.g. ``matvec`` that counts multiply-adds: ``grade`` runs the solution's copy of that
     cell in the sandbox right after the learner's code loads, so the grader's helpers replace
     the learner's copies, edited or missing."""
+    services: Callable | None = None
+    """``services() -> (helpers_source, {name: function})``: functions that run in the grader,
+    not the sandbox, for what must not be counted or decided inside it (e.g. multiply-adds).
+    ``helpers_source`` runs after the learner's code and reaches them with
+    ``_grader_ask(name, *args)``; checks read the same functions through ``ctx.service``."""
 
     def check(self, name: str, points: float, hints: tuple[str, ...] = ()):
         """Decorator: register ``run(ctx)`` as a check worth ``points``."""

@@ -25,7 +25,7 @@ CASES = {
     "sleeping_children": (True, None, 12),
     "memory_8gb": (True, "MemoryError", 7),
     "writes_inputs": (True, "wrote into its input", 11),
-    "reads_solution": (False, "not implemented", 0),
+    "reads_solution": (False, None, 0),  # finds nothing (or runs out of time looking)
 }
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from grader.sandbox import landlock
 from grader.sandbox.limits import Limits
-from grader.sandbox.process import KIT_ROOT, Sandbox
+from grader.sandbox.process import Sandbox
+from grader.sandbox.visibility import KIT_ROOT
 
 FAST = Limits(call_seconds=2.0, total_seconds=6.0)
 needs_landlock = pytest.mark.skipif(landlock.abi_version() < 1, reason="no Landlock on this kernel")
@@ -104,12 +105,15 @@ def test_child_cannot_read_the_kit_or_open_sockets():
            "def read(p):\n    return open(p).read()\n"
            "def connect():\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\n")
     with Sandbox(src, FAST) as box:
-        assert box.start().ok and box.isolation.startswith("landlock")
+        assert box.start().ok and "landlock-abi" in box.isolation
         for secret in ("solutions/01_routing_trap.ipynb", "grader/checks/routing_trap.py", "pyproject.toml"):
             denied = box.call("read", str(KIT_ROOT / secret))
-            assert not denied.ok and "PermissionError" in denied.error, secret
+            # bubblewrap does not mount the kit at all; Landlock alone refuses to open it
+            assert not denied.ok and ("PermissionError" in denied.error or "FileNotFoundError" in denied.error), secret
         net = box.call("connect")
-        assert not net.ok and "PermissionError" in net.error
+        # no network namespace interface (bubblewrap) or Landlock's TCP rule
+        assert not net.ok and ("PermissionError" in net.error or "OSError" in net.error
+                               or "ConnectionRefusedError" in net.error), net.error
         assert box.call("read", "/etc/hostname").kind == "exception"
 
 
@@ -167,6 +171,7 @@ def test_child_cannot_read_other_processes_proc_entries():
            "def mine():\n    return len(open('/proc/self/status').read()) > 0\n")
     with Sandbox(src, FAST) as box:
         assert box.start().ok
-        assert box.call("peek", os.getpid()).value == "PermissionError"
-        assert box.call("peek", 1).value == "PermissionError"
+        # Another PID namespace (not there at all) or Landlock (not allowed to open it)
+        assert box.call("peek", os.getpid()).value in ("PermissionError", "FileNotFoundError")
+        assert box.call("peek", 1).value in ("PermissionError", "FileNotFoundError")
         assert box.call("mine").value is True

@@ -140,6 +140,12 @@ def run_checks(question, caller, ref, seed: int, only=None) -> list:
     functions, each a ``CheckResult`` exactly as the engine makes it."""
     from grader.context import CheckContext
     from grader.engine import _run_one
+    if question.services and not getattr(caller, "services", None):
+        # In this (trusted) process the namespace's own helpers, e.g. the setup cell's
+        # counter, stand in for the grader-side services the sandbox would use.
+        _, services = question.services()
+        caller.services = {name: caller.namespace.get(name) if callable(caller.namespace.get(name)) else fn
+                           for name, fn in services.items()}
     results = []
     for check in question.checks:
         if only is not None and check.name not in only:

@@ -3,9 +3,10 @@
 The chain is f(x) = A_k ... A_1 x with ``As[i]`` of shape (m_{i+1}, m_i), written here as
 its widths ``dims = [m_0, ..., m_k]``; S = sum m_i m_{i-1} multiply-adds is one forward
 pass. Values are checked against central finite differences of the reference forward
-(``ctx.ref``, the solution notebook). Costs are the multiply-adds counted by the grader's
-own copy of the notebook's setup cell (``matvec``, ``vecmat``, ``matmul``, read with
-``take_multiply_adds``): ``grader_setup`` makes ``grade`` run it after the learner's code.
+(``ctx.ref``, the solution notebook). Costs are multiply-adds counted in the grader, not in
+the sandbox: after the learner's code loads, ``matvec``, ``vecmat`` and ``matmul`` are
+replaced by helpers that ask the grader to do the product (``Counter``), so the learner's
+code can neither write the count nor do a counted product without the grader doing it.
 The known-wrong variants below are the traps, computed here on the same inputs.
 """
 from __future__ import annotations
@@ -28,7 +29,7 @@ QUESTION = Question("forward_vs_reverse", "Forward or reverse: JVPs, VJPs and wh
     Trap("no-transpose", "Your VJP multiplies by A_i on the way back where it needs A_i^T: "
          "the cotangent of a layer's input is A_i^T times the cotangent of its output. "
          "vecmat(u, A) computes u^T A = A^T u without copying a transposed matrix."),
-], difficulty="medium", grader_setup=True)
+], difficulty="medium")
 
 COUNTER = "take_multiply_adds"
 CAP = 2.0  # a JVP or VJP may spend up to twice one pass (e.g. an extra forward), no more
@@ -82,16 +83,95 @@ def pick(got, candidates: list[tuple[str, np.ndarray]]) -> dict:
     return traps
 
 
+# -- the grader-side products and their count -------------------------------------------
+class Counter:
+    """The setup cell's helpers, run in the grader: each product is done and counted here."""
+
+    def __init__(self):
+        self.multiply_adds = 0
+
+    @staticmethod
+    def _matrix(name, a, ndim):
+        if not isinstance(a, np.ndarray) or a.ndim != ndim or a.dtype.kind not in "fiu":
+            raise ValueError(f"{name} must be a {ndim}-d numeric numpy array")
+        return a.astype(np.float64, copy=False)
+
+    def matvec(self, A, v):
+        A, v = self._matrix("A", A, 2), self._matrix("v", v, 1)
+        if A.shape[1] != v.shape[0]:
+            raise ValueError(f"matvec(A, v) needs A (m, n) and v (n,), got A {A.shape} and v {v.shape}")
+        self.multiply_adds += A.shape[0] * A.shape[1]
+        return A @ v
+
+    def vecmat(self, u, A):
+        u, A = self._matrix("u", u, 1), self._matrix("A", A, 2)
+        if u.shape[0] != A.shape[0]:
+            raise ValueError(f"vecmat(u, A) needs u (m,) and A (m, n), got u {u.shape} and A {A.shape}")
+        self.multiply_adds += A.shape[0] * A.shape[1]
+        return u @ A
+
+    def matmul(self, A, B):
+        A, B = self._matrix("A", A, 2), self._matrix("B", B, 2)
+        if A.shape[1] != B.shape[0]:
+            raise ValueError(f"matmul(A, B) needs A (m, n) and B (n, p), got A {A.shape} and B {B.shape}")
+        self.multiply_adds += A.shape[0] * A.shape[1] * B.shape[1]
+        return A @ B
+
+    def take_multiply_adds(self):
+        counted, self.multiply_adds = self.multiply_adds, 0
+        return counted
+
+
+HELPERS = '''
+def _counted_helpers(ask):
+    import numpy
+
+    def _ask(name, *args):
+        # Arrays cross to the grader as numpy; a torch tensor comes back as a tensor.
+        value = ask(name, *[numpy.asarray(a.detach().cpu() if hasattr(a, "detach") else a) for a in args])
+        if any(type(a).__module__.split(".")[0] == "torch" for a in args):
+            import torch
+            return torch.from_numpy(value)
+        return value
+
+    def matvec(A, v):
+        """A @ v, done and counted by the grader: m * n multiply-adds."""
+        return _ask("matvec", A, v)
+
+    def vecmat(u, A):
+        """u @ A, done and counted by the grader: m * n multiply-adds."""
+        return _ask("vecmat", u, A)
+
+    def matmul(A, B):
+        """A @ B, done and counted by the grader: m * n * p multiply-adds."""
+        return _ask("matmul", A, B)
+
+    def take_multiply_adds():
+        """The multiply-adds counted since the last call (for your own use; the grader keeps its own)."""
+        return ask("take_multiply_adds")
+    return matvec, vecmat, matmul, take_multiply_adds
+
+
+matvec, vecmat, matmul, take_multiply_adds = _counted_helpers(_grader_ask)
+del _counted_helpers
+'''
+
+
+def services():
+    counter = Counter()
+    return HELPERS, {"matvec": counter.matvec, "vecmat": counter.vecmat, "matmul": counter.matmul,
+                     COUNTER: counter.take_multiply_adds}
+
+
+QUESTION.services = services
+
+
 # -- calling with the counter, and the small example ------------------------------------
 def counted(ctx, fn, *args):
-    """The learner's ``fn(*args)`` and the multiply-adds it did through the helpers."""
-    ctx.call(COUNTER)  # start from 0
+    """The learner's ``fn(*args)`` and the multiply-adds the grader did for it meanwhile."""
+    ctx.service(COUNTER)  # start from 0
     value = ctx.call(fn, *args)
-    count = ctx.call(COUNTER)
-    if not isinstance(count, int):
-        raise Fail(f"{COUNTER}() must return the count as an int; the setup cell's copy does, "
-                   "so restore the setup cell as it was.")
-    return value, count
+    return value, ctx.service(COUNTER)
 
 
 def example(ctx, fn, vector):

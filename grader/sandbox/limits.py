@@ -18,3 +18,8 @@ class Limits:
     """Largest file the child may write (RLIMIT_FSIZE), inside its own temp dir only."""
     message_mb: int = 256
     """Largest answer the child may send back; a bigger one is refused, not read."""
+    tmp_mb: int = 64
+    """Size of the sandbox's private /tmp (a tmpfs, counted in its memory where a cgroup
+    counts it)."""
+    max_processes: int = 64
+    """Processes and threads the whole sandbox may hold at once (its cgroup's pids.max)."""

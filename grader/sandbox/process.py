@@ -1,9 +1,11 @@
 """The grader's side of the trust boundary: start the child, call into it, kill it.
 
-One ``Sandbox`` holds one child for one submission. Calls cross as wire frames (never
-pickle). A call that hangs, crashes or breaks the protocol ends the child (its whole
-process group and session, and anything else carrying its marker); the next call starts
-a fresh one and loads the submission again, so one bad function costs only its own checks.
+One ``Sandbox`` holds one child for one submission, inside bubblewrap (``bwrap.py``) and
+its own cgroup (``cgroup.py``) where the machine allows, else behind Landlock, seccomp and
+rlimits alone; ``isolation`` says which. Calls cross as wire frames (never pickle). A call
+that hangs, crashes or breaks the protocol ends the whole sandbox; the next call starts a
+fresh one and loads the submission again, so one bad function costs only its own checks.
+Peak memory is read here from the kernel (``measure.py``), never reported by the child.
 """
 from __future__ import annotations
 
@@ -23,13 +25,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.sandbox import wire
+from grader.sandbox import bwrap, measure, wire
+from grader.sandbox.cleanup import MARKER, kill_tree
+from grader.sandbox.visibility import _read_only_rules, hidden_paths
+from grader.sandbox.inert import inert
 from grader.sandbox.limits import Limits
 
 WORKER = Path(__file__).with_name("worker.py")
-KIT_ROOT = Path(__file__).resolve().parents[2]
-KIT_NAMES = ("grader", "kernels", "solutions", "exercises")
-_MARKER = "BACKPROP_TRAPS_SANDBOX"
+_MARKER = MARKER
 
 
 @dataclass
@@ -68,50 +71,18 @@ class _Output:
         os.close(fd)
 
 
-def hidden_paths(extra: list[Path]) -> list[str]:
-    """What the child must not read: the kit's folders wherever they are installed, plus
-    ``extra`` (an instructor's own questions folder, the submission's folder)."""
-    hidden = [str(KIT_ROOT)] + [str(p) for p in extra]
-    for folder in site.getsitepackages() + [site.getusersitepackages()]:
-        base = Path(folder)
-        if not base.is_dir():
-            continue
-        for entry in base.iterdir():
-            name = entry.name.lower()
-            if entry.name in KIT_NAMES or "backprop_traps" in name or "backprop-traps" in name:
-                hidden.append(str(entry))
-    return hidden
-
-
-def readable_paths() -> list[str]:
-    """What learner code legitimately reads: Python, its packages, system libraries."""
-    paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    paths.update(p for p in sys.path if p and Path(p).is_dir())
-    paths.update([sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))])
-    paths.update(["/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/etc/ld.so.cache",
-                  "/etc/localtime", "/usr/share/zoneinfo", "/proc/cpuinfo", "/proc/meminfo",
-                  "/sys/devices/system/cpu",
-                  "/dev/urandom"])
-    return sorted(paths)
-
-
-@functools.lru_cache(maxsize=32)
-def _read_only_rules(hidden: tuple[str, ...]) -> list[str]:
-    """The read-only Landlock rules: listing site-packages entry by entry costs a few hundred
-    ms, and a batch starts hundreds of sandboxes with the same hidden paths."""
-    from grader.sandbox import landlock
-    return [p for r in readable_paths() for p in landlock.allowed_entries(r, list(hidden))]
-
-
 class Sandbox:
     """A child process running one submission's code under ``limits``."""
 
     def __init__(self, source: str, limits: Limits = Limits(), hide: list[Path] = (),
-                 isolate: bool = True, helpers: str = ""):
+                 isolate: bool = True, helpers: str = "", services: dict | None = None):
         self.source = source
         self.helpers = helpers
         """Trusted code run in the submission's namespace right after it loads (and after
         every reload), e.g. counting helpers that replace the learner's copies."""
+        self.services = dict(services or {})
+        """name -> function the child may ask the grader to run (``_grader_ask`` in the
+        child): the grader does the work and keeps any count, where the child cannot write."""
         self.limits = limits
         self.isolate = isolate
         self.isolation = "not started"
@@ -122,40 +93,117 @@ class Sandbox:
         self._tmp: str | None = None
         self._marker = ""
         self._output = _Output(limits.output_kb * 1024)
+        self._meter: measure.Meter | None = None
+        self._calls = 0
 
     # -- life cycle -------------------------------------------------------------------
     def _spawn(self) -> CallResult:
         self._tmp = tempfile.mkdtemp(prefix="bpt-sandbox-")
         self._marker = f"{os.getpid()}-{secrets.token_hex(8)}"  # whose sandbox, and which
-        env = {"PATH": "/usr/bin:/bin", "HOME": self._tmp, "TMPDIR": self._tmp, "LANG": "C.UTF-8",
+        use_bwrap = self.isolate and bwrap.probe()[0]
+        workdir = "/tmp" if use_bwrap else self._tmp
+        env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", _MARKER: self._marker}
+        self._meter = measure.Meter.create(self.limits, self.isolate)
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         out_r, out_w = os.pipe()
+        keep = [resp_w]
+        if use_bwrap:
+            argv, extra_fds = self._bwrap_argv(env, resp_w)
+            keep += extra_fds
+        else:
+            argv = [sys.executable, "-I", "-B", str(WORKER), str(resp_w)]
+        argv = self._meter.wrap(argv)
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-B", str(WORKER), str(resp_w)], stdin=req_r, stdout=out_w, stderr=out_w,
-            pass_fds=(resp_w,), cwd=self._tmp, env=env, start_new_session=True)
-        for fd in (req_r, resp_w, out_w):
+            argv, stdin=req_r, stdout=out_w, stderr=out_w, pass_fds=tuple(keep), cwd=self._tmp,
+            env=env if not use_bwrap else {"PATH": "/usr/bin:/bin"}, start_new_session=True)
+        for fd in [req_r, out_w] + keep:
             os.close(fd)
         self._req, self._resp = req_w, resp_r
         threading.Thread(target=self._output.drain, args=(out_r,), daemon=True).start()
-        read_only = _read_only_rules(tuple(hidden_paths(self._hide)))
+        self._meter.attach(self._proc.pid, getattr(self, "_info_r", None))
+        if use_bwrap:
+            read_only, read_write = bwrap.python_roots() + ["/usr", "/etc", "/dev/urandom"], ["/tmp", "/dev/null"]
+        else:
+            read_only, read_write = _read_only_rules(tuple(hidden_paths(self._hide))), [self._tmp, "/dev/null"]
         setup = {"limits": {"memory_mb": self.limits.memory_mb, "file_mb": self.limits.file_mb,
                             "total_seconds": self.limits.total_seconds},
-                 "tmpdir": self._tmp, "isolate": self.isolate, "read_only": read_only,
-                 "read_write": [self._tmp, "/dev/null"]}
-        return self._exchange(setup, self.limits.call_seconds + 5, what="starting the sandbox")
+                 "tmpdir": workdir, "isolate": self.isolate, "read_only": read_only,
+                 "read_write": read_write,
+                 "seccomp": None if use_bwrap or not self.isolate else {"no_fork": not self._meter.whole_sandbox}}
+        started = self._exchange(setup, self.limits.call_seconds + 5, what="starting the sandbox")
+        if started.ok:
+            inner = started.value.get("isolation", "none") if isinstance(started.value, dict) else "none"
+            outer = "bubblewrap" if use_bwrap else "no bubblewrap"
+            self.isolation = inert(f"{outer}, {self._meter.describe()}, {inner}", 200)
+            self._calls = 0
+            self._meter_baseline()
+        return started
+
+    def _bwrap_argv(self, env: dict, resp_w: int) -> tuple[list[str], list[int]]:
+        """bwrap's command line, and the descriptors it must inherit (seccomp, info)."""
+        from grader.sandbox import seccomp
+        extra = []
+        bpf = seccomp.compile_filter(no_fork=not self._meter.whole_sandbox) if self.isolate else None
+        self._seccomp_file = bpf  # kept open until bwrap has read it
+        if bpf is not None:
+            extra.append(os.dup(bpf.fileno()))
+        info_r, info_w = os.pipe()
+        self._info_r = info_r
+        extra.append(info_w)
+        args = bwrap.arguments(hidden_paths(self._hide), env, self.limits.tmp_mb,
+                               extra[0] if bpf is not None else None, info_w)
+        worker = f"{bwrap.WORKER_DIR}/worker.py"
+        return [bwrap.executable()] + args + ["--", sys.executable, "-I", "-B", worker, str(resp_w)], extra
+
+    def _meter_baseline(self) -> None:
+        """Before any learner code runs: load only the submission's import statements, then
+        read the sandbox's memory. A measured call's peak counts from here, so memory that
+        the learner's code holds from load time (a pre-filled pool) counts too, while the
+        libraries it imports do not."""
+        if not self._meter.measures:
+            return
+        from grader.sandbox.imports import import_lines
+        self._exchange({"op": "load", "source": import_lines(self.source), "name": "<imports>"},
+                       self.limits.call_seconds, what="importing the libraries your code uses")
+        self._exchange({"op": "settle"}, self.limits.call_seconds, what="settling")
+        self._meter.start()
 
     def start(self) -> CallResult:
-        """Start the child and load the submission; the result says whether loading worked."""
+        """Start the child and load the submission; the result says whether loading worked.
+
+        A notebook loads cell by cell (``self.cells``: ``(label, source, fallback)`` tuples,
+        set by the engine; a ``.py`` file is ``self.source``, one cell), as Jupyter's "Run
+        All" does when errors are allowed (nbgrader's way): a cell that raises, or is not
+        Python, becomes one line in ``self.warnings`` (once, whatever the restarts) and the
+        next cell runs. Only a hang or a crash stops the load, which has one call's time."""
+        if not isinstance(getattr(self, "warnings", None), list):
+            self.warnings = []
         started = self._spawn()
         if not started.ok:
             self.load_error = started
             return started
-        self.isolation = started.value.get("isolation", "none") if isinstance(started.value, dict) else "none"
-        loaded = self._exchange({"op": "load", "source": self.source}, self.limits.call_seconds,
-                                what="loading your code")
+        cells = getattr(self, "cells", None) or [("", self.source, None)]
+        deadline = time.monotonic() + self.limits.call_seconds
+        loaded = CallResult(True)
+        for label, source, fallback in cells:
+            request = {"op": "load", "source": source, "name": f"<{label}>" if label else "<submission>"}
+            if fallback and fallback != source:
+                request["fallback"] = fallback  # magics blanked: compiled if the cell is not Python
+            loaded = self._exchange(request, max(deadline - time.monotonic(), 0.01),
+                                    what=f"loading {label or 'your code'}")
+            if not loaded.ok and loaded.kind in ("exception", "not_implemented"):
+                if loaded.error not in self.warnings:
+                    self.warnings.append(loaded.error)
+                loaded = CallResult(True)
+            elif not loaded.ok:
+                if loaded.kind == "timeout":
+                    loaded.error = (f"loading your code did not finish within {self.limits.call_seconds:g} s"
+                                    + (f" ({label} was still running)" if label else "")
+                                    + ": an endless loop, or far too slow")
+                break
         if loaded.ok and self.helpers:
             loaded = self._exchange({"op": "load", "source": self.helpers, "name": "<grader helpers>"},
                                     self.limits.call_seconds, what="loading the grader's helpers after your code")
@@ -165,19 +213,29 @@ class Sandbox:
         return loaded
 
     def close(self) -> None:
-        """Kill the child and everything it started; remove its temp dir."""
+        """End the sandbox and everything it started; remove its temp dir. Never raises."""
         if self._proc is not None:
-            kill_tree(self._proc.pid, self._marker)
             try:
+                kill_tree(self._proc.pid, self._marker)
+                if self._meter is not None:
+                    self._meter.close()
                 self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
+            except (subprocess.TimeoutExpired, OSError):
                 pass
-            for fd in (self._req, self._resp):
+            for fd in (self._req, self._resp, getattr(self, "_info_r", None)):
                 try:
-                    os.close(fd)
+                    if fd is not None:
+                        os.close(fd)
                 except OSError:
                     pass
+            self._info_r = None
+            if getattr(self, "_seccomp_file", None) is not None:
+                self._seccomp_file.close()
+                self._seccomp_file = None
             self._proc = None
+        elif self._meter is not None:
+            self._meter.close()
+        self._meter = None
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
@@ -191,17 +249,22 @@ class Sandbox:
     @property
     def output(self) -> str:
         """What the learner's code printed (capped), for feedback."""
-        text = self._output.kept.decode("utf-8", "replace")
+        text = inert(self._output.kept.decode("utf-8", "replace"), keep_newlines=True)
         if self._output.total > len(self._output.kept):
             text += f"\n... ({self._output.total - len(self._output.kept)} more bytes dropped)"
         return text
 
     # -- calls ------------------------------------------------------------------------
     def call(self, fn: str, *args, echo_args: bool = False, measure_memory: bool = False) -> CallResult:
-        """Call the learner's ``fn(*args)`` in the child; never raises for the learner's faults."""
+        """Call the learner's ``fn(*args)`` in the child; never raises for the learner's faults.
+
+        ``measure_memory``: the call runs in a fresh sandbox, and ``memory`` holds its peak
+        read by the grader from the kernel (see ``measure.Meter``)."""
         if self.spent >= self.limits.total_seconds:
             return CallResult(False, kind="budget", error=(
                 f"not run: your code used up the total time limit of {self.limits.total_seconds:g} s"))
+        if measure_memory and self._proc is not None and self._calls:
+            self.close()  # earlier calls' state must not hide in, or inflate, the measured peak
         if self._proc is None:
             if self.load_error is not None and self.load_error.kind not in ("timeout", "crash"):
                 return self.load_error
@@ -209,12 +272,16 @@ class Sandbox:
             if not loaded.ok:
                 return loaded
         budget = min(self.limits.call_seconds, self.limits.total_seconds - self.spent)
-        result = self._exchange({"op": "call", "fn": fn, "args": list(args), "echo_args": echo_args,
-                                 "measure_memory": measure_memory}, budget, what=f"{fn}()")
+        request = {"op": "call", "fn": fn, "args": list(args), "echo_args": echo_args}
+        self._calls += 1
+        if measure_memory:
+            self._exchange({"op": "settle"}, budget, what="settling")
+        result = self._exchange(request, budget, what=f"{fn}()")
+        memory = self._meter.read(request) if measure_memory and self._meter is not None else None
         if result.ok:
             reply = result.value
             return CallResult(True, value=reply.get("value"), args_after=reply.get("args_after"),
-                              memory=reply.get("memory"), seconds=result.seconds)
+                              memory=memory, seconds=result.seconds)
         return result
 
     def run_cells(self, cells: list[str]) -> CallResult:
@@ -234,10 +301,19 @@ class Sandbox:
         return result
 
     def _exchange(self, msg, timeout: float, what: str) -> CallResult:
+        """Send ``msg`` and read the answer within ``timeout`` (decoding included), serving
+        the child's ``ask`` requests meanwhile."""
         start = time.monotonic()
+        deadline = start + timeout
         try:
             wire.write_frame(self._req, msg)
-            body = self._read_frame(start + timeout)
+            while True:
+                reply = wire.decode(self._read_frame(deadline))
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+                if not (isinstance(reply, dict) and reply.get("op") == "ask"):
+                    break
+                wire.write_frame(self._req, self._serve(reply))
         except TimeoutError:
             self.spent += time.monotonic() - start
             self.close()
@@ -254,45 +330,44 @@ class Sandbox:
             return CallResult(False, kind="bad_return", error=f"{what} sent back something unreadable ({e})")
         elapsed = time.monotonic() - start
         self.spent += elapsed
-        try:
-            reply = wire.decode(body)
-        except wire.WireError as e:
-            self.close()
-            return CallResult(False, kind="bad_return", error=f"{what} sent back something unreadable ({e})")
         if not isinstance(reply, dict):
             self.close()
             return CallResult(False, kind="bad_return", error=f"{what} broke the grader's protocol")
         if reply.get("ok") is True:
             return CallResult(True, value=reply, seconds=elapsed)
+        reply = _inert_failure(reply)
         return CallResult(False, kind=str(reply.get("kind", "exception")),
                           error=self._describe_failure(reply, what), seconds=elapsed)
 
-    def _read_frame(self, deadline: float) -> bytes:
-        def exact(n: int) -> bytes:
-            chunks, need = [], n
-            while need:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                ready, _, _ = select.select([self._resp], [], [], left)
-                if not ready:
-                    raise TimeoutError
-                chunk = os.read(self._resp, min(need, 1 << 20))
-                if not chunk:
-                    raise EOFError
-                chunks.append(chunk)
-                need -= len(chunk)
-            return b"".join(chunks)
-        (n,) = wire._LEN.unpack(exact(8))
-        if n > self.limits.message_mb * 1024 * 1024:
-            raise wire.WireError(f"an answer of {n} bytes is over the {self.limits.message_mb} MB limit")
-        return exact(n)
+    def _serve(self, request: dict) -> dict:
+        """Answer one ``ask`` from the child with a grader-side service; nothing raises."""
+        service = self.services.get(request.get("name"))
+        args = request.get("args")
+        if service is None or not isinstance(args, list):
+            return {"error": f"the grader offers no service {inert(str(request.get('name')), 40)!r}"}
+        try:
+            return {"value": service(*args)}
+        except Exception as e:  # noqa: BLE001 (a bad argument from the child, reported back)
+            return {"error": inert(str(e), 300)}
+
+    def _read_frame(self, deadline: float) -> bytearray:
+        def read(n: int) -> bytes:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([self._resp], [], [], left)
+            if not ready:
+                raise TimeoutError
+            return os.read(self._resp, n)
+        return wire.read_frame_body(read, self.limits.message_mb * 1024 * 1024)
 
     def _exit_code(self) -> str:
         try:
             code = self._proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
             return "it stopped answering"
+        if code > 128 and "bubblewrap" in self.isolation:
+            code = 128 - code  # bwrap exits 128 + N when the worker was killed by signal N
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
             return f"killed by {name}"
@@ -301,66 +376,78 @@ class Sandbox:
     def _describe_failure(self, reply: dict, what: str) -> str:
         kind = reply.get("kind")
         if kind == "missing":
-            return f"{what.rstrip('()')} is not defined in your code"
+            text = f"{what.rstrip('()')} is not defined in your code"
+            if getattr(self, "warnings", None):
+                text += " (did an error stop the cell that defines it? See the warnings above the checks)"
+            return text
         if kind == "bad_return":
             return f"{what} returned a value the grader cannot use: {reply.get('message', '')}"
         err = reply.get("error") or {}
+        if not isinstance(err, dict):
+            err = {}
+        loading = what[len("loading "):] if what.startswith("loading ") else None
+        if loading is not None and isinstance(err.get("cell"), str):  # a cell of the learner's
+            where = self.locate(err.get("line"), err.get("cell"), bare=True)
+            message = f": {err.get('message')}" if err.get("message") else ""
+            if err.get("type") in ("SyntaxError", "IndentationError", "TabError"):
+                return f"{loading} is not valid Python, so none of it ran: {err.get('type')}{message}{where}"
+            rest = "the lines after it in this cell" if loading.startswith("cell ") else "the lines after it"
+            return f"{loading} raised {err.get('type', 'an exception')}{message}{where}; {rest} did not run"
         if kind == "not_implemented":
             return f"{what} is not implemented yet (it raises NotImplementedError)"
-        where = self.locate(err.get("line"))
+        where = self.locate(err.get("line"), err.get("cell"))
         message = f": {err.get('message')}" if err.get("message") else ""
-        return f"{what} raised {err.get('type', 'an exception')}{message}{where}"
+        text = f"{what} raised {err.get('type', 'an exception')}{message}{where}"
+        stale = [s for s in (err.get("stale") or []) if isinstance(s, str)][:3]
+        if stale:
+            names = ", ".join(f"`{s}`" for s in stale)
+            text += (f". It reads {names}, set by one of your functions when the grader called it, not "
+                     "by the notebook's own code: the grader calls each function on fresh inputs, in "
+                     "its own order, so a value an earlier call left behind (the forward's input kept "
+                     "for the backward) does not match this call. Use only the arguments and what the "
+                     "forward returned (its cache), never a global")
+        return text
 
-    def locate(self, line) -> str:
-        """' (cell 4, line 2: `code`)' for a line of the joined submission source."""
+    def locate(self, line, cell=None, bare: bool = False) -> str:
+        """' (cell 4, line 2: `code`)' for a line of the learner's code: ``cell`` is the name
+        the code was compiled under (``<cell 4>``; else the whole ``self.source``). ``bare``
+        leaves the cell out (the sentence already names it)."""
         if not isinstance(line, int):
             return ""
-        lines = self.source.splitlines()
+        label = cell[1:-1] if isinstance(cell, str) and cell.startswith("<cell ") else None
+        sources = {c[0]: c[1] for c in (getattr(self, "cells", None) or []) if isinstance(c[1], str)}
+        if label is not None and label in sources:
+            lines = sources[label].splitlines()
+            if not 1 <= line <= len(lines):
+                return ""
+            code = lines[line - 1].strip()
+            return f" ({'' if bare else label + ', '}line {line}: `{code[:80]}`)"
+        lines = self.source.splitlines() if isinstance(self.source, str) else []
         if not 1 <= line <= len(lines):
             return ""
-        cell, offset = None, line
+        marked, offset = None, line
         for i in range(line - 1, -1, -1):
             if lines[i].startswith("# --- cell ") and lines[i].endswith(" ---"):
-                cell, offset = lines[i][len("# --- cell "):-4], line - i - 1
+                marked, offset = lines[i][len("# --- cell "):-4], line - i - 1
                 break
         code = lines[line - 1].strip()
-        place = f"cell {cell}, line {offset}" if cell is not None else f"line {line}"
+        place = f"cell {marked}, line {offset}" if marked is not None and not bare else f"line {line}"
         return f" ({place}: `{code[:80]}`)"
 
 
-def kill_tree(pid: int, marker: str, wait_seconds: float = 2.0) -> None:
-    """SIGKILL the child's process group and session, and any process carrying its marker
-    (a grandchild that escaped with setsid still inherits the environment). SIGKILL lands
-    asynchronously, so scan again until none of them is alive (zombies are dead) or the
-    bounded wait ends: when this returns, nothing of the submission still runs."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    needle = f"{_MARKER}={marker}".encode()
-    deadline = time.monotonic() + wait_seconds
-    while _kill_matching(pid, needle) and time.monotonic() < deadline:
-        time.sleep(0.01)
-
-
-def _kill_matching(sid_wanted: int, needle: bytes) -> bool:
-    """SIGKILL every live process in session ``sid_wanted`` or carrying ``needle`` in its
-    environment; return whether any was found."""
-    found = False
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read().rsplit(b")", 1)[1].split()
-            if stat[0] in (b"Z", b"X"):  # already dead, waiting to be reaped
-                continue
-            if int(stat[3]) != sid_wanted:
-                with open(f"/proc/{entry}/environ", "rb") as f:
-                    if needle not in f.read().split(b"\0"):
-                        continue
-            os.kill(int(entry), signal.SIGKILL)
-            found = True
-        except (OSError, IndexError, ValueError):
-            continue
-    return found
+def _inert_failure(reply: dict) -> dict:
+    """A failure reply with every text the child chose made inert (it reaches reports)."""
+    err = reply.get("error")
+    clean = {"kind": inert(reply.get("kind", "exception"), 40),
+             "message": inert(reply.get("message", ""), 400)}
+    if isinstance(err, dict):
+        line = err.get("line")
+        clean["error"] = {"type": inert(err.get("type", "an exception"), 80),
+                          "message": inert(err.get("message", ""), 400),
+                          "line": line if isinstance(line, int) and not isinstance(line, bool) else None}
+        # which cell (``<cell 7>``) and the stale globals read (describe_exception): names only
+        if isinstance(err.get("cell"), str):
+            clean["error"]["cell"] = inert(err["cell"], 40)
+        if isinstance(err.get("stale"), list):
+            clean["error"]["stale"] = [inert(s, 80) for s in err["stale"][:5] if isinstance(s, str)]
+    return {**reply, **clean}

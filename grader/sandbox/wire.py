@@ -20,6 +20,12 @@ import numpy as np
 _LEN = struct.Struct("<Q")
 ALLOWED_KINDS = frozenset("biuf")  # bool, signed, unsigned, float: no objects, no structs
 MAX_DEPTH = 32
+MAX_HEADER = 4 * 1024 * 1024
+"""Largest JSON part of a frame: numbers and structure are small, arrays travel as .npy."""
+MAX_ARRAYS = 4096
+MAX_NODES = 200_000
+"""Most JSON values (lists, dicts, numbers, strings) in one header: bounds the objects the
+grader builds from what the child sends, whatever the byte size."""
 
 
 class WireError(ValueError):
@@ -52,42 +58,64 @@ def _pack(obj, arrays, depth=0):
     raise WireError(f"a value of type {type(obj).__name__} cannot be returned")
 
 
-def encode(msg) -> bytes:
-    """Encode a message (JSON-able values, tuples, numpy arrays) into one frame."""
+def encode_chunks(msg) -> list:
+    """Encode a message (JSON-able values, tuples, numpy arrays) as the pieces of one frame,
+    arrays' data by reference (no copy: a child's answer costs no second copy to send)."""
     arrays: list[np.ndarray] = []
     header = json.dumps({"msg": _pack(msg, arrays), "arrays": len(arrays)}).encode()
-    out = io.BytesIO()
-    out.write(_LEN.pack(len(header)))
-    out.write(header)
+    chunks: list = [_LEN.pack(len(header)), header]
     for arr in arrays:
-        blob = io.BytesIO()
-        np.lib.format.write_array(blob, arr, allow_pickle=False)
-        out.write(_LEN.pack(blob.tell()))
-        out.write(blob.getbuffer())
-    body = out.getvalue()
-    return _LEN.pack(len(body)) + body
+        head = io.BytesIO()
+        np.lib.format.write_array_header_1_0(head, np.lib.format.header_data_from_array_1_0(arr)) \
+            if _fits_v1(arr) else np.lib.format.write_array_header_2_0(
+                head, np.lib.format.header_data_from_array_1_0(arr))
+        data = memoryview(arr).cast("B") if arr.size else b""
+        chunks += [_LEN.pack(head.tell() + len(data)), head.getvalue(), data]
+    return [_LEN.pack(sum(len(c) for c in chunks))] + chunks
 
 
-def _read_exact(buf: io.BytesIO, n: int) -> bytes:
-    data = buf.read(n)
-    if len(data) != n:
+def encoded_size(msg) -> int:
+    """The bytes ``msg`` takes on the wire (its frame included)."""
+    return sum(len(c) for c in encode_chunks(msg))
+
+
+def _fits_v1(arr) -> bool:
+    return len(repr(np.lib.format.header_data_from_array_1_0(arr))) < 65000
+
+
+def encode(msg) -> bytes:
+    """One frame as bytes (for tests and small messages)."""
+    return b"".join(bytes(c) for c in encode_chunks(msg))
+
+
+def _read_exact(buf: memoryview, pos: int, n: int) -> tuple[memoryview, int]:
+    if n > len(buf) - pos:
         raise WireError("message truncated")
-    return data
+    return buf[pos:pos + n], pos + n
 
 
-def _read_array(blob: bytes) -> np.ndarray:
-    f = io.BytesIO(blob)
+def _read_array(blob: memoryview) -> np.ndarray:
+    """One .npy blob, checked before anything is allocated: the version, a whitelisted
+    dtype, and a shape whose size is exactly the bytes that follow (a header may claim
+    2**40 elements; it is refused, not allocated). The array owns a copy of its data."""
+    f = io.BytesIO(bytes(blob[:min(len(blob), 65536 + 16)]))  # the header only
     version = np.lib.format.read_magic(f)
     if version == (1, 0):
-        _, _, dtype = np.lib.format.read_array_header_1_0(f)
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
     elif version == (2, 0):
-        _, _, dtype = np.lib.format.read_array_header_2_0(f)
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
     else:
         raise WireError(f"array format {version} is not allowed")
-    if dtype.kind not in ALLOWED_KINDS or dtype.hasobject:
+    if dtype.kind not in ALLOWED_KINDS or dtype.hasobject or dtype.names is not None:
         raise WireError(f"array dtype {dtype} is not allowed")
-    f.seek(0)
-    return np.lib.format.read_array(f, allow_pickle=False)
+    count = 1
+    for dim in shape:
+        count *= dim
+    data = blob[f.tell():]
+    if count * dtype.itemsize != len(data):
+        raise WireError(f"an array of shape {tuple(shape)} does not match its {len(data)} bytes")
+    arr = np.frombuffer(data, dtype=dtype, count=count).reshape(shape, order="F" if fortran else "C")
+    return arr.copy(order="K")
 
 
 def _unpack(obj, arrays, depth=0):
@@ -107,30 +135,67 @@ def _unpack(obj, arrays, depth=0):
     return obj
 
 
-def decode(body: bytes):
-    """Decode one frame's body (without its outer length prefix)."""
-    buf = io.BytesIO(body)
+def _count_nodes(header: bytes) -> int:
+    """An upper bound of the JSON values in ``header``, counted before parsing it."""
+    return header.count(b"[") + header.count(b"{") + header.count(b",") + 1
+
+
+def decode(body) -> object:
+    """Decode one frame's body (without its outer length prefix). Bounded: the JSON part's
+    size, nesting and value count, the number of arrays, and each array's size."""
+    buf = memoryview(body)
     try:
-        (hlen,) = _LEN.unpack(_read_exact(buf, _LEN.size))
-        header = json.loads(_read_exact(buf, hlen))
+        raw, pos = _read_exact(buf, 0, _LEN.size)
+        (hlen,) = _LEN.unpack(raw)
+        if hlen > MAX_HEADER:
+            raise WireError(f"the message's JSON part ({hlen} bytes) is over {MAX_HEADER} bytes")
+        header, pos = _read_exact(buf, pos, hlen)
+        header = bytes(header)
+        if _count_nodes(header) > MAX_NODES:
+            raise WireError(f"the message holds more than {MAX_NODES} values")
+        header = json.loads(header)
         count = header["arrays"]
-        if not isinstance(count, int) or count < 0:
+        if not isinstance(count, int) or not 0 <= count <= MAX_ARRAYS:
             raise WireError("bad array count")
         arrays = []
         for _ in range(count):
-            (n,) = _LEN.unpack(_read_exact(buf, _LEN.size))
-            arrays.append(_read_array(_read_exact(buf, n)))
+            raw, pos = _read_exact(buf, pos, _LEN.size)
+            (n,) = _LEN.unpack(raw)
+            blob, pos = _read_exact(buf, pos, n)
+            arrays.append(_read_array(blob))
         return _unpack(header["msg"], arrays)
     except WireError:
         raise
-    except (ValueError, KeyError, TypeError, RecursionError, struct.error) as e:
+    except (ValueError, KeyError, TypeError, RecursionError, struct.error, MemoryError) as e:
         raise WireError(f"malformed message ({type(e).__name__})") from None
+
+
+def read_frame_body(read, limit: int) -> bytearray:
+    """Read one frame's body with ``read(n) -> bytes`` (b"" at end of stream: EOFError),
+    into a single buffer: no second copy while it arrives."""
+    def exact_into(view):
+        got = 0
+        while got < len(view):
+            chunk = read(min(len(view) - got, 1 << 20))
+            if not chunk:
+                raise EOFError
+            view[got:got + len(chunk)] = chunk
+            got += len(chunk)
+    head = bytearray(_LEN.size)
+    exact_into(memoryview(head))
+    (n,) = _LEN.unpack(head)
+    if n > limit:
+        raise WireError(f"a message of {n} bytes is over the {limit // (1024 * 1024)} MB limit")
+    body = bytearray(n)
+    exact_into(memoryview(body))
+    return body
 
 
 def write_frame(fd: int, msg) -> None:
     """Write one encoded frame to a file descriptor (all of it)."""
     import os
-    view = memoryview(encode(msg))
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+    for chunk in encode_chunks(msg):
+        view = memoryview(chunk)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]

