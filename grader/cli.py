@@ -10,39 +10,95 @@ import sys
 
 import click
 
-from grader.commands import batch, bench, learner, new, release, validate
+from grader.commands import batch, bench, doctor, learner, new, release, validate
 from grader.commands.options import limit_options
 
 
 
+_OWN_OPTIONS = ("--help", "-h", "--version")
+
+
 class _DefaultToCheck(click.Group):
-    """``grade FILE...`` means ``grade check FILE...``: the learner's command stays short."""
+    """``grade FILE...`` means ``grade check FILE...``: the learner's command stays short, and
+    ``grade --help`` shows how to grade, with the check's options, before the subcommands."""
 
     def parse_args(self, ctx, args):
         first = next((a for a in args if not a.startswith("-")), None)
-        if args and args not in (["--help"], ["-h"]) and first not in self.commands:
+        if args and not (len(args) == 1 and args[0] in _OWN_OPTIONS) and first not in self.commands:
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
+    def format_usage(self, ctx, formatter):
+        formatter.write_usage(ctx.command_path, "SUBMISSION... [OPTIONS]")
+        formatter.write_usage(ctx.command_path, "COMMAND [ARGS]...", prefix="   or: ")
+
+    def format_options(self, ctx, formatter):
+        check = self.commands["check"]
+        sub = click.Context(check, info_name="check", parent=ctx)
+        rows = [p.get_help_record(sub) for p in check.get_params(sub) if p.name != "help"]
+        with formatter.section(f"Grading ({ctx.command_path} SUBMISSION... [OPTIONS])"):
+            formatter.write_dl([r for r in rows if r])
+        super().format_options(ctx, formatter)
+
+
+def _version(ctx, _param, value):
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        number = version("backprop-traps")
+    except PackageNotFoundError:  # run from a folder that was never installed
+        number = "unknown (not installed)"
+    click.echo(f"grade (backprop-traps) {number}")
+    ctx.exit()
+
 
 @click.group(cls=_DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Show the version and exit.")
 def main():
     """Grade backprop-trap answers: `grade SUBMISSION...` runs the hidden checks on a
-    notebook (.ipynb) or Python file (.py) and says what is wrong and why."""
+    notebook (.ipynb) or Python file (.py) and says what is wrong and why.
+
+    \b
+    Start here:
+      grade list                       the questions, and your best score in this folder
+      grade start routing_trap         copy a question's stub notebook into this folder
+      grade 01_routing_trap.ipynb      grade it (add --hint when stuck)"""
+
+
+class _PathError(click.UsageError):
+    """A usage error told in one sentence, without the usage block (exit status 2)."""
+
+    def show(self, file=None):
+        click.echo(f"Error: {self.format_message()}", err=True)
+
+
+def _existing_files(_ctx, _param, paths):
+    """A path that does not exist, or a folder, is a usage error (exit 2): nothing was graded."""
+    for path in paths:
+        if os.path.isdir(path):
+            raise _PathError(f"{path} is a folder: give a notebook (.ipynb) or a .py file in it "
+                             "(`grade batch` grades a whole class's folder).")
+        if not os.path.exists(path):
+            raise _PathError(f"{path} does not exist: give the path of a notebook (.ipynb) or a .py file.")
+    return paths
 
 
 @main.command("check")
-@click.argument("submissions", nargs=-1, required=True, type=click.Path())
+@click.argument("submissions", nargs=-1, required=True, type=click.Path(), callback=_existing_files)
 @click.option("--question", "-q", help="Question id, if the file does not say (wins over the file).")
 @click.option("--seed", type=int, default=None, help="Seed of the hidden inputs (printed; replays a run).")
-@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON document (CONTRACT.md).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print exactly one JSON document (docs/contract.md), with its seed.")
 @click.option("--hint", is_flag=True, help="Also show the next unseen hint for the first failing check.")
 @limit_options
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo); "
                    "or set BACKPROP_TRAPS_QUESTIONS.")
 def check(submissions, question, seed, as_json, hint, limits, questions_dir):
-    """Grade SUBMISSIONS (notebooks or .py files) against the hidden checks.
+    """Grade SUBMISSIONS (notebooks or .py files) against the hidden checks
+    (`grade SUBMISSION...` is short for `grade check SUBMISSION...`).
 
     Your best score and the hints you have seen are kept in this folder's
     .backprop_traps_history.json (not with --json)."""
@@ -67,5 +123,5 @@ def check(submissions, question, seed, as_json, hint, limits, questions_dir):
 
 # Subcommands, one module each in grader/commands/.
 for _command in (release.release, learner.list_questions, learner.start, new.new, validate.validate,
-                 bench.bench, batch.batch):
+                 bench.bench, batch.batch, doctor.doctor):
     main.add_command(_command)

@@ -10,6 +10,7 @@ import textwrap
 import click
 
 from grader.results import GradeResult
+from grader.sandbox.inert import inert
 
 INDENT = " " * 17
 WIDTH = 88  # prose feedback is wrapped to this many columns after the indent
@@ -26,19 +27,23 @@ def _styler(color: bool):
 def render(result: GradeResult, color: bool) -> str:
     """The human-readable report of one result (ANSI colours only when ``color``)."""
     style = _styler(color)
-    lines = [style(f"{result.question or '?'}  ·  {result.submission}", bold=True)]
+    lines = [style(f"{inert(result.question or '?', 80)}  ·  {inert(result.submission)}", bold=True)]
     if result.error:
-        lines.append(style(f"  Could not grade: {result.error}", fg="red"))
+        lines.append(style(f"  Could not grade: {inert(result.error)}", fg="red"))
         lines.append(f"  Score: 0 / {_fmt_points(result.max_score)}")
         return "\n".join(lines)
+    lines += _warning_lines(result, style)
     width = max((len(t.name) for t in result.tests), default=0)
     for t in result.tests:
         mark = style("PASS", fg="green") if t.passed else style("FAIL", fg="red")
+        if t.grader_error:  # the grader's fault, and it must look like it
+            mark = style("BUG ", fg="magenta", bold=True)
         pts = f"{_fmt_points(t.points)}/{_fmt_points(t.max_points)}"
         trap = style(f"  [trap: {t.trap}]", fg="yellow") if t.trap else ""
         lines.append(f"  {mark} {pts:>7}  {t.name.ljust(width)}{trap}".rstrip())
         if not t.passed and t.feedback:
-            for fb in t.feedback.splitlines():
+            # learner text was made inert where it left the sandbox; this is the last guard
+            for fb in inert(t.feedback, keep_newlines=True).splitlines():
                 if fb[:1].isspace() or len(fb) <= WIDTH:  # examples keep their layout
                     lines.append(f"{INDENT}{fb}")
                 else:
@@ -54,10 +59,27 @@ def render(result: GradeResult, color: bool) -> str:
     if result.public is not None and result.public.passed == result.public.total and passed < len(result.tests):
         lines.append(style(f"  Every visible test passes, but {len(result.tests) - passed} hidden check(s) "
                            "fail: the visible tests only check the basics.", fg="yellow"))
-    if result.isolation.startswith("none"):
-        lines.append(style("  Note: this platform offers no filesystem isolation (Landlock); your code "
-                           "ran with limits but could read files.", fg="yellow"))
+    broken = sum(t.grader_error for t in result.tests)
+    if broken:
+        lines.append(style(f"  {broken} check(s) broke inside the grader (BUG above): that is not your "
+                           "answer's fault, and the score above may be too low. Please report it.",
+                           fg="magenta"))
+    if not (result.isolation.startswith("bubblewrap") or "landlock-abi" in result.isolation):
+        lines.append(style("  Note: this platform offers no filesystem isolation (bubblewrap or Landlock); "
+                           "your code ran with limits but could read files.", fg="yellow"))
     return "\n".join(lines)
+
+
+def _warning_lines(result: GradeResult, style) -> list[str]:
+    """The cells that raised while loading, once each, above the checks."""
+    if not result.warnings:
+        return []
+    lines = [style("  Warnings (every cell ran in order, going on past errors, as nbgrader does):",
+                   fg="yellow")]
+    for warning in result.warnings:
+        lines += textwrap.wrap(inert(warning), WIDTH + len(INDENT), initial_indent=INDENT[:-2] + "! ",
+                               subsequent_indent=INDENT, break_on_hyphens=False)
+    return lines
 
 
 def _visible_lines(result: GradeResult, style) -> list[str]:
@@ -66,11 +88,11 @@ def _visible_lines(result: GradeResult, style) -> list[str]:
     if public is None:
         return []
     if public.error:
-        return [f"  Visible tests (not scored): could not run ({public.error})."]
+        return [f"  Visible tests (not scored): could not run ({inert(public.error)})."]
     if not public.failures:
         return []
     lines = [f"  Visible tests (not scored): {public.passed}/{public.total} pass; failing:"]
-    lines += [f"{INDENT}{style('x', fg='red')} {f}" for f in public.failures]
+    lines += [f"{INDENT}{style('x', fg='red')} {inert(f)}" for f in public.failures]
     return lines
 
 

@@ -27,9 +27,15 @@ from pathlib import Path
 from grader.batch.grading import failed_record
 from grader.batch.plan import Batch, Pending
 from grader.batch.variants import SECRET_ENV
-from grader.sandbox.process import _MARKER, kill_tree
+from grader.batch.worker import TAMPERED
+from grader.sandbox.cleanup import MARKER as _MARKER
+from grader.sandbox.cleanup import kill_tree
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+class _Tampered(Exception):
+    """The grading process stopped because it was changed from outside."""
 
 
 class WorkerFailed(RuntimeError):
@@ -53,14 +59,25 @@ class GradingProcess:
     def _start(self) -> None:
         env = {k: v for k, v in os.environ.items() if k != SECRET_ENV}  # workers get seeds only
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH")) if p)
-        self.proc = subprocess.Popen([sys.executable, "-m", "grader.batch.worker"], bufsize=0,
+        # -P and a neutral folder: the course folder is neither the cwd nor on sys.path
+        self.proc = subprocess.Popen([sys.executable, "-P", "-m", "grader.batch.worker"], bufsize=0,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.log or subprocess.DEVNULL, env=env,
+                                     stderr=self.log or subprocess.DEVNULL, env=env, cwd="/",
                                      start_new_session=True)  # Ctrl-C reaches the runner only
         self._buffer = b""
 
     def grade(self, spec: dict, timeout: float) -> dict:
-        """The record for ``spec``; raises WorkerFailed if the process hangs or dies."""
+        """The record for ``spec``; raises WorkerFailed if the process hangs or dies. A
+        process changed from outside (``TAMPERED``) is replaced and the spec sent again."""
+        for _ in range(3):
+            try:
+                return self._grade_once(spec, timeout)
+            except _Tampered:
+                continue
+        raise WorkerFailed("the grading process kept being changed from outside; run the batch "
+                           "again to retry this file (see README, security)")
+
+    def _grade_once(self, spec: dict, timeout: float) -> dict:
         if self.proc is None or self.proc.poll() is not None:
             self.stop()
             self._start()
@@ -77,6 +94,9 @@ class GradingProcess:
             raise WorkerFailed(f"grading did not finish within {timeout:g} s; the grading "
                                "process was stopped (see README, security)") from None
         except (EOFError, OSError, ValueError):
+            if self.proc.poll() == TAMPERED or self._exit_code() == TAMPERED:
+                self.stop()
+                raise _Tampered from None
             code = self._exit_status()
             self.stop()
             raise WorkerFailed(f"the grading process died while grading this file ({code}); "
@@ -94,6 +114,12 @@ class GradingProcess:
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
+
+    def _exit_code(self):
+        try:
+            return self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return None
 
     def _exit_status(self) -> str:
         try:

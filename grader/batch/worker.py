@@ -8,13 +8,29 @@ records that submission's failure and starts a fresh one.
 Records leave on the process's original stdout only; fd 1 is pointed at stderr first, so
 nothing printed while grading can be mistaken for a record. SIGTERM unwinds normally, so
 the sandbox's clean-up kills the submission's processes before this one exits.
+
+A grading process whose own limits, priority or CPU affinity changed (something reached
+it from outside: no sandbox can, but a machine without bubblewrap is weaker) stops with
+``TAMPERED`` instead of grading: the runner replaces it and grades the submission again.
 """
 from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import sys
+
+TAMPERED = 75
+"""Exit status: this process was changed from outside; grade the submission elsewhere."""
+
+
+def fingerprint() -> tuple:
+    """What a neighbour could change about this process to make honest submissions fail."""
+    limits = tuple(resource.getrlimit(getattr(resource, name)) for name in dir(resource)
+                   if name.startswith("RLIMIT_"))
+    affinity = tuple(sorted(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else ()
+    return limits, os.getpriority(os.PRIO_PROCESS, 0), affinity
 
 
 def main() -> None:
@@ -25,10 +41,15 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when to stop
     from grader.batch.grading import grade_job
 
+    untouched = fingerprint()
     for line in sys.stdin:
         if not line.strip():
             continue
+        if fingerprint() != untouched:
+            sys.exit(TAMPERED)
         record = grade_job(json.loads(line))
+        if fingerprint() != untouched:  # changed while grading: this result is not to be trusted
+            sys.exit(TAMPERED)
         try:
             records.write(json.dumps(record) + "\n")
             records.flush()

@@ -33,7 +33,8 @@ _a @ _a  # BLAS sets up its buffers once, on first use
 if "torch" in _sys.modules:  # so does torch: kernels, thread pools, autograd's engine
     try:
         import torch as _torch
-        import torch._dynamo  # imported lazily by torch.utils.checkpoint, torch.compile, ...
+        if "torch.utils.checkpoint" in _sys.modules:
+            import torch._dynamo  # which checkpoint() imports on its first call
         _t = _torch.ones((64, 64), dtype=_torch.float64, requires_grad=True)
         _torch.relu(_torch.addmm(_t[0], _t, _t)).sum().backward()
         del _t
@@ -56,6 +57,6 @@ def import_lines(source: str) -> str:
             continue
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)) and not (
-                    isinstance(node, ast.ImportFrom) and node.level):
+                    isinstance(node, ast.ImportFrom) and (node.level or node.module == "__future__")):
                 out.append("try:\n    " + ast.unparse(node) + "\nexcept BaseException:\n    pass")
     return "\n".join(out + [WARM_UP])

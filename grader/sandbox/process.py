@@ -139,7 +139,9 @@ class Sandbox:
             outer = "bubblewrap" if use_bwrap else "no bubblewrap"
             self.isolation = inert(f"{outer}, {self._meter.describe()}, {inner}", 200)
             self._calls = 0
-            self._meter_baseline()
+            baseline = self._meter_baseline()
+            if baseline is not None and not baseline.ok:
+                return baseline
         return started
 
     def _bwrap_argv(self, env: dict, resp_w: int) -> tuple[list[str], list[int]]:
@@ -158,18 +160,23 @@ class Sandbox:
         worker = f"{bwrap.WORKER_DIR}/worker.py"
         return [bwrap.executable()] + args + ["--", sys.executable, "-I", "-B", worker, str(resp_w)], extra
 
-    def _meter_baseline(self) -> None:
+    def _meter_baseline(self) -> CallResult | None:
         """Before any learner code runs: load only the submission's import statements, then
         read the sandbox's memory. A measured call's peak counts from here, so memory that
         the learner's code holds from load time (a pre-filled pool) counts too, while the
         libraries it imports do not."""
         if not self._meter.measures:
-            return
+            return None
         from grader.sandbox.imports import import_lines
-        self._exchange({"op": "load", "source": import_lines(self.source), "name": "<imports>"},
-                       self.limits.call_seconds, what="importing the libraries your code uses")
-        self._exchange({"op": "settle"}, self.limits.call_seconds, what="settling")
-        self._meter.start()
+        spent = self.spent  # libraries' start-up is not the learner's time: not charged
+        done = self._exchange({"op": "load", "source": import_lines(self.source), "name": "<imports>"},
+                              3 * self.limits.call_seconds, what="importing the libraries your code uses")
+        if done.ok or done.kind in ("exception", "not_implemented"):
+            done = self._exchange({"op": "settle"}, self.limits.call_seconds, what="settling")
+        self.spent = spent
+        if done.ok:
+            self._meter.start()
+        return done
 
     def start(self) -> CallResult:
         """Start the child and load the submission; the result says whether loading worked.
@@ -305,6 +312,8 @@ class Sandbox:
         the child's ``ask`` requests meanwhile."""
         start = time.monotonic()
         deadline = start + timeout
+        if self._proc is None:
+            return CallResult(False, kind="crash", error=f"{what}: the sandbox had already ended")
         try:
             wire.write_frame(self._req, msg)
             while True:
@@ -401,11 +410,10 @@ class Sandbox:
         stale = [s for s in (err.get("stale") or []) if isinstance(s, str)][:3]
         if stale:
             names = ", ".join(f"`{s}`" for s in stale)
-            text += (f". It reads {names}, set by one of your functions when the grader called it, not "
-                     "by the notebook's own code: the grader calls each function on fresh inputs, in "
-                     "its own order, so a value an earlier call left behind (the forward's input kept "
-                     "for the backward) does not match this call. Use only the arguments and what the "
-                     "forward returned (its cache), never a global")
+            text += (f". It reads {names}, which your functions changed when the grader called them: "
+                     "the grader calls each function on inputs of its own, so what an earlier call left "
+                     "in a global (say the forward's input, kept for the backward) belongs to other "
+                     "inputs. Use only the arguments, and what the forward returned as its cache")
         return text
 
     def locate(self, line, cell=None, bare: bool = False) -> str:
