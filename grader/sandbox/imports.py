@@ -46,11 +46,12 @@ del _a
 not the learner's memory either."""
 
 
-def import_lines(source: str) -> str:
-    """Code that runs each top-level ``import``/``from ... import`` of ``source`` once, each
-    guarded so a missing module is not an error here (loading the code reports it)."""
+def import_lines(sources: list[str]) -> str:
+    """Code that runs each top-level ``import``/``from ... import`` of ``sources`` (a file,
+    or a notebook's cells) once, each guarded so a missing module is not an error here
+    (loading the code reports it), then warms the libraries up."""
     out = []
-    for chunk in _chunks(source):
+    for chunk in (c for source in sources for c in _chunks(source)):
         try:
             tree = ast.parse(chunk)
         except (SyntaxError, ValueError):

@@ -48,6 +48,9 @@ class Meter:
     def wrap(self, argv: list[str]) -> list[str]:
         return argv
 
+    def unfiltered(self) -> None:
+        """The sandbox runs without its seccomp filter: say so where that matters."""
+
     def attach(self, pid: int, info_fd: int | None) -> None:
         self.pid, self.info_fd = pid, info_fd
 
@@ -126,6 +129,11 @@ class HighWaterMeter(Meter):
             return int(children[0]) if children else None
         except (OSError, ValueError, KeyError, IndexError):
             return None
+
+    def unfiltered(self):
+        self.measures = False
+        self.why = ("the sandbox's seccomp filter could not be installed, so it could make processes "
+                    "this meter does not see: its memory cannot be measured here")
 
     def _status(self, field: str) -> int:
         for line in Path(f"/proc/{self.worker}/status").read_text().splitlines():

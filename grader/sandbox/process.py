@@ -137,6 +137,12 @@ class Sandbox:
         if started.ok:
             inner = started.value.get("isolation", "none") if isinstance(started.value, dict) else "none"
             outer = "bubblewrap" if use_bwrap else "no bubblewrap"
+            filtered = (use_bwrap and getattr(self, "_seccomp_file", None) is not None) or \
+                inner.split(", ")[0] == "seccomp"
+            if not filtered:
+                self._meter.unfiltered()
+            elif use_bwrap:
+                outer += ", seccomp"
             self.isolation = inert(f"{outer}, {self._meter.describe()}, {inner}", 200)
             self._calls = 0
             baseline = self._meter_baseline()
@@ -169,7 +175,9 @@ class Sandbox:
             return None
         from grader.sandbox.imports import import_lines
         spent = self.spent  # libraries' start-up is not the learner's time: not charged
-        done = self._exchange({"op": "load", "source": import_lines(self.source), "name": "<imports>"},
+        cells = getattr(self, "cells", None)  # (label, source, source with magics blanked)
+        sources = [fallback or source for _, source, fallback in cells] if cells else [self.source]
+        done = self._exchange({"op": "load", "source": import_lines(sources), "name": "<imports>"},
                               3 * self.limits.call_seconds, what="importing the libraries your code uses")
         if done.ok or done.kind in ("exception", "not_implemented"):
             done = self._exchange({"op": "settle"}, self.limits.call_seconds, what="settling")

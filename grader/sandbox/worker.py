@@ -162,20 +162,20 @@ def die_with_parent():
 
 
 def isolate(setup):
-    """The inner layers: Landlock (and seccomp, when bubblewrap did not load it). Returns
-    what was applied, in words."""
+    """The inner layers: seccomp (when bubblewrap did not load it), then Landlock. Returns
+    what was applied, in words (read by the grader before any learner code has run)."""
     applied = []
+    if setup.get("seccomp") is not None:  # no bubblewrap to load it: load it here, while
+        try:                                # libseccomp can still be found and read
+            seccomp.build(setup["seccomp"]["no_fork"]).load()
+            applied.append("seccomp")
+        except Exception as e:  # noqa: BLE001
+            applied.append(f"no seccomp ({type(e).__name__})")
     try:
         abi = landlock.restrict(setup["read_only"] + [f"/proc/{os.getpid()}"], setup["read_write"])
         applied.append(f"landlock-abi-{abi}" if abi else "no landlock")
     except OSError as e:
         applied.append(f"no landlock ({e})")
-    if setup.get("seccomp") is not None:  # no bubblewrap to load it: load it here
-        try:
-            seccomp.build(setup["seccomp"]["no_fork"]).load()
-            applied.append("seccomp")
-        except Exception as e:  # noqa: BLE001
-            applied.append(f"no seccomp ({type(e).__name__})")
     return ", ".join(applied)
 
 

@@ -1,0 +1,176 @@
+"""The sandbox's layers one by one: the bounded wire format, inert learner text, the import
+baseline, the kernel-side memory meter in each mode, and `grade doctor`."""
+import json
+import os
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from grader.cli import main
+from grader.sandbox import bwrap, wire
+from grader.sandbox.imports import import_lines
+from grader.sandbox.inert import inert
+from grader.sandbox.limits import Limits
+from grader.sandbox.process import Sandbox
+
+FAST = Limits(call_seconds=8.0, total_seconds=30.0)
+MODES = {"bubblewrap + cgroup": {}, "no cgroup": {"BACKPROP_TRAPS_NO_CGROUP": "1"},
+         "no bubblewrap": {"BACKPROP_TRAPS_NO_BWRAP": "1"},
+         "no bubblewrap, no cgroup": {"BACKPROP_TRAPS_NO_BWRAP": "1", "BACKPROP_TRAPS_NO_CGROUP": "1"}}
+
+
+@pytest.fixture(params=sorted(MODES))
+def mode(request, monkeypatch):
+    """Each isolation level this machine can be put in (CI runs as root: all of them)."""
+    for key, value in MODES[request.param].items():
+        monkeypatch.setenv(key, value)
+    bwrap.probe.cache_clear()
+    yield request.param
+    bwrap.probe.cache_clear()
+
+
+# -- the wire format is bounded --------------------------------------------------------
+def frame_body(header: bytes, blobs=()) -> bytes:
+    out = wire._LEN.pack(len(header)) + header
+    for blob in blobs:
+        out += wire._LEN.pack(len(blob)) + blob
+    return out
+
+
+def test_wide_json_is_refused_before_it_is_built():
+    header = b'{"msg": [' + b"[]," * 300_000 + b'[]], "arrays": 0}'
+    with pytest.raises(wire.WireError, match="more than"):
+        wire.decode(frame_body(header))
+
+
+def test_oversized_json_part_is_refused():
+    header = b'{"msg": "' + b"x" * (wire.MAX_HEADER + 1) + b'", "arrays": 0}'
+    with pytest.raises(wire.WireError, match="JSON part"):
+        wire.decode(frame_body(header))
+
+
+def test_npy_header_claiming_2_to_the_40_elements_is_refused_not_allocated():
+    import io
+    blob = io.BytesIO()
+    np.lib.format.write_array_header_1_0(blob, {"descr": "<f8", "fortran_order": False,
+                                                "shape": (2 ** 40,)})
+    header = json.dumps({"msg": {"__nd__": 0}, "arrays": 1}).encode()
+    with pytest.raises(wire.WireError, match="does not match"):
+        wire.decode(frame_body(header, [blob.getvalue() + b"\0" * 64]))
+
+
+def test_frame_length_over_the_limit_is_refused_unread():
+    reads = []
+    head = wire._LEN.pack(2 ** 60)
+    with pytest.raises(wire.WireError, match="over"):
+        wire.read_frame_body(lambda n: reads.append(n) or head[:n], 1 << 20)
+    assert reads == [8]
+
+
+def test_arrays_round_trip_with_their_layout_and_dtype():
+    msg = {"a": np.arange(6.0).reshape(2, 3), "i": np.array([1, 2], dtype=np.int64),
+           "z": np.array(3.0), "e": np.zeros((2, 0)), "t": (1, "x", None)}
+    back = wire.decode(wire.encode(msg)[8:])
+    assert back["a"].shape == (2, 3) and back["i"].dtype == np.int64 and back["z"].shape == ()
+    assert back["e"].shape == (2, 0) and back["t"] == (1, "x", None)
+    assert back["a"].flags.writeable and back["a"].flags.owndata
+
+
+# -- learner text ----------------------------------------------------------------------
+def test_inert_escapes_controls_newlines_and_bidi():
+    text = inert("boom\n  PASS 2/2\x1b[2K\x1b[1A\r\u202eevil")
+    assert "\n" not in text and "\x1b" not in text and "\r" not in text and "\u202e" not in text
+    assert "\\x1b" in text and "\\n" in text
+    assert inert("a\nb", keep_newlines=True) == "a\nb"
+
+
+# -- the import baseline -----------------------------------------------------------------
+def test_import_lines_keep_only_imports_and_survive_magics():
+    code = import_lines(["from __future__ import annotations\nimport numpy as np\nx = np.ones(10**9)\n",
+                         "%%time\nimport os\n", "from . import nothing\nimport json as j\n"])
+    assert "import numpy as np" in code and "import json as j" in code
+    assert "np.ones(10**9)" not in code and "__future__" not in code and "from ." not in code
+    compile(code, "<imports>", "exec")
+
+
+# -- the meter, in every mode -----------------------------------------------------------------
+GROW = ("import numpy as np\n"
+        "def grow(mb):\n    a = np.ones(int(mb) * 131072)\n    return float(a.sum())\n"
+        "def nothing(mb):\n    return 0.0\n")
+
+
+def test_peak_memory_is_read_by_the_grader_in_every_mode(mode):
+    with Sandbox(GROW, FAST) as box:
+        big = box.call("grow", 64, measure_memory=True)
+        small = box.call("nothing", 64, measure_memory=True)
+    assert big.ok and small.ok, (big.error, small.error)
+    assert big.memory["peak"] is not None, big.memory
+    assert 60 * 2 ** 20 < big.memory["peak"] < 80 * 2 ** 20, (mode, big.memory)
+    assert small.memory["peak"] < 8 * 2 ** 20, (mode, small.memory)
+
+
+def test_memory_held_from_load_time_counts(mode):
+    pool = "import numpy as np\nPOOL = np.ones(64 * 131072)\ndef use(mb):\n    POOL[:] = 2.0\n    return 1.0\n"
+    with Sandbox(pool, FAST) as box:
+        used = box.call("use", 1, measure_memory=True)
+    assert used.ok and used.memory["peak"] > 60 * 2 ** 20, (mode, used.memory)
+
+
+def test_a_forked_helper_cannot_hide_memory(mode):
+    src = ("import os, numpy as np\n"
+           "def forked(mb):\n"
+           "    try:\n        pid = os.fork()\n    except OSError:\n        return -1.0\n"
+           "    if pid == 0:\n        a = np.ones(int(mb) * 131072)\n        os._exit(0)\n"
+           "    os.waitpid(pid, 0)\n    return 1.0\n")
+    with Sandbox(src, FAST) as box:
+        result = box.call("forked", 64, measure_memory=True)
+    assert result.ok
+    if result.value == -1.0:  # refused (no cgroup counts the sandbox): nothing to hide
+        assert "cgroup" not in box.isolation or mode.endswith("no cgroup")
+    else:
+        assert result.memory["peak"] > 60 * 2 ** 20, (mode, result.memory)
+
+
+def test_isolation_says_which_layers_ran(mode):
+    with Sandbox("x = 1\n", FAST) as box:
+        assert box.start().ok
+        assert ("no bubblewrap" in box.isolation) == ("no bubblewrap" in mode), box.isolation
+        assert ("cgroup" in box.isolation) == ("no cgroup" not in mode), box.isolation
+
+
+def test_keyrings_are_refused():
+    src = ("import ctypes\n"
+           "def add():\n    libc = ctypes.CDLL(None, use_errno=True)\n"
+           "    r = libc.syscall(248, b'user', b'note', b'hi', 2, -3)\n"  # add_key -> session keyring
+           "    return int(r), ctypes.get_errno()\n")
+    with Sandbox(src, FAST) as box:
+        result = box.call("add")
+    assert result.ok and result.value[0] == -1, result.value
+
+
+def test_doctor_lists_every_layer():
+    out = CliRunner().invoke(main, ["doctor"])
+    assert out.exit_code == 0
+    for layer in ("bubblewrap", "cgroup", "seccomp", "Landlock"):
+        assert layer in out.output
+
+
+def test_doctor_says_what_is_missing(monkeypatch):
+    monkeypatch.setenv("BACKPROP_TRAPS_NO_BWRAP", "1")
+    bwrap.probe.cache_clear()
+    try:
+        out = CliRunner().invoke(main, ["doctor"])
+    finally:
+        bwrap.probe.cache_clear()
+    assert "NO" in out.output and "without it" in out.output and "bubblewrap namespaces" in out.output
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="syscall number for x86_64")
+def test_no_cgroup_fallback_refuses_fork(monkeypatch):
+    monkeypatch.setenv("BACKPROP_TRAPS_NO_CGROUP", "1")
+    src = ("import os\ndef f():\n    try:\n        pid = os.fork()\n    except OSError as e:\n        return e.errno\n"
+           "    if pid == 0:\n        os._exit(0)\n    return 0\n")
+    with Sandbox(src, FAST) as box:
+        result = box.call("f")
+    assert result.ok and result.value == 1  # EPERM
