@@ -174,3 +174,17 @@ def test_no_cgroup_fallback_refuses_fork(monkeypatch):
     with Sandbox(src, FAST) as box:
         result = box.call("f")
     assert result.ok and result.value == 1  # EPERM
+
+
+def test_a_bwrap_that_cannot_make_sandboxes_falls_back_and_says_why(monkeypatch, tmp_path):
+    """Where user namespaces are blocked, bwrap exits at once: grading goes on without it."""
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(bwrap, "executable", lambda: str(fake))
+    monkeypatch.setattr(bwrap, "_broken", [])
+    with Sandbox("def f():\n    return 2.0\n", FAST) as box:
+        result = box.call("f")
+        assert result.ok and result.value == 2.0
+        assert box.isolation.startswith("no bubblewrap"), box.isolation
+    assert "Permission denied" in bwrap._broken[0]

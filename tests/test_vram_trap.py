@@ -68,8 +68,9 @@ def test_over_budget_without_storing_everything_is_not_named(answer_file):
     assert "packed masks" in memory.feedback
 
 
-def test_torch_storing_everything_is_caught_by_resident_memory_alone(monkeypatch):
-    """Activations kept inside torch tensors never reach tracemalloc: the RSS peak must see them."""
+def test_torch_storing_everything_is_caught_by_the_kernels_count(monkeypatch):
+    """Activations kept inside torch tensors are seen: the grader reads the sandbox's peak from
+    the kernel (its cgroup, or its high-water mark), whatever allocator made them."""
     pytest.importorskip("torch")
     measured, call = [], Sandbox.call
 
@@ -83,7 +84,8 @@ def test_torch_storing_everything_is_caught_by_resident_memory_alone(monkeypatch
     assert [t.trap for t in result.tests if not t.passed] == ["stores-everything"], failed(result)
     budget = memory_budget(MEM_L, MEM_D, MEM_N, MEM_S)
     [memory] = measured
-    assert memory["traced_peak"] < 0.1 * budget < 2 * budget < memory["rss_peak"] == memory["peak"]
+    assert memory["peak"] > 2 * budget, memory
+    assert "cgroup" in memory["source"] or "high-water" in memory["source"], memory
 
 
 def test_budget_fits_the_solution_at_every_segment_size_and_not_storing_everything():

@@ -96,6 +96,20 @@ def arguments(hidden: list[str], env: dict, tmp_mb: int, seccomp_fd: int | None,
     return args
 
 
+_broken: list[str] = []
+"""Why bwrap failed to start a sandbox in this process, once it has (then it is not tried again)."""
+
+
+def usable() -> bool:
+    """Whether to try bwrap for the next sandbox: cheap (no probe run), so ``grade`` starts
+    fast; a sandbox that bwrap cannot start marks it broken and the caller falls back."""
+    return os.environ.get(FORCE_OFF) != "1" and executable() is not None and not _broken
+
+
+def mark_broken(why: str) -> None:
+    _broken.append(why)
+
+
 @functools.lru_cache(maxsize=1)
 def probe() -> tuple[bool, str]:
     """(whether a bwrap sandbox starts on this machine, a sentence saying what ran or why not)."""

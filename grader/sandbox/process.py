@@ -100,7 +100,7 @@ class Sandbox:
     def _spawn(self) -> CallResult:
         self._tmp = tempfile.mkdtemp(prefix="bpt-sandbox-")
         self._marker = f"{os.getpid()}-{secrets.token_hex(8)}"  # whose sandbox, and which
-        use_bwrap = self.isolate and bwrap.probe()[0]
+        use_bwrap = self.isolate and bwrap.usable()
         workdir = "/tmp" if use_bwrap else self._tmp
         env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -134,6 +134,14 @@ class Sandbox:
                  "read_write": read_write,
                  "seccomp": None if use_bwrap or not self.isolate else {"no_fork": not self._meter.whole_sandbox}}
         started = self._exchange(setup, self.limits.call_seconds + 5, what="starting the sandbox")
+        if not started.ok and use_bwrap and started.kind == "crash":
+            # bwrap itself could not make the sandbox (e.g. user namespaces are blocked here):
+            # remember why, and start this and every later sandbox on the fallback layers
+            said = self.output.strip().splitlines()
+            bwrap.mark_broken(inert(said[-1] if said else "bwrap said nothing", 200))
+            self.close()
+            self._output = _Output(self.limits.output_kb * 1024)
+            return self._spawn()
         if started.ok:
             inner = started.value.get("isolation", "none") if isinstance(started.value, dict) else "none"
             outer = "bubblewrap" if use_bwrap else "no bubblewrap"
@@ -154,10 +162,10 @@ class Sandbox:
         """bwrap's command line, and the descriptors it must inherit (seccomp, info)."""
         from grader.sandbox import seccomp
         extra = []
-        bpf = seccomp.compile_filter(no_fork=not self._meter.whole_sandbox) if self.isolate else None
-        self._seccomp_file = bpf  # kept open until bwrap has read it
+        bpf = seccomp.compiled(no_fork=not self._meter.whole_sandbox) if self.isolate else None
+        self._seccomp_file = bpf  # a marker that the filter is loaded
         if bpf is not None:
-            extra.append(os.dup(bpf.fileno()))
+            extra.append(seccomp.as_fd(bpf))
         info_r, info_w = os.pipe()
         self._info_r = info_r
         extra.append(info_w)
@@ -244,9 +252,7 @@ class Sandbox:
                 except OSError:
                     pass
             self._info_r = None
-            if getattr(self, "_seccomp_file", None) is not None:
-                self._seccomp_file.close()
-                self._seccomp_file = None
+            self._seccomp_file = None
             self._proc = None
         elif self._meter is not None:
             self._meter.close()

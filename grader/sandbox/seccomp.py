@@ -11,6 +11,8 @@ does not show until mapped, are refused as well.
 from __future__ import annotations
 
 import errno
+import functools
+import os
 import tempfile
 
 CLONE_THREAD = 0x00010000
@@ -42,6 +44,25 @@ def build(no_fork: bool):
         # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc use clone
         f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
     return f
+
+
+@functools.lru_cache(maxsize=2)
+def compiled(no_fork: bool) -> bytes | None:
+    """The BPF program as bytes (compiled once per process), or None if unavailable."""
+    f = compile_filter(no_fork)
+    if f is None:
+        return None
+    with f:
+        return f.read()
+
+
+def as_fd(program: bytes) -> int:
+    """A descriptor bwrap reads the program from (``--seccomp FD``): a pipe, already closed
+    for writing (a filter is a few hundred bytes: far below a pipe's buffer)."""
+    r, w = os.pipe()
+    os.write(w, program)
+    os.close(w)
+    return r
 
 
 def compile_filter(no_fork: bool):
