@@ -1,0 +1,280 @@
+"""Hidden checks for layernorm_backward: LayerNorm's forward and backward over the last axis.
+
+Shapes: x, y, dy, dx (N, D); gamma, beta, dgamma, dbeta (D,); mean, rstd (N,). Most inputs
+have N != D, so a reduction over the batch changes a shape; square inputs (N = D) catch the
+same slip where shapes cannot. The backward is always called with the reference's own mean
+and rstd, and dx, dgamma and dbeta have checks of their own: each is compared with central
+differences of the reference forward (``ctx.ref``, the solution notebook). A wrong answer
+is named two ways: by equality with a trap's formula on the same inputs (trap forms are
+read off the reference's answers where they can be), and otherwise by its behaviour on
+purpose-built probes (``layernorm_backward_probes``): rows of known variance with a large eps, a
+row whose dx must not move when the other rows change, the properties dx . 1 = 0 and
+dx . x-hat = 0 at eps = 0, a batch repeated twice. Each trap has a runnable wrong answer in
+tests/answers/layernorm_backward/.
+"""
+from __future__ import annotations
+
+from grader.checks import layernorm_backward_probes as probes
+from grader.checks.layernorm_backward_probes import BWD, EPS, FWD, GRADS, OUTPUTS, params, rows
+from grader.gradcheck import upstream
+from grader.question import Fail, Question, Trap
+
+QUESTION = Question("layernorm_backward", "LayerNorm backward: the statistics depend on x too", traps=[
+    Trap("stats-as-constants", "The mean and the variance are treated as constants in the "
+         "backward. Both are computed from x, so moving one x_i moves them, and through them "
+         "every output of the row: x-hat has three paths back to x (directly, through the mean, "
+         "through the variance). Keep all three: with g = dy times gamma, dx is rstd times (g, "
+         "minus the row mean of g, minus x-hat times the row mean of g times x-hat). Check: "
+         "every row of dx sums to zero."),
+    Trap("wrong-axis", "A reduction runs over the wrong axis. LayerNorm normalises each row over "
+         "its D features (the last axis): one mean and one rstd per row, and in the backward both "
+         "means (of g and of g times x-hat) are taken along each row. Reducing over axis 0, the "
+         "batch, is BatchNorm. And N per-row values must be used as a column (keep the reduced "
+         "axis): a flat array of N numbers broadcasts across the features instead."),
+    Trap("unbiased-variance", "The variance is divided by D - 1 (the unbiased sample "
+         "variance). LayerNorm uses the biased variance, divided by D, as PyTorch's layer_norm "
+         "does (numpy's var with its default ddof = 0; torch.var defaults to D - 1). In the "
+         "backward the variance's term divides by D as well."),
+    Trap("dgamma-not-summed", "dgamma or dbeta is not the sum over the batch. Every row uses "
+         "the same gamma and beta, so each gradient adds up one contribution per row: dbeta is dy "
+         "summed over the rows, dgamma is dy times x-hat summed over the rows. Not their mean (a "
+         "1/N, if any, is already inside dy), not one row, not the unreduced (N, D) array."),
+    Trap("eps-outside-sqrt", "eps is added outside the square root: 1 / (sqrt(var) + eps) "
+         "instead of 1 / sqrt(var + eps). For ordinary rows the two barely differ; for a row of "
+         "(nearly) equal values the variance is about 0, and yours gives 1 / eps (100,000 for "
+         "eps = 1e-5) instead of 1 / sqrt(eps) (about 316). Add eps to the variance, then take "
+         "the square root, as PyTorch's layer_norm does."),
+    Trap("eps-missing", "eps is missing: rstd is 1 / sqrt(var), so a row of equal values "
+         "divides 0 by 0 and a nearly constant one blows up. rstd is 1 / sqrt(var + eps). In the "
+         "backward, use the rstd the forward returned (eps is inside it) instead of recomputing "
+         "the spread from x."),
+], difficulty="medium")
+
+
+# -- comparing, and naming what is wrong --------------------------------------------------
+def fail(failure: Fail, where: str | None, got, candidates: dict, diagnose) -> Fail:
+    """``failure`` with the input's sizes (``where``) and, if one is recognised, the trap: first
+    by equality with a known-wrong form (any shape, NaN where the trap has NaN), then by the
+    probe ``diagnose()``, which returns (trap or None, what it showed or None)."""
+    trap, observed = failure.trap, None
+    if trap is None:
+        trap = probes.same_as(got, candidates)
+    if trap is None and diagnose is not None:
+        trap, observed = diagnose()
+    head, _, details = failure.feedback.partition("\n")
+    text = f"{head.rstrip('.')}; input {where}." if where else head
+    if observed:
+        text += f" {observed}"
+    if trap is not None and QUESTION.trap(trap).explanation not in text:
+        text += f" {QUESTION.trap(trap).explanation}"
+    return Fail(text + (f"\n{details}" if details else ""), trap)
+
+
+def expect_value(ctx, name, got, expected, fn, where, candidates, diagnose, example=None):
+    try:
+        ctx.expect_array(name, got, expected, fn, example=example)
+    except Fail as failure:
+        raise fail(failure, where, got, candidates, diagnose) from None
+
+
+def expect_grad(ctx, name, got, f, wrt, dy, where, candidates, diagnose, example=None):
+    try:
+        ctx.expect_gradient(name, got, f, wrt, dy, BWD, example=example)
+    except Fail as failure:
+        raise fail(failure, where, got, candidates, diagnose) from None
+
+
+def called(ctx, fn, args, where, echo_args=False):
+    """The learner's ``fn(*args)``; a broadcast error between (N, D) and (N,) is wrong-axis."""
+    try:
+        return ctx.call(fn, *args, echo_args=echo_args)
+    except Fail as failure:
+        if failure.trap is None and probes.broadcast_slip(failure.feedback):
+            raise Fail(f"{failure.feedback.rstrip('.')}; input {where}. "
+                       f"{QUESTION.trap('wrong-axis').explanation}", "wrong-axis") from None
+        raise
+
+
+def call3(ctx, fn, args, names, where):
+    """The learner's three outputs, as ``called`` gets them."""
+    return ctx.unpack(called(ctx, fn, args, where), 3, fn, names)
+
+
+# -- checks' building blocks -----------------------------------------------------------------
+def check_forward(ctx, x, gamma, beta, eps, example=None):
+    """The learner's (y, mean, rstd) against the reference's: mean, then rstd, then y."""
+    n, d = x.shape
+    where = f"N={n}, D={d}, eps={eps:g}"
+    got = call3(ctx, FWD, (x, gamma, beta, eps), "y, mean, rstd", where)
+    expected = ctx.ref.layernorm_forward(x, gamma, beta, eps)
+    wrong = probes.forward_traps(ctx, x, gamma, beta, eps)
+    for i in (1, 2, 0):
+        candidates = {trap: [form[i] for form in forms] for trap, forms in wrong.items()}
+        expect_value(ctx, OUTPUTS[i], got[i], expected[i], FWD, where, candidates,
+                     lambda: probes.diagnose_forward(ctx),
+                     example=None if example is None else (lambda i=i: example(ctx, i, eps)))
+    return got
+
+
+def backward_setup(ctx, x, gamma, beta, eps):
+    """(dy, mean, rstd, learner's (dx, dgamma, dbeta), where) for one input."""
+    n, d = x.shape
+    where = f"N={n}, D={d}, eps={eps:g}"
+    _, mean, rstd = ctx.ref.layernorm_forward(x, gamma, beta, eps)
+    dy = upstream(ctx.rng, x.shape)
+    got = call3(ctx, BWD, (dy, x, gamma, mean, rstd), ", ".join(GRADS), where)
+    return dy, mean, rstd, got, where
+
+
+def check_gradient(ctx, index, x, gamma, beta, eps, example=True):
+    """One of dx, dgamma, dbeta against central differences of the reference forward."""
+    dy, mean, rstd, got, where = backward_setup(ctx, x, gamma, beta, eps)
+    wrong = probes.backward_traps(ctx, dy, x, gamma, mean, rstd, eps)[GRADS[index]]
+    args = [x, gamma, beta]
+    wrt = args[index]
+
+    def f(value):
+        changed = list(args)
+        changed[index] = value
+        return ctx.ref.layernorm_forward(*changed, eps)[0]
+    diagnose = (lambda: probes.diagnose_backward(ctx)) if index == 0 else \
+        (lambda: probes.diagnose_param(ctx, index))
+    expect_grad(ctx, GRADS[index], got[index], f, wrt, dy, where, wrong, diagnose,
+                example=probes.backward_example(ctx, index, eps) if example else None)
+    return got
+
+
+# -- checks ------------------------------------------------------------------------------
+@QUESTION.check("forward: y, mean and rstd over the last axis (biased variance)", points=2, hints=(
+    "Each row is normalised with its own statistics: mean and rstd hold one number per row, N "
+    "of them.",
+    "The variance divides by D (the biased one, as PyTorch's layer_norm), and eps is added to "
+    "the variance before the square root.",
+    "Subtract the row means as a column: a flat array of N means broadcasts across the "
+    "features instead, silently when N = D.",
+))
+def forward_values(ctx):
+    for n, d in ((5, 8), (6, 6)):  # eps = 0 here: where eps goes is the next check's business
+        x = rows(ctx.rng, n, d)
+        check_forward(ctx, x, *params(ctx.rng, d), 0.0, example=probes.forward_example)
+
+
+@QUESTION.check("forward on near-constant rows: eps inside the square root", points=2, hints=(
+    "What is the variance of a row whose values are all equal, and what does your rstd become "
+    "then?",
+    "eps belongs inside the square root: for a constant row rstd is one over the square root of "
+    "eps, about 316 for eps = 1e-5, not infinite and not 1 / eps.",
+    "A constant row normalises to all zeros, so its output is beta.",
+))
+def forward_near_constant(ctx):
+    x = probes.near_constant_rows(ctx.rng, 8)
+    check_forward(ctx, x, *params(ctx.rng, 8), EPS)
+    x = rows(ctx.rng, 3, 6)  # ordinary rows, a large eps: where eps goes changes every rstd
+    check_forward(ctx, x, *params(ctx.rng, 6), 0.5)
+
+
+@QUESTION.check("dx: the mean and the variance depend on x too", points=3, hints=(
+    "The mean and the variance are computed from x: moving one x_i moves both, and through "
+    "them every output of the row.",
+    "Differentiate x-hat_j = (x_j - mean) * rstd with respect to x_i: a direct term, a term "
+    "through the mean and a term through the variance.",
+    "Check your dx: every row must sum to zero, since adding a constant to a row changes "
+    "nothing.",
+))
+def dx_values(ctx):
+    for n, d in ((6, 10), (5, 5)):
+        check_gradient(ctx, 0, rows(ctx.rng, n, d), *params(ctx.rng, d), 0.0)
+
+
+@QUESTION.check("dx is orthogonal to the ones vector and to x-hat in every row (eps = 0)", points=1,
+                hints=(
+    "Adding the same number to every entry of a row does not change its normalised values. "
+    "What does that say about the sum of each row of dx?",
+    "With eps = 0, scaling a row about its mean does not change them either: each row of dx "
+    "must be orthogonal to x-hat.",
+    "Both reductions in dx run along the features of each row, never across the batch.",
+))
+def dx_properties(ctx):
+    x = rows(ctx.rng, 5, 8)
+    gamma, beta = params(ctx.rng, 8)
+    dy, mean, rstd, got, where = backward_setup(ctx, x, gamma, beta, 0.0)
+    broken = probes.broken_property(got[0], dy, x, gamma, mean, rstd)
+    if broken is not None:
+        kind, sentence = broken
+        trap, observed = probes.diagnose_backward(ctx, rows_only=True)
+        if trap is None:
+            trap = probes.PROPERTY_TRAPS.get(kind)
+        raise fail(Fail(f"`dx` from {BWD} (input {where}) breaks a property every LayerNorm "
+                             f"gradient has: {sentence}"), None, got[0], {}, lambda: (trap, observed))
+    wrong = probes.backward_traps(ctx, dy, x, gamma, mean, rstd, 0.0)["dx"]
+    expect_grad(ctx, "dx", got[0], lambda v: ctx.ref.layernorm_forward(v, gamma, beta, 0.0)[0],
+                x, dy, where, wrong, lambda: probes.diagnose_backward(ctx))
+
+
+@QUESTION.check("dgamma: dy * x-hat summed over the batch", points=2, hints=(
+    "gamma multiplies x-hat in every row of the batch: its gradient collects one contribution "
+    "per row.",
+    "Sum over the batch (the first axis), not the mean: any 1/N is already inside dy.",
+    "dgamma has gamma's shape, one number per feature.",
+))
+def dgamma_values(ctx):
+    check_gradient(ctx, 1, rows(ctx.rng, 6, 10), *params(ctx.rng, 10), 0.0)
+
+
+@QUESTION.check("dbeta: dy summed over the batch", points=1, hints=(
+    "beta is added to every row, so its gradient is the upstream gradient of every row, added "
+    "up per feature.",
+    "One number per feature: sum over the first axis, not the mean.",
+))
+def dbeta_values(ctx):
+    check_gradient(ctx, 2, rows(ctx.rng, 6, 10), *params(ctx.rng, 10), 0.0)
+
+
+@QUESTION.check("dx on near-constant rows: use the rstd you are given", points=1, hints=(
+    "The backward is handed the rstd the forward computed, with eps inside. Recomputing the "
+    "spread from x loses eps.",
+    "For a constant row x-hat is zero, and dx is rstd times g minus its row mean.",
+))
+def dx_near_constant(ctx):
+    x = probes.near_constant_rows(ctx.rng, 8)
+    check_gradient(ctx, 0, x, *params(ctx.rng, 8), EPS, example=False)
+
+
+@QUESTION.check("edge sizes (N = 1, D = 1, D = 2) and a 64 x 300 batch: forward and backward",
+                points=1, hints=(
+    "With D = 1 every row is constant: y is beta and dx is zero, and only eps keeps rstd "
+    "finite.",
+    "Keep every array 2-D and reduce with explicit axes, so that N = 1 and D = 1 behave like "
+    "any other size.",
+))
+def edge_sizes(ctx):
+    for n, d in ((1, 7), (4, 1), (3, 2), (64, 300)):
+        x = rows(ctx.rng, n, d)
+        gamma, beta = params(ctx.rng, d)
+        eps = EPS if d == 1 else 0.0  # a row of one value is constant: it needs eps
+        check_forward(ctx, x, gamma, beta, eps)
+        for index in range(3):
+            check_gradient(ctx, index, x, gamma, beta, eps, example=False)
+
+
+@QUESTION.check("inputs left unchanged (and the answers still right)", points=1, hints=(
+    "Does either function change x, dy, gamma, beta, mean or rstd in place (-=, *=)?",
+    "Build results in new arrays, or copy first.",
+))
+def inputs_unchanged(ctx):
+    """Echoes the arguments back after each call; the answers must be right too, so that a
+    function that does nothing cannot earn the point."""
+    x = rows(ctx.rng, 4, 6)
+    gamma, beta = params(ctx.rng, 6)
+    where = "N=4, D=6, eps=0"
+    result = called(ctx, FWD, (x, gamma, beta, 0.0), where, echo_args=True)
+    ctx.expect_unchanged(FWD, result, [x, gamma, beta], ["x", "gamma", "beta"])
+    y, mean, rstd = ctx.ref.layernorm_forward(x, gamma, beta, 0.0)
+    got = ctx.unpack(result.value, 3, FWD, "y, mean, rstd")
+    expect_value(ctx, "y", got[0], y, FWD, where, {}, lambda: probes.diagnose_forward(ctx))
+    dy = upstream(ctx.rng, x.shape)
+    result = called(ctx, BWD, (dy, x, gamma, mean, rstd), where, echo_args=True)
+    ctx.expect_unchanged(BWD, result, [dy, x, gamma, mean, rstd], ["dy", "x", "gamma", "mean", "rstd"])
+    got = ctx.unpack(result.value, 3, BWD, ", ".join(GRADS))
+    expect_value(ctx, "dx", got[0], ctx.ref.layernorm_backward(dy, x, gamma, mean, rstd)[0], BWD,
+                 where, {}, lambda: probes.diagnose_backward(ctx))
