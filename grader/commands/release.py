@@ -1,4 +1,5 @@
-"""`grade release`: regenerate exercises/ from solutions/ (nbgrader's preprocessors)."""
+"""`grade release`: regenerate exercises/ from solutions/ (nbgrader's preprocessors), and
+docs/interview.md from the solutions' interview cells (grader/authoring/interview.py)."""
 import sys
 
 import click
@@ -10,7 +11,8 @@ import click
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo).")
 def release(question, check, questions_dir):
-    """Regenerate the stub notebook of QUESTION (default: every question) from its solution."""
+    """Regenerate the stub notebook of QUESTION (default: every question) from its solution,
+    and the revision page docs/interview.md from every solution's interview cell."""
     from grader.questions import solution_notebooks, questions_root
     from grader.release import release as run_release
 
@@ -18,12 +20,21 @@ def release(question, check, questions_dir):
     if question and question not in solution_notebooks(root):
         raise click.BadParameter(f"unknown question {question!r}", param_hint="QUESTION")
     changed = run_release(question, root, check=check)
+    from grader.authoring.interview import PAGE, problems, sync_page
+    page_stale = sync_page(root, write=not check)  # every question's interview cell, on one page
+    if (root / PAGE.parent).is_dir():  # a folder that keeps the page: say what it lacks
+        for line in problems(root):
+            click.echo(f"note: {line}", err=True)
     if check:
         for qid in changed:
             click.echo(f"stale: {qid}: its exercise (or the solution's nbgrader hidden-checks cell) "
                        "differs from what the solution and checks generate; run `grade release`")
-        if changed:
+        if page_stale:
+            click.echo(f"stale: {PAGE.as_posix()}: differs from the solutions' interview cells; "
+                       "run `grade release`")
+        if changed or page_stale:
             sys.exit(1)
         click.echo("exercises/ is up to date")
     else:
+        changed += [PAGE.as_posix()] if page_stale else []
         click.echo("regenerated: " + (", ".join(changed) if changed else "nothing (already up to date)"))
