@@ -84,8 +84,18 @@ def upstream_position(fn_name: str, fn) -> int | None:
     return 0 if params and params[0].startswith("d") else None
 
 
+def _copied(arg):
+    """Arrays copied, lists and tuples of them copied item by item, anything else as is."""
+    if isinstance(arg, (list, tuple)):
+        return type(arg)(_copied(item) for item in arg)
+    return arg.copy() if isinstance(arg, np.ndarray) else arg
+
+
 def _scribble(arg):
-    if isinstance(arg, np.ndarray) and arg.size and arg.flags.writeable:
+    if isinstance(arg, (list, tuple)):  # a list of arrays (a model's tensors): scribble on each
+        for item in arg:
+            _scribble(item)
+    elif isinstance(arg, np.ndarray) and arg.size and arg.flags.writeable:
         arg[...] = arg + 1 if arg.dtype.kind != "b" else ~arg
 
 
@@ -100,7 +110,7 @@ def variants_of(fn_name: str, ref_fn, seed: int = 0) -> list[Variant]:
         return random_like_answer(ref_fn(*args), rng)
 
     def scribbles(*args):
-        answer = ref_fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+        answer = ref_fn(*[_copied(a) for a in args])
         for arg in args:
             _scribble(arg)
         return answer

@@ -1,0 +1,112 @@
+"""Benchmark cases for kernels/loss_scaling.py, in the form of benchmarks/kernel_cases.py.
+
+``cases(tiny, dtype, rng)`` returns two ``Case`` objects over one flat buffer of N float16
+gradients (``dtype`` is the parameters' and unscaled gradients' type, float32 or float64):
+
+- the fused pass: unscale + inf/NaN check + squared norm (kernel 1), then the one-block
+  finish (norm, clip coefficient, scale update); its counter is set so the scale never grows
+  while it is timed;
+- the whole step: the same two launches, then the clipped SGD update (kernel 3), which
+  rewrites the gradients (clipped) and the parameters in place. Each timed launch takes
+  another step from the parameters the last one left, which costs the same.
+
+The bytes model counts each buffer once; the whole step really reads the gradients twice
+(the norm must be complete before any entry is clipped), so its real traffic is higher.
+The per-block partial sums (at most MAX_BLOCKS values) are scratch. PyTorch's counterparts
+are the ops GradScaler and clip_grad_norm_ call: ``_amp_foreach_non_finite_check_and_unscale_``,
+``linalg.vector_norm``, an in-place multiply and add, ``_amp_update_scale_``; it needs a
+float32 (or float64) copy of the float16 gradients first, which ours never materialises.
+TINY keeps a simulated launch near 512 threads; LARGE is 2^26 gradients (128 MB of float16,
+256 MB per fp32 buffer).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.kernel_cases import Case, on_torch
+
+TINY = 300
+LARGE = 2 ** 26
+SCALE = 2.0 ** 12  # a power of two: scale * g is exact, so the solution sees the same float16s
+LR = 0.01
+
+
+def cases(tiny: bool, dtype, rng) -> list:
+    from numba import cuda
+    from grader.reference import load_solution
+    from kernels import loss_scaling as ls
+    ref = load_solution("loss_scaling")
+    dtype = np.dtype(dtype)
+    n = TINY if tiny else LARGE
+    scaled = (rng.standard_normal(n) * 100.0).astype(np.float16)     # N, the float16 backward's output
+    grads64 = scaled.astype(np.float64) / SCALE                        # N, d loss / d params
+    params = rng.standard_normal(n).astype(dtype)                      # N
+    unscaled, _ = ref.unscale_grads([scaled], SCALE)
+    total_norm = ref.clip_grad_norm(unscaled, 1.0)[1]
+    hp = {"lr": LR, "max_norm": 0.5 * total_norm, "growth_factor": 2.0, "backoff_factor": 0.5,
+          "growth_interval": 3}
+    tpb = ls.THREADS_PER_BLOCK
+    blocks = ls.grid(n, tpb)
+
+    def buffers():
+        return {"bits": cuda.to_device(scaled.view(np.uint16)), "grads": cuda.device_array(n, dtype=dtype),
+                "partials": cuda.device_array(blocks, dtype=dtype), "stats": cuda.device_array(2, dtype=dtype),
+                "found_inf": cuda.to_device(np.zeros(1, np.int32)),
+                "scale": cuda.to_device(np.array([SCALE], dtype=dtype)),
+                "tracker": cuda.to_device(np.zeros(1, np.int32))}
+
+    fused, step = buffers(), buffers()
+    step["params"] = cuda.to_device(params)
+
+    def launch_fused():
+        ls.unscale_device(fused["bits"], fused["scale"], fused["grads"], fused["partials"],
+                          fused["found_inf"], fused["stats"], hp["max_norm"], tpb, fused["tracker"],
+                          (2.0, 0.5, 2 ** 30))  # the counter never reaches growth: the scale stays
+
+    def launch_step():
+        ls.amp_step_device(step["params"], step["bits"], step["scale"], step["tracker"], step["grads"],
+                           step["partials"], step["found_inf"], step["stats"], hp, tpb)
+
+    def expected_fused():
+        coef = min(hp["max_norm"] / (total_norm + 1e-6), 1.0)
+        return {"grads": unscaled[0], "found_inf": np.zeros(1), "stats": np.array([total_norm, coef])}
+
+    def expected_step():
+        new_params, (scale, tracker), clipped, _ = ref.amp_step(
+            [params.astype(np.float64)], [grads64], 1.0, (SCALE, 0), hp)
+        return {"params": new_params[0], "grads": clipped[0], "scale": np.array([scale]),
+                "tracker": np.array([tracker])}
+
+    def torch_amp(device, whole_step):
+        import torch
+        scaled_t, params_t = on_torch(device, scaled, params)
+        inv_scale = torch.full((), 1.0 / SCALE, dtype=torch.float32, device=device)
+        scale_t = torch.full((), SCALE, dtype=torch.float32, device=device)
+        tracker_t = torch.zeros((), dtype=torch.int32, device=device)
+
+        def run():
+            g = scaled_t.to(params_t.dtype)  # PyTorch unscales full-precision gradients only
+            found = torch.zeros((), dtype=torch.float32, device=device)
+            torch._amp_foreach_non_finite_check_and_unscale_([g], found, inv_scale)
+            norm = torch.linalg.vector_norm(g)
+            coef = torch.clamp(hp["max_norm"] / (norm + 1e-6), max=1.0)
+            if not whole_step:
+                return {"grads": g, "found_inf": found, "stats": torch.stack([norm, coef])}
+            g.mul_(coef)
+            params_t.add_(g, alpha=-LR)
+            torch._amp_update_scale_(scale_t, tracker_t, found, hp["growth_factor"],
+                                     hp["backoff_factor"], hp["growth_interval"])
+            return {"params": params_t, "grads": g, "scale": scale_t, "tracker": tracker_t}
+        return run
+
+    return [
+        Case(f"loss scaling: unscale + inf/NaN check + norm, fused (N={n})",
+             {"scaled": fused["bits"]}, {"grads": fused["grads"], "found_inf": fused["found_inf"],
+                                         "stats": fused["stats"]},
+             launch_fused, expected_fused, lambda dev: torch_amp(dev, False)),
+        Case(f"loss scaling: whole step, unscale to clipped SGD (N={n})",
+             {"scaled": step["bits"], "params": step["params"]},
+             {"grads": step["grads"], "params": step["params"], "scale": step["scale"],
+              "tracker": step["tracker"]},
+             launch_step, expected_step, lambda dev: torch_amp(dev, True)),
+    ]
