@@ -7,7 +7,10 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Limits:
     call_seconds: float = 10.0
-    """Wall-clock seconds one call (or loading the submission) may take."""
+    """Wall-clock seconds one call into the learner's code may take."""
+    load_seconds: float | None = None
+    """Wall-clock seconds for loading the submission (its imports: PyTorch alone can take
+    several seconds on a busy machine); None: three times ``call_seconds``."""
     total_seconds: float = 60.0
     """Wall-clock seconds for all the calls of one submission together."""
     memory_mb: int = 4096
@@ -23,3 +26,7 @@ class Limits:
     counts it)."""
     max_processes: int = 64
     """Processes and threads the whole sandbox may hold at once (its cgroup's pids.max)."""
+
+    @property
+    def load_budget(self) -> float:
+        return self.load_seconds if self.load_seconds is not None else 3 * self.call_seconds

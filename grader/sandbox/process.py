@@ -186,7 +186,7 @@ class Sandbox:
         cells = getattr(self, "cells", None)  # (label, source, source with magics blanked)
         sources = [fallback or source for _, source, fallback in cells] if cells else [self.source]
         done = self._exchange({"op": "load", "source": import_lines(sources), "name": "<imports>"},
-                              3 * self.limits.call_seconds, what="importing the libraries your code uses")
+                              self.limits.load_budget, what="importing the libraries your code uses")
         if done.ok or done.kind in ("exception", "not_implemented"):
             done = self._exchange({"op": "settle"}, self.limits.call_seconds, what="settling")
         self.spent = spent
@@ -209,7 +209,7 @@ class Sandbox:
             self.load_error = started
             return started
         cells = getattr(self, "cells", None) or [("", self.source, None)]
-        deadline = time.monotonic() + self.limits.call_seconds
+        deadline = time.monotonic() + self.limits.load_budget
         loaded = CallResult(True)
         for label, source, fallback in cells:
             request = {"op": "load", "source": source, "name": f"<{label}>" if label else "<submission>"}
@@ -223,7 +223,7 @@ class Sandbox:
                 loaded = CallResult(True)
             elif not loaded.ok:
                 if loaded.kind == "timeout":
-                    loaded.error = (f"loading your code did not finish within {self.limits.call_seconds:g} s"
+                    loaded.error = (f"loading your code did not finish within {self.limits.load_budget:g} s"
                                     + (f" ({label} was still running)" if label else "")
                                     + ": an endless loop, or far too slow")
                 break
