@@ -1,0 +1,156 @@
+"""Gumbel-softmax, Numba CUDA: a fused forward and a fused backward, one block per row.
+
+The relaxed categorical sample is y = softmax((logits + gumbel) / tau), row by row, with the
+Gumbel noise given (the same contract as the solution). Unfused, a framework writes the
+noisy logits, then h = (logits + gumbel) / tau, then the softmax's exponentials, then y:
+four N*K buffers and as many passes over memory. Fused:
+
+1. ``gumbel_softmax_forward_kernel``: each thread walks its strided share of the row once,
+   forming h = (logits + gumbel) * (1 / tau) on the fly and keeping an ONLINE (max, sum of
+   exp(h - max)) pair, rescaled whenever the max grows (the same move as softmax_ce's kernel:
+   no exp ever sees a positive argument, so tau = 0.01 and logits ~ 1e4 stay finite). A
+   shared-memory tree merges the threads' pairs; a second sweep recomputes h and writes y.
+   h is never stored: it reads logits and gumbel (2 N*K) and writes y (N*K).
+2. ``gumbel_softmax_backward_kernel``: pass 1 accumulates <dy, y> for the row, one tree reduces
+   it, pass 2 writes dlogits = y * (dy - <dy, y>) / tau. It reads dy and y (2 N*K) and
+   writes dlogits (N*K); the same array is the gradient with respect to the noise.
+
+The Gaussian estimators of the question need no kernel: each is one elementwise expression
+per sample, a single pass that any array library already fuses.
+
+Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
+    NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_reparameterisation_kernels.py
+
+Shapes: N rows, K categories, TPB threads per block (a power of two); logits, gumbel, y, dy,
+dlogits (N, K); tau a float > 0. Math runs in the logits' dtype (float32 or float64).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+THREADS_PER_BLOCK = 256
+
+
+def _check_tpb(tpb: int) -> None:
+    if tpb < 1 or tpb & (tpb - 1):
+        raise ValueError(f"threads_per_block must be a power of two, got {tpb}")
+
+
+@cuda.jit(device=True)
+def online_merge(m_a, s_a, m_b, s_b):
+    """Merge two partial (max, sum of exp(h - max)) pairs into one (exponents stay <= 0)."""
+    m = max(m_a, m_b)
+    return m, s_a * math.exp(m_a - m) + s_b * math.exp(m_b - m)
+
+
+# 1. the fused forward ---------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def forward_kernel(threads_per_block: int, dtype: np.dtype):
+    """Compiled per (TPB, dtype): shared arrays need both at compile time."""
+    _check_tpb(threads_per_block)
+    tpb, shared_type = threads_per_block, numba.from_dtype(dtype)
+    zero, one = dtype.type(0), dtype.type(1)  # constants in the logits' dtype
+
+    @cuda.jit
+    def gumbel_softmax_forward_kernel(logits, gumbel, inv_tau, y):
+        # logits, gumbel: N, K (read); inv_tau: 1 / tau in the logits' dtype; y: N, K (written)
+        row = cuda.blockIdx.x
+        tid = cuda.threadIdx.x
+        k = logits.shape[1]
+        # This thread's online (max, sum) over columns tid, tid + TPB, ... It starts from the
+        # row's first h with an empty sum, so a thread with no columns (K < TPB) holds a
+        # finite max and no merge computes exp(-inf - -inf).
+        m = (logits[row, 0] + gumbel[row, 0]) * inv_tau
+        s = zero
+        for j in range(tid, k, tpb):
+            h = (logits[row, j] + gumbel[row, j]) * inv_tau
+            if h > m:
+                s = s * math.exp(m - h) + one  # rescale the old sum to the new max
+                m = h
+            else:
+                s += math.exp(h - m)
+
+        shared_m = cuda.shared.array(tpb, shared_type)
+        shared_s = cuda.shared.array(tpb, shared_type)
+        shared_m[tid] = m
+        shared_s[tid] = s
+        cuda.syncthreads()
+        stride = tpb // 2
+        while stride > 0:
+            if tid < stride:
+                m, s = online_merge(shared_m[tid], shared_s[tid],
+                                    shared_m[tid + stride], shared_s[tid + stride])
+                shared_m[tid] = m
+                shared_s[tid] = s
+            cuda.syncthreads()
+            stride //= 2
+        row_max, total = shared_m[0], shared_s[0]
+        for j in range(tid, k, tpb):  # pass 2: h again, from the inputs, never stored
+            y[row, j] = math.exp((logits[row, j] + gumbel[row, j]) * inv_tau - row_max) / total
+
+    return gumbel_softmax_forward_kernel
+
+
+# 2. the fused backward ----------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def backward_kernel(threads_per_block: int, dtype: np.dtype):
+    """Compiled per (TPB, dtype), as the forward."""
+    _check_tpb(threads_per_block)
+    tpb, shared_type = threads_per_block, numba.from_dtype(dtype)
+    zero = dtype.type(0)
+
+    @cuda.jit
+    def gumbel_softmax_backward_kernel(dy, y, inv_tau, dlogits):
+        # dy, y: N, K (read); inv_tau: 1 / tau; dlogits: N, K (written; may be dy's buffer)
+        row = cuda.blockIdx.x
+        tid = cuda.threadIdx.x
+        k = y.shape[1]
+        acc = zero  # pass 1: this thread's share of <dy, y>
+        for j in range(tid, k, tpb):
+            acc += dy[row, j] * y[row, j]
+        shared = cuda.shared.array(tpb, shared_type)
+        shared[tid] = acc
+        cuda.syncthreads()
+        stride = tpb // 2
+        while stride > 0:
+            if tid < stride:
+                shared[tid] += shared[tid + stride]
+            cuda.syncthreads()
+            stride //= 2
+        dot = shared[0]
+        for j in range(tid, k, tpb):  # pass 2: softmax's backward, then the division's
+            dlogits[row, j] = y[row, j] * (dy[row, j] - dot) * inv_tau
+
+    return gumbel_softmax_backward_kernel
+
+
+# host functions: numpy in, numpy out ---------------------------------------------------------
+def gumbel_softmax_forward(logits, gumbel, tau, threads_per_block=THREADS_PER_BLOCK):
+    """y as the solution's ``gumbel_softmax_forward``, in the logits' dtype."""
+    logits = np.ascontiguousarray(logits)  # N, K
+    dtype, (n, k) = logits.dtype, logits.shape
+    if k < 1:
+        raise ValueError("a softmax over zero categories is undefined")
+    gumbel = np.ascontiguousarray(gumbel, dtype=dtype)  # N, K
+    y = cuda.device_array((n, k), dtype=dtype)
+    if n:
+        forward_kernel(threads_per_block, dtype)[n, threads_per_block](
+            cuda.to_device(logits), cuda.to_device(gumbel), dtype.type(1.0 / tau), y)
+    return y.copy_to_host()
+
+
+def gumbel_softmax_backward(dy, y, tau, threads_per_block=THREADS_PER_BLOCK):
+    """dlogits as the solution's ``gumbel_softmax_backward``, in y's dtype."""
+    y = np.ascontiguousarray(y)  # N, K
+    dtype, (n, k) = y.dtype, y.shape
+    dy = np.ascontiguousarray(dy, dtype=dtype)  # N, K
+    dlogits = cuda.device_array((n, k), dtype=dtype)
+    if n:
+        backward_kernel(threads_per_block, dtype)[n, threads_per_block](
+            cuda.to_device(dy), cuda.to_device(y), dtype.type(1.0 / tau), dlogits)
+    return dlogits.copy_to_host()

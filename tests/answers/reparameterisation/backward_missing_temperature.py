@@ -1,0 +1,29 @@
+# question: reparameterisation
+# Trap backward-missing-temperature: the backward is softmax's alone; the 1/tau from the
+# division of the logits by tau is lost. The forward is right.
+import numpy as np
+
+
+def pathwise_grad(mu, sigma, eps, coef):
+    z = mu + sigma * eps  # S
+    return f_prime(z, coef), f_prime(z, coef) * eps  # S, S
+
+
+def score_function_grad(mu, sigma, eps, coef):
+    fz = f(mu + sigma * eps, coef)  # S
+    return fz * eps / sigma, fz * (eps ** 2 - 1.0) / sigma  # S, S
+
+
+def variance_ratio(mu, sigma, eps, coef):
+    path, score = pathwise_grad(mu, sigma, eps, coef), score_function_grad(mu, sigma, eps, coef)
+    return np.array([np.var(score[0]) / np.var(path[0]), np.var(score[1]) / np.var(path[1])])
+
+
+def gumbel_softmax_forward(logits, gumbel, tau):
+    h = (logits + gumbel) / tau  # N, K
+    e = np.exp(h - h.max(axis=1, keepdims=True))  # N, K
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def gumbel_softmax_backward(dy, y, tau):
+    return y * (dy - (dy * y).sum(axis=1, keepdims=True))  # N, K; no / tau

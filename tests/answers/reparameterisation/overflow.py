@@ -1,0 +1,28 @@
+# question: reparameterisation
+# Trap overflow: the softmax without the row max subtracted: exp overflows once
+# (logits + gumbel) / tau passes about 709 (small temperatures, huge logits).
+import numpy as np
+
+
+def pathwise_grad(mu, sigma, eps, coef):
+    z = mu + sigma * eps  # S
+    return f_prime(z, coef), f_prime(z, coef) * eps  # S, S
+
+
+def score_function_grad(mu, sigma, eps, coef):
+    fz = f(mu + sigma * eps, coef)  # S
+    return fz * eps / sigma, fz * (eps ** 2 - 1.0) / sigma  # S, S
+
+
+def variance_ratio(mu, sigma, eps, coef):
+    path, score = pathwise_grad(mu, sigma, eps, coef), score_function_grad(mu, sigma, eps, coef)
+    return np.array([np.var(score[0]) / np.var(path[0]), np.var(score[1]) / np.var(path[1])])
+
+
+def gumbel_softmax_forward(logits, gumbel, tau):
+    e = np.exp((logits + gumbel) / tau)  # N, K; inf past ~709
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def gumbel_softmax_backward(dy, y, tau):
+    return y * (dy - (dy * y).sum(axis=1, keepdims=True)) / tau  # N, K
