@@ -145,7 +145,7 @@ def run_checks(question, caller, ref, seed: int, only=None) -> list:
         # counter, stand in for the grader-side services the sandbox would use.
         _, services = question.services()
         caller.services = {name: caller.namespace.get(name) if callable(caller.namespace.get(name)) else fn
-                           for name, fn in services.items()}
+                           for name, fn in services.items() if not name.startswith("_")}
     results = []
     for check in question.checks:
         if only is not None and check.name not in only:

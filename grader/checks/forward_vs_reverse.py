@@ -85,41 +85,82 @@ def pick(got, candidates: list[tuple[str, np.ndarray]]) -> dict:
 
 # -- the grader-side products and their count -------------------------------------------
 class Counter:
-    """The setup cell's helpers, run in the grader: each product is done and counted here."""
+    """The setup cell's helpers, run in the grader: each product is done and counted here.
+
+    Only products of the chain being graded count (``begin``): each matrix must be one of
+    its ``As`` or a product the grader returned, so padding with dummy products counts
+    nothing, and sizes stay those of the chain. ``outputs`` keeps what the grader returned,
+    so a check can require that the answer came out of the counted products. The learner's
+    own ``take_multiply_adds`` reads a separate tally: it cannot reset the grader's."""
+
+    MAX_ELEMENTS = 1 << 20  # no product the grader does may exceed this (a chain's are tiny)
 
     def __init__(self):
         self.multiply_adds = 0
+        self.learner_tally = 0
+        self.allowed: list[np.ndarray] = []
+        self.outputs: list[np.ndarray] = []
 
-    @staticmethod
-    def _matrix(name, a, ndim):
-        if not isinstance(a, np.ndarray) or a.ndim != ndim or a.dtype.kind not in "fiu":
-            raise ValueError(f"{name} must be a {ndim}-d numeric numpy array")
+    def begin(self, As) -> None:
+        self.multiply_adds, self.outputs = 0, []
+        self.allowed = [np.asarray(A, dtype=np.float64) for A in As]
+
+    def _matrix(self, name, a, ndim):
+        if not isinstance(a, np.ndarray) or a.ndim != ndim or a.dtype.kind not in "fiu" \
+                or a.size > self.MAX_ELEMENTS:
+            raise ValueError(f"{name} must be a {ndim}-d numeric numpy array of a sensible size")
         return a.astype(np.float64, copy=False)
+
+    def _counts(self, A) -> bool:
+        """Whether ``A`` is one of the chain's matrices (or a product already returned)."""
+        return any(M.shape == A.shape and np.array_equal(M, A) for M in self.allowed)
+
+    def _done(self, A, result, adds):
+        if self._counts(A):
+            self.multiply_adds += adds
+            self.outputs.append(result)
+        self.learner_tally += adds
+        return result
 
     def matvec(self, A, v):
         A, v = self._matrix("A", A, 2), self._matrix("v", v, 1)
         if A.shape[1] != v.shape[0]:
             raise ValueError(f"matvec(A, v) needs A (m, n) and v (n,), got A {A.shape} and v {v.shape}")
-        self.multiply_adds += A.shape[0] * A.shape[1]
-        return A @ v
+        return self._done(A, A @ v, A.shape[0] * A.shape[1])
 
     def vecmat(self, u, A):
         u, A = self._matrix("u", u, 1), self._matrix("A", A, 2)
         if u.shape[0] != A.shape[0]:
             raise ValueError(f"vecmat(u, A) needs u (m,) and A (m, n), got u {u.shape} and A {A.shape}")
-        self.multiply_adds += A.shape[0] * A.shape[1]
-        return u @ A
+        return self._done(A, u @ A, A.shape[0] * A.shape[1])
 
     def matmul(self, A, B):
         A, B = self._matrix("A", A, 2), self._matrix("B", B, 2)
-        if A.shape[1] != B.shape[0]:
+        if A.shape[1] != B.shape[0] or A.shape[0] * B.shape[1] > self.MAX_ELEMENTS:
             raise ValueError(f"matmul(A, B) needs A (m, n) and B (n, p), got A {A.shape} and B {B.shape}")
-        self.multiply_adds += A.shape[0] * A.shape[1] * B.shape[1]
-        return A @ B
+        result = A @ B
+        if self._counts(A) or self._counts(B):  # a product of the chain's matrices is one too
+            self.allowed.append(result)
+            self.multiply_adds += A.shape[0] * A.shape[1] * B.shape[1]
+            self.outputs.append(result)
+        self.learner_tally += A.shape[0] * A.shape[1] * B.shape[1]
+        return result
 
-    def take_multiply_adds(self):
-        counted, self.multiply_adds = self.multiply_adds, 0
+    def take_learner_tally(self):
+        counted, self.learner_tally = self.learner_tally, 0
         return counted
+
+    def came_from_products(self, answer) -> bool:
+        """Whether ``answer`` is a product the grader returned, or (a Jacobian) stacks them."""
+        if not isinstance(answer, np.ndarray):
+            return False
+        def returned(a):
+            return any(o.shape == a.shape and np.array_equal(o, a) for o in self.outputs)
+        if returned(answer):
+            return True
+        if answer.ndim == 2:
+            return all(returned(c) for c in answer.T) or all(returned(r) for r in answer)
+        return False
 
 
 HELPERS = '''
@@ -160,7 +201,7 @@ del _counted_helpers
 def services():
     counter = Counter()
     return HELPERS, {"matvec": counter.matvec, "vecmat": counter.vecmat, "matmul": counter.matmul,
-                     COUNTER: counter.take_multiply_adds}
+                     COUNTER: counter.take_learner_tally, "_counter": lambda: counter}
 
 
 QUESTION.services = services
@@ -168,10 +209,20 @@ QUESTION.services = services
 
 # -- calling with the counter, and the small example ------------------------------------
 def counted(ctx, fn, *args):
-    """The learner's ``fn(*args)`` and the multiply-adds the grader did for it meanwhile."""
-    ctx.service(COUNTER)  # start from 0
+    """The learner's ``fn(*args)`` and the multiply-adds the grader did for it meanwhile,
+    on the chain ``args[0]``. The answer must have come out of those products."""
+    counter = ctx.sandbox.services.get("_counter")
+    if counter is None:  # in process (validate): the namespace's own setup-cell counter
+        ctx.service(COUNTER)
+        value = ctx.call(fn, *args)
+        return value, ctx.service(COUNTER)
+    counter = counter()
+    counter.begin(args[0])
     value = ctx.call(fn, *args)
-    return value, ctx.service(COUNTER)
+    if counter.multiply_adds and not counter.came_from_products(value):
+        raise Fail(f"The answer {fn} returned is not the result of its counted products: it was "
+                   f"computed some other way. {NOT_THROUGH_HELPERS}")
+    return value, counter.multiply_adds
 
 
 def example(ctx, fn, vector):

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from grader.sandbox.inert import inert
+
 
 def _shown_path(path: Path) -> str:
     """``path`` as the learner would type it from here: relative when below the cwd."""
@@ -32,8 +34,44 @@ def _first_heading(notebook: Path) -> str:
     return ""
 
 
+def _declared(question: str, root: Path) -> tuple[str, str] | None:
+    """(title, difficulty) as the checks module writes them in ``QUESTION = Question(id, title,
+    ..., difficulty=...)``, read without importing it (imports cost `grade list` its speed);
+    None when they are not plain strings there."""
+    import ast
+    import io
+    import tokenize
+    from importlib.util import find_spec
+    source = root / "checks" / f"{question}.py"
+    if not source.is_file():
+        spec = find_spec("grader.checks")
+        source = Path(spec.origin).with_name(f"{question}.py") if spec and spec.origin else source
+    try:
+        text = source.read_text(encoding="utf-8")
+        start = text.find("QUESTION = Question(")
+        if start < 0 or (start and text[start - 1] != "\n"):
+            return None
+        statement = text[start:]  # parse that one statement, not the whole module (~20 KB)
+        end = next(tok.end for tok in tokenize.generate_tokens(io.StringIO(statement).readline)
+                   if tok.type == tokenize.NEWLINE)
+        tree = ast.parse("\n".join(statement.splitlines()[:end[0]]))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, tokenize.TokenError, StopIteration):
+        return None
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["QUESTION"]
+                and isinstance(node.value, ast.Call) and 2 <= len(node.value.args) <= 4):
+            title = node.value.args[1]
+            difficulty = {k.arg: k.value for k in node.value.keywords}.get("difficulty", ast.Constant("medium"))
+            if all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in (title, difficulty)):
+                return title.value, difficulty.value
+    return None
+
+
 def describe(question: str, solution: Path, root: Path) -> tuple[str, str]:
     """(title, difficulty) from the hidden checks; the notebook's heading if it has none yet."""
+    declared = _declared(question, root)
+    if declared:
+        return declared
     from grader.checks import load_question
     try:
         q = load_question(question, root)
@@ -46,10 +84,10 @@ def describe(question: str, solution: Path, root: Path) -> tuple[str, str]:
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo).")
 def list_questions(questions_dir):
-    """List the questions: what each is about, its difficulty, the file to open, and your
-    best score so far in this folder."""
+    """List the questions: what each is about, its difficulty, your best score so far in this
+    folder, and how to start it (or your notebook here, once started)."""
     from grader.history import FILENAME, History
-    from grader.questions import exercise_path, questions_root, solution_notebooks
+    from grader.questions import questions_root, solution_notebooks
 
     root = questions_root(questions_dir)
     history = History.load()
@@ -58,7 +96,7 @@ def list_questions(questions_dir):
     for qid, solution in notebooks.items():
         title, difficulty = describe(qid, solution, root)
         mine = Path.cwd() / solution.name
-        to_open = solution.name if mine.is_file() else _shown_path(exercise_path(qid, root))
+        to_open = solution.name if mine.is_file() else f"grade start {qid}"
         best = history.best(qid)
         score = f"best {best[0]:g}/{best[1]:g}" if best else "not graded"
         rows.append((solution.name[:2], qid, difficulty, score, to_open, title))
@@ -76,6 +114,10 @@ def list_questions(questions_dir):
     if fresh:
         click.echo(f"\nStart one in this folder: `grade start {fresh[0]}`, "
                    f"then grade it: `grade {notebooks[fresh[0]].name}`.")
+    page = root / "docs" / "interview.md"  # written by `grade release` (grader/authoring/interview.py)
+    if page.is_file():
+        click.echo(f"Before an interview, revise every question's spoken answer and follow-ups "
+                   f"on one page: {_shown_path(page)}")
 
 
 @click.command("start")
@@ -131,14 +173,14 @@ def after_grading(results, want_hint: bool, color: bool) -> str:
         failing = [t for t in r.tests if not t.passed]
         if not failing:
             if want_hint:
-                texts.append(f"{r.submission}: every hidden check passes; no hint needed.")
+                texts.append(f"{inert(r.submission)}: every hidden check passes; no hint needed.")
             continue
         target = next((t for t in failing if t.hints), failing[0])
         if want_hint:
             hint = history.next_hint(r.question, target.name, target.hints) if target.hints else None
             texts.append(render_hint(target.name, hint, target.hints, color))
         elif history.hints_seen(r.question, target.name) < len(target.hints):
-            texts.append(f'Stuck on "{target.name}"? `grade {shlex.quote(r.submission)} --hint` '
+            texts.append(f'Stuck on "{target.name}"? `grade {inert(shlex.quote(r.submission))} --hint` '
                          "shows a hint.")
     history.save()
     return "\n\n".join(texts)

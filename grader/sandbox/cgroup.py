@@ -151,12 +151,44 @@ def _read(path: Path) -> str:
         return ""
 
 
+PREFIX = "backprop-traps-"
+
+
+def reap_stale(parents: list[Path]) -> None:
+    """Empty and remove the sandbox cgroups of graders that are gone (killed mid-grade):
+    whatever was still running in them dies now, and nothing is left on the host."""
+    for parent in parents:
+        try:
+            entries = list(parent.iterdir())
+        except OSError:
+            continue
+        for folder in entries:
+            if not folder.name.startswith(PREFIX):
+                continue
+            try:
+                owner = int(folder.name[len(PREFIX):].split("-")[0])
+                os.kill(owner, 0)
+                continue  # its grader is alive: its own close() will remove it
+            except ProcessLookupError:
+                pass
+            except (ValueError, PermissionError):
+                continue
+            Group(2 if parent == _own(None) else 1, folder, None).remove()
+
+
+_reaped = False
+
+
 def create(memory_bytes: int, max_pids: int) -> Group | None:
     """A new cgroup capping memory and processes, or None where none can be made."""
+    global _reaped
     version, _ = available()
     if not version:
         return None
-    name = f"backprop-traps-{os.getpid()}-{secrets.token_hex(4)}"
+    if not _reaped:  # once per grader process
+        _reaped = True
+        reap_stale([p for p in (_own(None), _own("memory"), _own("pids")) if p is not None])
+    name = f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     try:
         if version == 2:
             folder = _own(None) / name

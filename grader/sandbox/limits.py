@@ -19,7 +19,7 @@ class Limits:
     """What the learner prints is kept up to this size; the rest is counted and dropped."""
     file_mb: int = 16
     """Largest file the child may write (RLIMIT_FSIZE), inside its own temp dir only."""
-    message_mb: int = 256
+    message_mb: int = 64
     """Largest answer the child may send back; a bigger one is refused, not read."""
     tmp_mb: int = 64
     """Size of the sandbox's private /tmp (a tmpfs, counted in its memory where a cgroup

@@ -33,6 +33,8 @@ from grader.sandbox.limits import Limits
 
 WORKER = Path(__file__).with_name("worker.py")
 _MARKER = MARKER
+MAX_ASKS = 100_000
+"""Requests to grader-side services in one call (a Jacobian by JVPs takes hundreds)."""
 
 
 @dataclass
@@ -122,12 +124,15 @@ class Sandbox:
         for fd in [req_r, out_w] + keep:
             os.close(fd)
         self._req, self._resp = req_w, resp_r
+        os.set_blocking(self._req, False)  # a child that stops reading cannot block the grader
         threading.Thread(target=self._output.drain, args=(out_r,), daemon=True).start()
         self._meter.attach(self._proc.pid, getattr(self, "_info_r", None))
         if use_bwrap:
             read_only, read_write = bwrap.python_roots() + ["/usr", "/etc", "/dev/urandom"], ["/tmp", "/dev/null"]
         else:
-            read_only, read_write = _read_only_rules(tuple(hidden_paths(self._hide))), [self._tmp, "/dev/null"]
+            # where only the worker's high-water mark counts, files could hold what it does not see
+            writable = [self._tmp] if self._meter.whole_sandbox else []
+            read_only, read_write = _read_only_rules(tuple(hidden_paths(self._hide))), writable + ["/dev/null"]
         setup = {"limits": {"memory_mb": self.limits.memory_mb, "file_mb": self.limits.file_mb,
                             "total_seconds": self.limits.total_seconds},
                  "tmpdir": workdir, "isolate": self.isolate, "read_only": read_only,
@@ -169,7 +174,8 @@ class Sandbox:
         info_r, info_w = os.pipe()
         self._info_r = info_r
         extra.append(info_w)
-        args = bwrap.arguments(hidden_paths(self._hide), env, self.limits.tmp_mb,
+        tmp_mb = self.limits.tmp_mb if self._meter.whole_sandbox else 1  # (as for the fallback)
+        args = bwrap.arguments(hidden_paths(self._hide), env, tmp_mb,
                                extra[0] if bpf is not None else None, info_w)
         worker = f"{bwrap.WORKER_DIR}/worker.py"
         return [bwrap.executable()] + args + ["--", sys.executable, "-I", "-B", worker, str(resp_w)], extra
@@ -328,15 +334,19 @@ class Sandbox:
         deadline = start + timeout
         if self._proc is None:
             return CallResult(False, kind="crash", error=f"{what}: the sandbox had already ended")
+        asks = 0
         try:
-            wire.write_frame(self._req, msg)
+            self._send(msg, deadline)
             while True:
                 reply = wire.decode(self._read_frame(deadline))
                 if time.monotonic() > deadline:
                     raise TimeoutError
                 if not (isinstance(reply, dict) and reply.get("op") == "ask"):
                     break
-                wire.write_frame(self._req, self._serve(reply))
+                asks += 1
+                if asks > MAX_ASKS:
+                    raise wire.WireError(f"more than {MAX_ASKS} requests to the grader in one call")
+                self._send(self._serve(reply), deadline)
         except TimeoutError:
             self.spent += time.monotonic() - start
             self.close()
@@ -362,9 +372,23 @@ class Sandbox:
         return CallResult(False, kind=str(reply.get("kind", "exception")),
                           error=self._describe_failure(reply, what), seconds=elapsed)
 
+    def _send(self, msg, deadline: float) -> None:
+        """Write one frame to the child before ``deadline`` (TimeoutError otherwise)."""
+        for chunk in wire.encode_chunks(msg):
+            view = memoryview(chunk)
+            while view:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([], [self._req], [], left)[1]:
+                    raise TimeoutError
+                try:
+                    view = view[os.write(self._req, view):]
+                except BlockingIOError:
+                    continue
+
     def _serve(self, request: dict) -> dict:
         """Answer one ``ask`` from the child with a grader-side service; nothing raises."""
-        service = self.services.get(request.get("name"))
+        name = request.get("name")
+        service = self.services.get(name) if isinstance(name, str) and not name.startswith("_") else None
         args = request.get("args")
         if service is None or not isinstance(args, list):
             return {"error": f"the grader offers no service {inert(str(request.get('name')), 40)!r}"}

@@ -1,12 +1,14 @@
 """The sandbox's system-call filter, compiled by libseccomp (through ``pyseccomp``) and
 loaded by bubblewrap (``--seccomp FD``) before the worker starts.
 
-Always refused: the kernel keyrings (``keyctl``, ``add_key``, ``request_key``), which are
-not namespaced by PID, mount or IPC namespaces and would let one submission leave a note
-for the next. Where no cgroup counts the sandbox's memory (see ``grader.sandbox.measure``),
-new processes are refused too (threads stay allowed), so the worker's own high-water mark
-is the whole sandbox's, and SysV shared memory and memfd, which a process's resident size
-does not show until mapped, are refused as well.
+Without bubblewrap (``no_namespaces``) the worker loads it itself. Always refused: the
+kernel keyrings (not namespaced: a note could pass between submissions), the calls that
+change the machine (reboot, hostname, mounts, modules, the kernel log, real-time
+scheduling, ...), and limits, priority or CPU affinity set on any process but itself.
+Without bubblewrap's namespaces: sockets and SysV IPC too. Where no cgroup counts the
+sandbox's memory (see ``grader.sandbox.measure``): new processes (threads stay allowed),
+shared memory, memfd, socket pairs and pipes, which the worker's own high-water mark
+would not show.
 """
 from __future__ import annotations
 
@@ -16,9 +18,29 @@ import os
 import tempfile
 
 CLONE_THREAD = 0x00010000
+AF_UNIX, PRIO_PROCESS = 1, 0
 
-ALWAYS_DENIED = ("keyctl", "add_key", "request_key")
-DENIED_WITHOUT_CGROUP = ("fork", "vfork", "shmget", "memfd_create")
+ALWAYS_DENIED = (
+    # kernel keyrings: not namespaced, a note could pass from one submission to the next
+    "keyctl", "add_key", "request_key",
+    # what no answer needs and a privileged process could do to the machine (Docker's
+    # default profile refuses the same); inside bubblewrap they fail anyway (no capabilities)
+    "reboot", "sethostname", "setdomainname", "syslog", "mount", "umount2", "pivot_root",
+    "chroot", "unshare", "setns", "init_module", "finit_module", "delete_module",
+    "kexec_load", "kexec_file_load", "swapon", "swapoff", "acct", "settimeofday",
+    "clock_settime", "clock_adjtime", "adjtimex", "ioperm", "iopl", "bpf", "perf_event_open",
+    "userfaultfd", "ptrace", "process_vm_readv", "process_vm_writev", "open_by_handle_at",
+    "name_to_handle_at", "quotactl", "lookup_dcookie", "vhangup", "fanotify_init",
+    "sched_setscheduler", "sched_setattr", "sched_setparam",
+)
+ONLY_ON_ITSELF = ("prlimit64", "sched_setaffinity")
+"""Allowed on the calling process (pid 0) only: never on the grader or a classmate."""
+DENIED_WITHOUT_NAMESPACES = ("shmget", "msgget", "semget", "socket")
+"""Without bubblewrap's IPC and network namespaces, SysV IPC and sockets reach the host
+(a socketpair, which reaches nothing, stays allowed)."""
+DENIED_WITHOUT_CGROUP = ("fork", "vfork", "shmget", "memfd_create", "socketpair", "pipe", "pipe2")
+"""Where only the worker's own high-water mark counts: nothing that holds memory it does
+not show (another process, shared memory, memfd, socket and pipe buffers)."""
 
 
 def available() -> tuple[bool, str]:
@@ -30,15 +52,26 @@ def available() -> tuple[bool, str]:
     return True, "seccomp via libseccomp"
 
 
-def build(no_fork: bool):
+def build(no_fork: bool, no_namespaces: bool = False):
     """The filter as a ``pyseccomp.SyscallFilter`` (raises if libseccomp is unavailable)."""
     import pyseccomp as sc
     f = sc.SyscallFilter(sc.ALLOW)
-    for name in ALWAYS_DENIED:
-        f.add_rule(sc.ERRNO(errno.EPERM), name)
+    denied = set(ALWAYS_DENIED)
+    if no_namespaces:
+        denied.update(DENIED_WITHOUT_NAMESPACES)
     if no_fork:
-        for name in DENIED_WITHOUT_CGROUP:
+        denied.update(DENIED_WITHOUT_CGROUP)
+    for name in sorted(denied):
+        try:
             f.add_rule(sc.ERRNO(errno.EPERM), name)
+        except Exception:  # noqa: BLE001 (a call this architecture does not have)
+            pass
+    for name in ONLY_ON_ITSELF:
+        f.add_rule(sc.ERRNO(errno.EPERM), name, sc.Arg(0, sc.NE, 0))
+    # setpriority(which, who, prio): only PRIO_PROCESS on itself (who 0); never a user or group
+    f.add_rule(sc.ERRNO(errno.EPERM), "setpriority", sc.Arg(0, sc.NE, PRIO_PROCESS))
+    f.add_rule(sc.ERRNO(errno.EPERM), "setpriority", sc.Arg(1, sc.NE, 0))
+    if no_fork:
         # clone without CLONE_THREAD makes a process; with it, a thread (numpy, torch need those)
         f.add_rule(sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_THREAD, 0))
         # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc use clone
@@ -46,9 +79,9 @@ def build(no_fork: bool):
     return f
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=4)
 def compiled(no_fork: bool) -> bytes | None:
-    """The BPF program as bytes (compiled once per process), or None if unavailable."""
+    """The BPF program for bubblewrap, as bytes (compiled once per process), or None."""
     f = compile_filter(no_fork)
     if f is None:
         return None
@@ -66,7 +99,7 @@ def as_fd(program: bytes) -> int:
 
 
 def compile_filter(no_fork: bool):
-    """The BPF program as an open temporary file (at position 0) for bwrap, or None."""
+    """The BPF program as an open temporary file (at position 0), or None."""
     try:
         f = build(no_fork)
     except Exception:  # noqa: BLE001 (no pyseccomp or libseccomp: the caller reports it)

@@ -118,20 +118,24 @@ def _read_array(blob: memoryview) -> np.ndarray:
     return arr.copy(order="K")
 
 
-def _unpack(obj, arrays, depth=0):
+def _unpack(obj, arrays, depth=0, used=None):
+    """JSON back into values; each array may be referenced once only (one 1 MB array named
+    700 times must not become 700 MB when the grader makes an array of the list)."""
+    used = set() if used is None else used
     if depth > MAX_DEPTH:
         raise WireError("value nested too deeply")
     if isinstance(obj, list):
-        return [_unpack(x, arrays, depth + 1) for x in obj]
+        return [_unpack(x, arrays, depth + 1, used) for x in obj]
     if isinstance(obj, dict):
         if set(obj) == {"__nd__"}:
             index = obj["__nd__"]
-            if not isinstance(index, int) or not 0 <= index < len(arrays):
+            if not isinstance(index, int) or not 0 <= index < len(arrays) or index in used:
                 raise WireError("bad array reference")
+            used.add(index)
             return arrays[index]
         if set(obj) == {"__tuple__"} and isinstance(obj["__tuple__"], list):
-            return tuple(_unpack(x, arrays, depth + 1) for x in obj["__tuple__"])
-        return {k: _unpack(v, arrays, depth + 1) for k, v in obj.items()}
+            return tuple(_unpack(x, arrays, depth + 1, used) for x in obj["__tuple__"])
+        return {k: _unpack(v, arrays, depth + 1, used) for k, v in obj.items()}
     return obj
 
 

@@ -167,7 +167,7 @@ def isolate(setup):
     applied = []
     if setup.get("seccomp") is not None:  # no bubblewrap to load it: load it here, while
         try:                                # libseccomp can still be found and read
-            seccomp.build(setup["seccomp"]["no_fork"]).load()
+            seccomp.build(setup["seccomp"]["no_fork"], no_namespaces=True).load()
             applied.append("seccomp")
         except Exception as e:  # noqa: BLE001
             applied.append(f"no seccomp ({type(e).__name__})")
