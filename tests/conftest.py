@@ -7,6 +7,8 @@ numba.cuda is first imported, so it is set here, at collection time.
 import os
 import sys
 
+import grader  # noqa: F401  (before numpy loads: one BLAS thread for the checks run here, see grader/__init__.py)
+
 REAL_GPU = os.environ.get("BACKPROP_TRAPS_REAL_GPU") == "1"
 if not REAL_GPU:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"

@@ -77,6 +77,9 @@ def arguments(hidden: list[str], env: dict, tmp_mb: int, seccomp_fd: int | None,
     for f in ETC_FILES:
         if os.path.exists(f):
             args += ["--ro-bind", f, f]
+    # /tmp first: a Python (a virtual environment) living under /tmp is mounted on top of it
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
     roots = python_roots()
     for root in roots:
         args += ["--ro-bind", root, root]
@@ -87,8 +90,7 @@ def arguments(hidden: list[str], env: dict, tmp_mb: int, seccomp_fd: int | None,
     here = Path(__file__).parent
     for name in ("worker.py", "wire.py", "landlock.py", "seccomp.py"):
         args += ["--ro-bind", str(here / name), f"{WORKER_DIR}/{name}"]
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    args += ["--chdir", "/tmp"]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     if info_fd is not None:

@@ -9,14 +9,16 @@ from pathlib import Path
 
 from grader.sandbox import bwrap
 
-KIT_ROOT = Path(__file__).resolve().parents[2]
+_ABOVE = Path(__file__).resolve().parents[2]
+KIT_ROOT = _ABOVE if (_ABOVE / "pyproject.toml").is_file() else None
+"""The clone the kit runs from, or None when installed (then ``_ABOVE`` is site-packages)."""
 KIT_NAMES = ("grader", "kernels", "solutions", "exercises")
 
 
 def hidden_paths(extra: list[Path]) -> list[str]:
     """What the child must not read: the kit's folders wherever they are installed, plus
     ``extra`` (an instructor's own questions folder, the submission's folder)."""
-    hidden = [str(KIT_ROOT)] + [str(p) for p in extra]
+    hidden = ([str(KIT_ROOT)] if KIT_ROOT else []) + [str(p) for p in extra]
     for folder in site.getsitepackages() + [site.getusersitepackages()]:
         base = Path(folder)
         if not base.is_dir():

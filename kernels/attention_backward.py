@@ -1,0 +1,269 @@
+"""Tiled attention, Numba CUDA: a fused forward with an online softmax, and the backward that
+recomputes each tile of probabilities from the saved log-sum-exp. No (N, N) array, anywhere.
+
+The plan (FlashAttention-2's, one thread per row to keep it readable):
+
+1. ``forward``: one block per tile of T queries of one head, one thread per query. The
+   block walks over the key tiles; each K/V tile is loaded into shared memory once, by all
+   T threads together, and then read by every thread. A thread keeps its query row, a
+   running max ``m``, a running sum ``l`` and the unnormalised output ``acc`` in local
+   memory, rescaling ``l`` and ``acc`` by ``exp(m_old - m_new)`` when the max grows, so no
+   exponent is ever positive. It writes ``o = acc / l`` and ``lse = m + log(l)``. Causal
+   blocks stop at the key tile holding their last query.
+2. ``row_dot``: ``D[b, i] = sum_c do[b, i, c] * o[b, i, c]``, one thread per row: the
+   softmax backward's row term, before any tile.
+3. ``backward_dk_dv``: one block per tile of T keys, one thread per key; it walks over the
+   query tiles (Q, dO, lse and D tiles in shared memory) and accumulates its key's ``dk``
+   and ``dv`` in local memory: ``p = exp(s - lse_i)``, ``dv += p do_i``,
+   ``ds = p (do_i . v_j - D_i)``, ``dk += ds q_i / sqrt(d)``. Causal blocks start at the
+   query tile holding their first key.
+4. ``backward_dq``: one block per tile of T queries, one thread per query, walking over
+   the K/V tiles: ``dq += ds k_j / sqrt(d)`` with the same ``p`` and ``ds``. Two passes over
+   the pairs instead of atomic adds into ``dq``: deterministic, and no float64 atomics.
+
+Memory: O(N d) for inputs and outputs, plus N for lse and D; shared memory per block is
+at most 2 T (d + 1) elements (T = 64 and d = 64 in float32: 32.5 KiB; ``default_tile``
+picks T so that it fits the 48 KiB every device allows). Work: the forward computes each
+score once; the backward twice (once per pass), against once for a backward that could
+keep P: the price of not storing it.
+
+Run it: tests run it under the simulator (``NUMBA_ENABLE_CUDASIM=1``, set by
+``tests/conftest.py``); with a GPU, ``BACKPROP_TRAPS_REAL_GPU=1 pytest tests/kernels``.
+
+Shapes: B heads, N tokens, D features per head (``d`` in the notebook); T = tile rows =
+threads per block. q, k, v, o, do, dq, dk, dv are (B, N, D); lse and D are (B, N). The
+math is done in the inputs' dtype (float32 or float64).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+SHARED_BYTES = 48 * 1024  # static shared memory per block that every CUDA device allows
+ROW_THREADS = 128
+
+
+def default_tile(d: int, dtype) -> int:
+    """The largest of 64, 32, 16, 8 whose shared arrays (two (T, D) tiles and, in the dk/dv
+    pass, two (T,) rows of lse and D) fit in SHARED_BYTES."""
+    for tile in (64, 32, 16, 8):
+        if 2 * tile * (d + 1) * np.dtype(dtype).itemsize <= SHARED_BYTES:
+            return tile
+    raise ValueError(f"d = {d} is too large for two shared tiles of 8 rows")
+
+
+@functools.lru_cache(maxsize=None)
+def _kernels(tile: int, d: int, dtype: np.dtype):
+    """The three tiled kernels, compiled per (T, D, dtype): shared and local arrays need all
+    three at compile time."""
+    T, D = tile, d
+    st = numba.from_dtype(dtype)
+    zero, neg_inf = dtype.type(0), dtype.type(-np.inf)
+
+    # 1. forward: online softmax over key tiles, K/V tiles in shared memory
+    @cuda.jit
+    def forward(q, k, v, scale, causal, o, lse):
+        b, t = cuda.blockIdx.y, cuda.threadIdx.x
+        first = cuda.blockIdx.x * T          # the block's first query
+        i = first + t                        # this thread's query
+        N = q.shape[1]
+        active = i < N
+        k_tile = cuda.shared.array((T, D), st)
+        v_tile = cuda.shared.array((T, D), st)
+        q_row = cuda.local.array(D, st)      # q_i / sqrt(d): the scores are then plain dots
+        acc = cuda.local.array(D, st)        # sum_j exp(s_j - m) v_j
+        for c in range(D):
+            q_row[c] = q[b, i, c] * scale if active else zero
+            acc[c] = zero
+        m, l = neg_inf, zero
+        stop = min(N, first + T) if causal else N  # causal: no key after the block's last query
+        for j0 in range(0, stop, T):
+            j = j0 + t                       # each thread loads one key row of the tile
+            for c in range(D):
+                k_tile[t, c] = k[b, j, c] if j < N else zero
+                v_tile[t, c] = v[b, j, c] if j < N else zero
+            cuda.syncthreads()
+            if active:
+                for jj in range(min(T, N - j0)):
+                    if causal and j0 + jj > i:
+                        break
+                    s = zero
+                    for c in range(D):
+                        s += q_row[c] * k_tile[jj, c]
+                    if s > m:                # a new max: move l and acc onto it (exp(-inf) = 0)
+                        alpha = math.exp(m - s)
+                        l *= alpha
+                        for c in range(D):
+                            acc[c] *= alpha
+                        m = s
+                    p = math.exp(s - m)      # <= 1
+                    l += p
+                    for c in range(D):
+                        acc[c] += p * v_tile[jj, c]
+            cuda.syncthreads()               # the tile is read by all before it is replaced
+        if active:
+            for c in range(D):
+                o[b, i, c] = acc[c] / l
+            lse[b, i] = m + math.log(l)
+
+    # 3. backward, pass over keys: dk and dv of one key per thread, Q/dO tiles in shared memory
+    @cuda.jit
+    def backward_dk_dv(do, q, k, v, lse, rowdot, scale, causal, dk, dv):
+        b, t = cuda.blockIdx.y, cuda.threadIdx.x
+        first = cuda.blockIdx.x * T          # the block's first key
+        j = first + t                        # this thread's key
+        N = q.shape[1]
+        active = j < N
+        q_tile = cuda.shared.array((T, D), st)
+        do_tile = cuda.shared.array((T, D), st)
+        lse_tile = cuda.shared.array(T, st)
+        d_tile = cuda.shared.array(T, st)
+        k_row = cuda.local.array(D, st)
+        v_row = cuda.local.array(D, st)
+        dk_row = cuda.local.array(D, st)
+        dv_row = cuda.local.array(D, st)
+        for c in range(D):
+            k_row[c] = k[b, j, c] * scale if active else zero
+            v_row[c] = v[b, j, c] if active else zero
+            dk_row[c] = zero
+            dv_row[c] = zero
+        for i0 in range(first if causal else 0, N, T):  # causal: no query before the first key
+            i = i0 + t
+            for c in range(D):
+                q_tile[t, c] = q[b, i, c] if i < N else zero
+                do_tile[t, c] = do[b, i, c] if i < N else zero
+            lse_tile[t] = lse[b, i] if i < N else zero
+            d_tile[t] = rowdot[b, i] if i < N else zero
+            cuda.syncthreads()
+            if active:
+                for ii in range(min(T, N - i0)):
+                    if causal and j > i0 + ii:
+                        continue
+                    s = zero
+                    dp = zero
+                    for c in range(D):
+                        s += q_tile[ii, c] * k_row[c]
+                        dp += do_tile[ii, c] * v_row[c]
+                    p = math.exp(s - lse_tile[ii])     # the exact probability, never > 1
+                    ds = p * (dp - d_tile[ii])
+                    for c in range(D):
+                        dv_row[c] += p * do_tile[ii, c]
+                        dk_row[c] += ds * q_tile[ii, c]
+            cuda.syncthreads()
+        if active:
+            for c in range(D):
+                dk[b, j, c] = dk_row[c] * scale
+                dv[b, j, c] = dv_row[c]
+
+    # 4. backward, pass over queries: dq of one query per thread, K/V tiles in shared memory
+    @cuda.jit
+    def backward_dq(do, q, k, v, lse, rowdot, scale, causal, dq):
+        b, t = cuda.blockIdx.y, cuda.threadIdx.x
+        first = cuda.blockIdx.x * T
+        i = first + t
+        N = q.shape[1]
+        active = i < N
+        k_tile = cuda.shared.array((T, D), st)
+        v_tile = cuda.shared.array((T, D), st)
+        q_row = cuda.local.array(D, st)
+        do_row = cuda.local.array(D, st)
+        dq_row = cuda.local.array(D, st)
+        for c in range(D):
+            q_row[c] = q[b, i, c] * scale if active else zero
+            do_row[c] = do[b, i, c] if active else zero
+            dq_row[c] = zero
+        lse_i = lse[b, i] if active else zero
+        d_i = rowdot[b, i] if active else zero
+        stop = min(N, first + T) if causal else N
+        for j0 in range(0, stop, T):
+            j = j0 + t
+            for c in range(D):
+                k_tile[t, c] = k[b, j, c] if j < N else zero
+                v_tile[t, c] = v[b, j, c] if j < N else zero
+            cuda.syncthreads()
+            if active:
+                for jj in range(min(T, N - j0)):
+                    if causal and j0 + jj > i:
+                        break
+                    s = zero
+                    dp = zero
+                    for c in range(D):
+                        s += q_row[c] * k_tile[jj, c]
+                        dp += do_row[c] * v_tile[jj, c]
+                    ds = math.exp(s - lse_i) * (dp - d_i)
+                    for c in range(D):
+                        dq_row[c] += ds * k_tile[jj, c]
+            cuda.syncthreads()
+        if active:
+            for c in range(D):
+                dq[b, i, c] = dq_row[c] * scale
+
+    return forward, backward_dk_dv, backward_dq
+
+
+# 2. the row term of the softmax backward, one thread per row
+@cuda.jit
+def row_dot(do, o, out):
+    r = cuda.grid(1)
+    B, N, D = do.shape
+    if r < B * N:
+        b, i = r // N, r % N
+        acc = do[b, i, 0] * o[b, i, 0]
+        for c in range(1, D):
+            acc += do[b, i, c] * o[b, i, c]
+        out[b, i] = acc
+
+
+# -- launchers on device arrays (what the benchmark times), then numpy in, numpy out -------
+def _grid(B, N, tile):
+    return (max(1, math.ceil(N / tile)), B), tile
+
+
+def forward_device(d_q, d_k, d_v, causal, d_o, d_lse, tile=None):
+    """Launch the forward on device arrays: writes ``d_o (B, N, D)`` and ``d_lse (B, N)``."""
+    B, N, D = d_q.shape
+    dtype = np.dtype(d_q.dtype)
+    tile = tile or default_tile(D, dtype)
+    forward, _, _ = _kernels(tile, D, dtype)
+    grid, block = _grid(B, N, tile)
+    forward[grid, block](d_q, d_k, d_v, dtype.type(1 / math.sqrt(D)), bool(causal), d_o, d_lse)
+
+
+def backward_device(d_do, d_q, d_k, d_v, d_o, d_lse, causal, d_rowdot, d_dq, d_dk, d_dv, tile=None):
+    """Launch the backward on device arrays: ``d_rowdot (B, N)`` is scratch for D; writes
+    ``d_dq``, ``d_dk``, ``d_dv``."""
+    B, N, D = d_q.shape
+    dtype = np.dtype(d_q.dtype)
+    tile = tile or default_tile(D, dtype)
+    _, dk_dv, dq = _kernels(tile, D, dtype)
+    row_dot[max(1, math.ceil(B * N / ROW_THREADS)), ROW_THREADS](d_do, d_o, d_rowdot)
+    grid, block = _grid(B, N, tile)
+    scale = dtype.type(1 / math.sqrt(D))
+    dk_dv[grid, block](d_do, d_q, d_k, d_v, d_lse, d_rowdot, scale, bool(causal), d_dk, d_dv)
+    dq[grid, block](d_do, d_q, d_k, d_v, d_lse, d_rowdot, scale, bool(causal), d_dq)
+
+
+def attention_forward(q, k, v, causal, tile=None):
+    """numpy in, numpy out, as in docs/questions/attention_backward.md: ``(o, lse)``."""
+    arrays = [cuda.to_device(np.ascontiguousarray(a)) for a in (q, k, v)]
+    B, N, D = q.shape
+    d_o = cuda.device_array((B, N, D), dtype=q.dtype)
+    d_lse = cuda.device_array((B, N), dtype=q.dtype)
+    if N:
+        forward_device(*arrays, causal, d_o, d_lse, tile)
+    return d_o.copy_to_host(), d_lse.copy_to_host()
+
+
+def attention_backward(do, q, k, v, o, lse, causal, tile=None):
+    """numpy in, numpy out: ``(dq, dk, dv)``, each (B, N, D)."""
+    arrays = [cuda.to_device(np.ascontiguousarray(a, dtype=q.dtype)) for a in (do, q, k, v, o, lse)]
+    B, N, D = q.shape
+    d_rowdot = cuda.device_array((B, N), dtype=q.dtype)
+    grads = [cuda.device_array((B, N, D), dtype=q.dtype) for _ in range(3)]
+    if N:
+        backward_device(*arrays[:6], causal, d_rowdot, *grads, tile)
+    return tuple(g.copy_to_host() for g in grads)
