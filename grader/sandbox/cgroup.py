@@ -176,18 +176,12 @@ def reap_stale(parents: list[Path]) -> None:
             Group(2 if parent == _own(None) else 1, folder, None).remove()
 
 
-_reaped = False
-
-
 def create(memory_bytes: int, max_pids: int) -> Group | None:
     """A new cgroup capping memory and processes, or None where none can be made."""
-    global _reaped
     version, _ = available()
     if not version:
         return None
-    if not _reaped:  # once per grader process
-        _reaped = True
-        reap_stale([p for p in (_own(None), _own("memory"), _own("pids")) if p is not None])
+    reap_stale([p for p in (_own(None), _own("memory"), _own("pids")) if p is not None])
     name = f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     try:
         if version == 2:

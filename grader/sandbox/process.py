@@ -137,7 +137,9 @@ class Sandbox:
                             "total_seconds": self.limits.total_seconds},
                  "tmpdir": workdir, "isolate": self.isolate, "read_only": read_only,
                  "read_write": read_write,
-                 "seccomp": None if use_bwrap or not self.isolate else {"no_fork": not self._meter.whole_sandbox}}
+                 # without a PID namespace a detached process could outlive a grader killed
+                 # by SIGKILL: no new processes at all there
+                 "seccomp": None if use_bwrap or not self.isolate else {"no_fork": True}}
         started = self._exchange(setup, self.limits.call_seconds + 5, what="starting the sandbox")
         if not started.ok and use_bwrap and started.kind == "crash":
             # bwrap itself could not make the sandbox (e.g. user namespaces are blocked here):

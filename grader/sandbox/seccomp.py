@@ -32,6 +32,9 @@ ALWAYS_DENIED = (
     "userfaultfd", "ptrace", "process_vm_readv", "process_vm_writev", "open_by_handle_at",
     "name_to_handle_at", "quotactl", "lookup_dcookie", "vhangup", "fanotify_init",
     "sched_setscheduler", "sched_setattr", "sched_setparam",
+    # identities: nothing to gain inside bubblewrap; a root worker without it keeps root's
+    "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid",
+    "setfsgid", "setgroups", "capset",
 )
 ONLY_ON_ITSELF = ("prlimit64", "sched_setaffinity")
 """Allowed on the calling process (pid 0) only: never on the grader or a classmate."""

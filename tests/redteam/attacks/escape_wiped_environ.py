@@ -1,0 +1,91 @@
+# question: forward_vs_reverse
+# base: solution
+# Class 4: setsid + double fork, no exec: the grandchild overwrites its environment block
+# (the marker gone from /proc/<pid>/environ), renames itself (comm = token), ignores
+# every catchable signal and sleeps.
+
+import ctypes
+import os
+import signal
+import sys
+import time
+
+TOKEN = "__TOKEN__"
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _name_me():
+    """comm = the token (seen from outside in /proc/<pid>/comm)."""
+    try:
+        _libc.prctl(15, ctypes.c_char_p(TOKEN[:15].encode()), 0, 0, 0)  # PR_SET_NAME
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _wipe_environ():
+    """Overwrite the original environment block (what /proc/<pid>/environ shows), the
+    sandbox's marker included."""
+    try:
+        env = ctypes.POINTER(ctypes.c_char_p).in_dll(_libc, "environ")
+        i = 0
+        while env[i]:
+            n = len(env[i])
+            ctypes.memset(ctypes.cast(env, ctypes.POINTER(ctypes.c_void_p))[i], 0, n)
+            i += 1
+    except Exception as e:  # noqa: BLE001
+        print("wipe failed", e)
+
+
+def _ignore_signals():
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1, signal.SIGPIPE):
+        try:
+            signal.signal(s, signal.SIG_IGN)
+        except (OSError, ValueError):
+            pass
+
+
+def _forever():
+    while True:
+        time.sleep(0.2)
+
+
+def _detached(body):
+    """Run body() in a grandchild in its own session (double fork); never raises here."""
+    try:
+        pid = os.fork()
+    except OSError as e:
+        print("fork refused", e)
+        return
+    if pid == 0:
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                body()
+        except BaseException:  # noqa: BLE001
+            pass
+        finally:
+            os._exit(0)
+    try:
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+
+
+def _escape():
+    def body():
+        _ignore_signals()
+        _wipe_environ()
+        _name_me()
+        _forever()
+    _detached(body)
+
+
+_solution_forward = chain_forward
+_done = []
+
+
+def chain_forward(As, x):
+    if not _done:
+        _done.append(1)
+        _escape()
+    return _solution_forward(As, x)

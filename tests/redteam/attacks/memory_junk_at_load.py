@@ -1,0 +1,47 @@
+# question: vram_trap
+# base: solution
+# Class 1: 24 MiB of junk allocated and touched at load time, freed (and trimmed) at the start
+# of the call, so the call reuses pages the meter may have seen before it started.
+import ctypes
+import numpy as np
+
+_junk = [bytearray(24 * 1024 * 1024)]
+
+
+def _put(h):
+    if _junk:
+        _junk.clear()
+        try:
+            ctypes.CDLL(None).malloc_trim(0)
+        except (OSError, AttributeError):
+            pass
+    return h
+
+
+def _get(key):
+    return key
+
+
+def mlp_loss_and_grads(params, x, y, segment_size):
+    """Right gradients; every layer input kept until the backward pass (stores-everything),
+    but kept through _put/_get, where the attack hides them from the meter."""
+    L, N = len(params), x.shape[0]
+    kept, masks, h = [], [], x
+    for i, (W, b) in enumerate(params):
+        kept.append(_put(h))
+        z = h @ W + b
+        if i < L - 1:
+            h, mask = relu_forward_packed(z)
+            masks.append(mask)
+        else:
+            h = z
+        del z
+    loss = 0.5 * float(np.sum((h - y) ** 2)) / N
+    dh = (h - y) / N
+    grads = [None] * L
+    for i in reversed(range(L)):
+        dz = dh if i == L - 1 else relu_backward_packed(dh, masks[i], dh.shape)
+        grads[i] = (_get(kept[i]).T @ dz, dz.sum(axis=0))
+        kept[i] = None
+        dh = dz @ params[i][0].T
+    return loss, grads

@@ -1,0 +1,55 @@
+# question: vram_trap
+# base: solution
+# Class 1: one shared file mapping per activation in /tmp, unmapped right after writing it
+# (resident only while mapped), mapped again for the backward pass.
+import mmap
+import os
+import numpy as np
+
+_count = [0]
+
+
+def _put(h):
+    _count[0] += 1
+    path = f"map-{_count[0]}.bin"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC)
+    os.ftruncate(fd, h.nbytes)
+    with mmap.mmap(fd, h.nbytes) as m:
+        m[:] = h.tobytes()
+    os.close(fd)
+    return path, h.shape, h.nbytes
+
+
+def _get(key):
+    path, shape, n = key
+    fd = os.open(path, os.O_RDONLY)
+    with mmap.mmap(fd, n, prot=mmap.PROT_READ) as m:
+        out = np.frombuffer(bytes(m), dtype=np.float64).reshape(shape)
+    os.close(fd)
+    os.remove(path)
+    return out
+
+
+def mlp_loss_and_grads(params, x, y, segment_size):
+    """Right gradients; every layer input kept until the backward pass (stores-everything),
+    but kept through _put/_get, where the attack hides them from the meter."""
+    L, N = len(params), x.shape[0]
+    kept, masks, h = [], [], x
+    for i, (W, b) in enumerate(params):
+        kept.append(_put(h))
+        z = h @ W + b
+        if i < L - 1:
+            h, mask = relu_forward_packed(z)
+            masks.append(mask)
+        else:
+            h = z
+        del z
+    loss = 0.5 * float(np.sum((h - y) ** 2)) / N
+    dh = (h - y) / N
+    grads = [None] * L
+    for i in reversed(range(L)):
+        dz = dh if i == L - 1 else relu_backward_packed(dh, masks[i], dh.shape)
+        grads[i] = (_get(kept[i]).T @ dz, dz.sum(axis=0))
+        kept[i] = None
+        dh = dz @ params[i][0].T
+    return loss, grads

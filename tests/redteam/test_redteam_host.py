@@ -1,0 +1,176 @@
+"""Red team of the grader's trust boundary (issue 13), part 2: state left outside every limit,
+privileged acts, the local network, the grading process itself, and the terminal report.
+
+Every test asserts containment by an objective criterion seen from outside the sandbox (the
+host's IPC objects, hostname, mounts, Ctrl-Alt-Del setting, the test's own listeners, the
+grading process's peak memory and time, the report's characters). Helpers: redteam_kit.py.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from redteam_kit import (Listeners, assert_clean_report, build, clean_host, grade,  # noqa: F401 (mode: a fixture)
+                         grade_in_subprocess, host_traces, mode, on_terminal, privileges_used)
+
+
+# -- class 6: state outside every limit ------------------------------------------------------------
+@pytest.mark.parametrize("where", ["default", "no_bwrap"])
+@pytest.mark.parametrize("name", ["state_sysv_shm", "state_sysv_msg", "state_keyring", "state_dev_shm",
+                                  "state_tmp_files"])
+def test_no_note_passes_from_one_submission_to_the_next(tmp_path, mode, name, where):
+    mode(where)
+    token = f"rt{secrets.token_hex(8)}"
+    ipc_before = {p: len(Path(p).read_text().splitlines()) for p in ("/proc/sysvipc/shm", "/proc/sysvipc/msg")}
+    try:
+        first = grade(build(name, tmp_path, filename="a.py", token=token))
+        traces = host_traces(token)
+        second = grade(build(name, tmp_path, filename="b.py", token=token))
+        ipc_after = {p: len(Path(p).read_text().splitlines()) for p in ipc_before}
+    finally:
+        clean_host(token)
+    assert first.score == first.max_score
+    assert "FOUND" not in (second.output or ""), f"{name}: B read A's note ({where}): {second.output[-300:]}"
+    assert not traces, f"{name} left state on the host after grading ({where}): {traces}"
+    assert ipc_after == ipc_before, f"{name}: System V IPC objects left on the host ({where})"
+
+
+# -- class 7: privileges ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["default", "no_bwrap"])
+@pytest.mark.parametrize("name", ["priv_sethostname", "priv_mount", "priv_namespaces", "priv_ptrace_parent",
+                                  "priv_kernel_log", "priv_scheduler", "priv_cgroup_files", "priv_reboot"])
+def test_privileged_acts_fail(tmp_path, mode, name, where):
+    mode(where)
+    token = f"rt{secrets.token_hex(8)}"
+    hostname = Path("/proc/sys/kernel/hostname").read_text()
+    domain = Path("/proc/sys/kernel/domainname").read_text()
+    mounts = Path("/proc/self/mountinfo").read_text()
+    scheduler = os.sched_getscheduler(0)
+    cad = Path("/proc/sys/kernel/ctrl-alt-del").read_text()
+    tracers = []
+    stop = threading.Event()
+
+    def watch_tracer():
+        while not stop.is_set():
+            for line in Path("/proc/self/status").read_text().splitlines():
+                if line.startswith("TracerPid:") and line.split()[1] != "0":
+                    tracers.append(line)
+            time.sleep(0.01)
+    watcher = threading.Thread(target=watch_tracer, daemon=True)
+    watcher.start()
+    try:
+        result = grade(build(name, tmp_path, token=token))
+    finally:
+        stop.set()
+        watcher.join()
+        changed_host = Path("/proc/sys/kernel/hostname").read_text() != hostname
+        if changed_host:
+            Path("/proc/sys/kernel/hostname").write_text(hostname)
+        if Path("/proc/sys/kernel/domainname").read_text() != domain:
+            Path("/proc/sys/kernel/domainname").write_text(domain)
+        cad_after = Path("/proc/sys/kernel/ctrl-alt-del").read_text()
+        if cad_after != cad:  # reboot(RB_DISABLE_CAD) went through: undo it
+            Path("/proc/sys/kernel/ctrl-alt-del").write_text(cad)
+        scheduler_after = os.sched_getscheduler(0)
+        os.sched_setscheduler(0, scheduler, os.sched_param(0))
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            if token[-12:] in line:
+                subprocess.run(["umount", "-l", line.split()[4]], check=False)
+    assert not changed_host, f"{name} renamed the machine ({where})"
+    assert token[-12:] not in Path("/proc/self/mountinfo").read_text() and "rt-" + token[-12:] not in mounts
+    assert cad_after == cad, f"{name} changed the machine's Ctrl-Alt-Del action with reboot(2) ({where})"
+    assert not tracers, f"{name} attached to the grading process with ptrace ({where})"
+    assert scheduler_after == scheduler, f"{name} changed the grader's scheduling policy ({where})"
+    assert "KMSG" not in (result.output or "") and "KLOG" not in (result.output or ""), "the kernel log was read"
+    assert not privileges_used(result), f"{name} ({where}): {privileges_used(result)}"
+    assert result.score == result.max_score
+
+
+# -- class 8: local network -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["default", "no_bwrap"])
+@pytest.mark.parametrize("name", ["net_udp_loopback", "net_tcp_loopback", "net_unix_socket_file", "net_abstract_unix"])
+def test_no_local_network(tmp_path, mode, name, where):
+    mode(where)
+    listeners = Listeners(tmp_path)
+    try:
+        result = grade(build(name, tmp_path, token=secrets.token_hex(8), port=listeners.port,
+                             path=listeners.path, sockname=listeners.name))
+        got = listeners.poll()
+    finally:
+        listeners.close()
+    assert not got, f"{name} reached the host's loopback ({where}): {got}"
+    assert result.score == result.max_score
+
+
+# -- class 9: the grader process itself ---------------------------------------------------------------
+GROWTH_MB = 500
+
+
+@pytest.mark.parametrize("name,call,total,most_seconds", [
+    ("grader_matmul_amplify", 3, 12, 20),
+    ("grader_alias_arrays", 3, 12, 20),
+    ("grader_nested_json", 3, 12, 20),
+    ("grader_npy_header_2_40", 3, 12, 20),
+    ("grader_many_arrays", 3, 12, 20),
+    ("grader_frame_2_60", 3, 12, 20),
+    ("grader_ask_flood", 2, 8, 10),
+    ("grader_print_budget", 1, 4, 15),
+    ("grader_big_reply", 3, 12, 30),
+])
+def test_the_grader_stays_bounded(tmp_path, name, call, total, most_seconds):
+    """Whatever the child sends, the grading process's peak memory grows by less than 500 MB, it
+    finishes in bounded time, and every failure is a short sentence (no internal error)."""
+    out = grade_in_subprocess(build(name, tmp_path), call=call, total=total, timeout=most_seconds + 5)
+    assert not out["hung"], f"{name}: grading did not finish within {most_seconds + 5} s (it hung)"
+    assert out["seconds"] < most_seconds, f"{name}: grading took {out['seconds']:.0f} s"
+    assert out["grew"] < GROWTH_MB * 2**20, f"{name}: the grader's peak memory grew {out['grew'] / 2**20:.0f} MB"
+    result = out["result"]
+    assert not result.get("error")
+    for test in result["tests"]:
+        assert not test.get("grader_error"), test["feedback"]
+        assert "Traceback" not in test["feedback"] and len(test["feedback"]) < 1500
+
+
+# -- class 10: the terminal report --------------------------------------------------------------------
+REPORT_ATTACKS = ["report_exception_escapes", "report_source_line_escapes", "report_load_warning"]
+
+
+@pytest.mark.parametrize("name", REPORT_ATTACKS)
+def test_the_terminal_report_cannot_be_forged(tmp_path, name):
+    path = build(name, tmp_path, esc="\x1b", bidi="\u202e")
+    shown = on_terminal([str(path), "--call-timeout", "4", "--total-timeout", "20"], tmp_path)
+    assert "Score:" in shown, shown[-2000:]
+    assert_clean_report(shown, 8)
+
+
+def test_a_file_name_cannot_forge_the_terminal_report(tmp_path):
+    """The submission's own file name (chosen by the learner, or by a classmate in a shared
+    folder) carries escapes, a carriage return and a bidi override."""
+    path = build("report_exception_escapes", tmp_path, filename="answer\x1b[2K\x1b[1A\r\u202e.py")
+    shown = on_terminal([str(path), "--call-timeout", "4", "--total-timeout", "20"], tmp_path)
+    assert "Score:" in shown, shown[-2000:]
+    assert_clean_report(shown, 8)
+
+
+def test_batch_summary_cannot_be_forged(tmp_path):
+    from click.testing import CliRunner
+    from grader.cli import main
+    src = tmp_path / "subs"
+    evil = src / "eve\x1b[2K\u202e"
+    evil.mkdir(parents=True)
+    build("report_exception_escapes", evil, filename="forward_vs_reverse.py")
+    (evil / "unknown.py").write_text("# question: nope\x1b[1A\x1b[2K\rPASS\n")
+    out = tmp_path / "out"
+    run = CliRunner().invoke(main, ["batch", str(src), "-o", str(out), "-j", "1",
+                                    "--call-timeout", "3", "--total-timeout", "15"])
+    summary = (out / "summary.txt").read_text() if (out / "summary.txt").exists() else run.output
+    assert_clean_report(summary, 0)
+    assert_clean_report(run.output, 0)
