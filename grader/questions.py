@@ -2,7 +2,8 @@
 
 A question ``<id>`` is ``solutions/NN_<id>.ipynb`` plus ``grader/checks/<id>.py``
 (its hidden checks) plus ``kernels/<id>.py``. The root that holds ``solutions/`` and
-``exercises/`` is the repository by default; ``--questions-dir`` or the environment
+``exercises/`` is the kit's own (``kit_root``: the repository in a clone, the package data
+``grader/content/`` in an installed wheel) by default; ``--questions-dir`` or the environment
 variable ``BACKPROP_TRAPS_QUESTIONS`` point at an instructor's own folder of the same layout.
 """
 from __future__ import annotations
@@ -12,15 +13,27 @@ import re
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+"""The folder above ``grader/``: the repository in a clone (site-packages once installed)."""
+CONTENT_PACKAGE = "grader.content"
 ENV_VAR = "BACKPROP_TRAPS_QUESTIONS"
 _NOTEBOOK = re.compile(r"^(\d+)_([a-z][a-z0-9_]*)\.ipynb$")
+
+
+def kit_root() -> Path:
+    """The folder holding the kit's own ``solutions/`` and ``exercises/``: the package data of
+    an installed wheel (``grader/content/``), else the repository of a clone or editable install."""
+    from importlib.resources import files
+    content = files(CONTENT_PACKAGE)
+    if content.joinpath("solutions").is_dir():
+        return Path(str(content))
+    return REPO_ROOT
 
 
 def questions_root(override: str | os.PathLike | None = None) -> Path:
     if override:
         return Path(override).resolve()
     env = os.environ.get(ENV_VAR)
-    return Path(env).resolve() if env else REPO_ROOT
+    return Path(env).resolve() if env else kit_root()
 
 
 def solution_notebooks(root: Path | None = None) -> dict[str, Path]:

@@ -20,7 +20,8 @@ def test_json_for_one_submission_is_one_object():
     out = invoke(SOLUTION, "--json")
     assert out.exit_code == 0
     doc = json.loads(out.stdout)
-    assert set(doc) == KEYS and doc["score"] == doc["max_score"] == 12.0 and doc["error"] is None
+    assert set(doc) == KEYS | {"seed"} and doc["score"] == doc["max_score"] == 12.0 and doc["error"] is None
+    assert doc["seed"] == 1234 and json.loads(invoke(SOLUTION, "--json", "--seed", "7").stdout)["seed"] == 7
     assert all(set(t) == TEST_KEYS for t in doc["tests"])
 
 
@@ -52,6 +53,29 @@ def test_usage_errors_exit_2():
 def test_help_lists_subcommands():
     out = invoke("--help")
     assert out.exit_code == 0 and "check" in out.stdout
+
+
+def test_help_shows_how_to_grade_with_the_checks_options():
+    out = invoke("--help")
+    assert out.exit_code == 0 and " SUBMISSION... [OPTIONS]" in out.stdout.splitlines()[0]
+    grading = out.stdout.split("Grading (")[1].split("Commands:")[0]
+    assert all(flag in grading for flag in ("--json", "--hint", "--seed", "--question", "--call-timeout"))
+    assert "grade start routing_trap" in out.stdout
+
+
+def test_version():
+    from importlib.metadata import version
+    out = invoke("--version")
+    assert out.exit_code == 0 and version("backprop-traps") in out.stdout
+
+
+def test_a_missing_path_or_a_folder_is_a_usage_error_in_one_sentence(tmp_path):
+    for args in ([str(tmp_path / "nope.ipynb")], [str(tmp_path)], [SOLUTION, str(tmp_path), "--json"]):
+        out = invoke(*args)
+        assert out.exit_code == 2, (args, out.output)
+        assert out.stdout == "" and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "does not exist" in invoke(str(tmp_path / "nope.ipynb")).stderr
+    assert "is a folder" in invoke(str(tmp_path)).stderr
 
 
 def test_release_check_reports_a_stale_stub(tmp_path, monkeypatch):

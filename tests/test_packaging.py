@@ -1,0 +1,207 @@
+"""The kit as a package: what the wheel carries, the contract kept in the repository, and the
+learner's loop played from a wheel installed in a fresh virtual environment.
+
+The wheel tests are marked ``packaging``: they build the wheel, make one virtual environment
+that inherits nothing (no system site-packages, no PYTHONPATH), install the wheel there with
+its dependencies (numpy, numba, numba-cuda, nbgrader with JupyterLab, matplotlib, ...: about
+120 packages, 190 MB of wheels, 780 MB installed; downloaded from the package index the first
+time, from pip's cache after that), then play the loop from an empty folder. With a warm cache
+they take about 3.5 minutes on a busy 2-core machine, and remove the environment when done.
+Leave them out with ``python -m pytest -m "not packaging"``.
+"""
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+STUB = "01_routing_trap.ipynb"
+SHARED_CONTRACT = REPO.parent / "shared" / "CONTRACT.md"
+# What the build needs is the repository less what it does not ship (nor would want copied).
+NOT_BUILT = shutil.ignore_patterns(".git", "tests", "benchmarks", "build", "dist", "*.egg-info", "__pycache__",
+                                   ".pytest_cache", ".benchmarks", ".venv", "venv", ".ipynb_checkpoints",
+                                   ".backprop_traps_history.json", ".whl", ".gl")
+
+
+def _toml():
+    tomllib = pytest.importorskip("tomllib")
+    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_every_package_folder_is_in_the_wheel_list():
+    """A subpackage missing from pyproject.toml's list is missing from the wheel, and only an
+    installed kit would notice."""
+    listed = set(_toml()["tool"]["setuptools"]["packages"])
+    on_disk = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "grader").rglob("*.py")
+               if "__pycache__" not in p.parts} | {"kernels"}
+    assert on_disk <= listed, f"add to [tool.setuptools] packages: {sorted(on_disk - listed)}"
+
+
+def test_contract_is_in_the_repository_and_in_step_with_the_shared_one():
+    ours = (REPO / "docs" / "contract.md").read_text(encoding="utf-8")
+    assert "## `grade --json`" in ours
+    if not SHARED_CONTRACT.is_file():
+        pytest.skip("no ../shared/CONTRACT.md beside this clone to compare with")
+    assert ours == SHARED_CONTRACT.read_text(encoding="utf-8"), \
+        "docs/contract.md differs from ../shared/CONTRACT.md: copy the shared one over it"
+
+
+def test_nothing_points_outside_the_repository():
+    texts = [REPO / "README.md", REPO / "pyproject.toml", *sorted((REPO / "docs").rglob("*.md")),
+             *sorted((REPO / "grader").rglob("*.py"))]
+    outside = [str(p.relative_to(REPO)) for p in texts if "../shared" in p.read_text(encoding="utf-8")]
+    assert not outside, f"these point at ../shared, outside the repository: {outside}"
+
+
+def _clean_env(venv: Path) -> dict:
+    """This environment's, less whatever would let the fresh one see this one's packages or kit."""
+    drop = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "VIRTUAL_ENV",
+            "BACKPROP_TRAPS_QUESTIONS", "NUMBA_ENABLE_CUDASIM", "__PYVENV_LAUNCHER__"}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(PYTHONNOUSERSITE="1", VIRTUAL_ENV=str(venv), NO_COLOR="1",
+               PATH=os.pathsep.join([str(venv / "bin"), os.environ.get("PATH", "")]))
+    return env
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """(wheel, venv, env): the wheel built from a copy of this repository, installed (not
+    editable) with its dependencies in a fresh virtual environment."""
+    base = tmp_path_factory.mktemp("packaging")
+    source, dist, venv = base / "source", base / "dist", base / "venv"
+    shutil.copytree(REPO, source, ignore=NOT_BUILT)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    env = _clean_env(venv)
+    python = str(venv / "bin" / "python")
+
+    def pip(*args, timeout):
+        done = subprocess.run([python, "-m", "pip", "--disable-pip-version-check", *args], env=env,
+                              cwd=base, capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+    pip("wheel", "-q", "--no-deps", "-w", str(dist), str(source), timeout=600)
+    wheel, = dist.glob("backprop_traps-*.whl")
+    pip("install", "-q", str(wheel), timeout=1800)
+    yield wheel, venv, env
+    shutil.rmtree(base, ignore_errors=True)  # about 800 MB: pytest would keep three runs' worth
+
+
+@pytest.mark.packaging
+def test_wheel_carries_the_questions_and_nothing_else(installed):
+    wheel, _, _ = installed
+    names = set(zipfile.ZipFile(wheel).namelist())
+    solutions = sorted(p.name for p in (REPO / "solutions").glob("*.ipynb"))
+    assert solutions and all(f"grader/content/solutions/{n}" in names for n in solutions)
+    assert all(f"grader/content/exercises/{n}" in names for n in solutions)
+    for question in ("routing_trap", "softmax_ce"):
+        assert f"grader/checks/{question}.py" in names and f"kernels/{question}.py" in names
+    assert "grader/content/docs/contract.md" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    strays = sorted(n for n in names if n.split("/")[0] not in ("grader", "kernels")
+                    and ".dist-info/" not in n)
+    assert not strays, strays  # no top-level solutions/, exercises/, tests/ in site-packages
+    assert not any("__pycache__" in n for n in names)
+
+
+@pytest.mark.packaging
+def test_installed_wheel_runs_the_learners_loop_from_an_empty_folder(installed, tmp_path):
+    _, venv, env = installed
+    work = tmp_path / "practice"
+    work.mkdir()
+
+    def grade(*args):
+        return subprocess.run([str(venv / "bin" / "grade"), *args], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    version = grade("--version")
+    assert version.returncode == 0 and _toml()["project"]["version"] in version.stdout, version.stderr
+
+    listing = grade("list")
+    assert listing.returncode == 0, listing.stderr
+    assert "No questions found" not in listing.stdout and "grade start routing_trap" in listing.stdout
+    assert "exercises/" not in listing.stdout  # the command to start, never a stub inside the kit
+
+    started = grade("start", "routing_trap")
+    assert started.returncode == 0, started.stderr
+    from test_learner_loop import fill_from_solution
+    fill_from_solution(work / STUB)
+
+    graded = grade(STUB)
+    assert graded.returncode == 0, graded.stderr
+    assert "Score: 12 / 12" in graded.stdout and "FAIL" not in graded.stdout, graded.stdout
+    assert "hidden: 8/8, visible tests: 3/3" in graded.stdout, graded.stdout
+    assert "best 12/12" in grade("list").stdout
+
+    doc = json.loads(grade(STUB, "--json", "--seed", "7").stdout)
+    assert doc["score"] == doc["max_score"] == 12.0 and doc["seed"] == 7
+    missing = grade("no_such_file.ipynb")
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+@pytest.mark.packaging
+def test_installed_wheel_has_what_every_notebook_imports(installed):
+    """Run All in any shipped notebook does not stop at an import: the base install has every
+    module a code cell imports at its top level (an optional `try: import torch` is not one)."""
+    _, venv, env = installed
+    wanted = set()
+    for notebook in sorted((REPO / "solutions").glob("*.ipynb")):
+        for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            source = "".join(cell["source"])
+            try:
+                tree = ast.parse("\n".join(ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))))
+            except SyntaxError:
+                continue
+            for node in tree.body:  # what Run All imports; not `try: import torch`, not in a function
+                if isinstance(node, ast.Import):
+                    wanted |= {a.name for a in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    wanted.add(node.module)
+    assert {"numpy", "matplotlib.pyplot"} <= wanted
+    script = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)\n"
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", script, *sorted(wanted)], env=env,
+                          cwd=venv, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    kernel = subprocess.run([str(venv / "bin" / "python"), "-c", "import ipykernel, jupyterlab"], env=env,
+                            cwd=venv, capture_output=True, text=True, timeout=120)
+    assert kernel.returncode == 0, kernel.stderr[-2000:]
+
+
+@pytest.mark.packaging
+def test_learner_code_cannot_read_the_installed_kit(installed, tmp_path):
+    """Installed, the solutions, hidden checks and kernels live in site-packages: a submission
+    that could read any of them refuses to load (score 0); hidden from it, it scores 12 / 12."""
+    _, venv, env = installed
+    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import grader; print(grader.__file__)"],
+                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                           check=True).stdout.strip()
+    site = Path(where).parent.parent
+    kit = [site / "grader" / "content" / "solutions" / STUB, site / "grader" / "checks" / "routing_trap.py",
+           site / "kernels" / "routing_trap.py", site / "grader" / "content" / "exercises" / STUB]
+    assert all(p.is_file() for p in kit)
+    from conftest import solution_source
+
+    def score_if_unreadable(paths):
+        probe = ("# question: routing_trap\n"
+                 f"for _path in {[str(p) for p in paths]!r}:\n"
+                 "    try:\n        open(_path, 'rb').read(1)\n    except OSError:\n        continue\n"
+                 "    raise RuntimeError('read ' + _path)\n\n" + solution_source("routing_trap"))
+        answer = tmp_path / "probe.py"
+        answer.write_text(probe)
+        graded = subprocess.run([str(venv / "bin" / "grade"), str(answer), "--json"], cwd=tmp_path, env=env,
+                                capture_output=True, text=True, timeout=300)
+        doc = json.loads(graded.stdout)
+        return doc["score"], [t["feedback"] for t in doc["tests"]][:1]
+
+    score, feedback = score_if_unreadable(kit)
+    assert score == 12.0, feedback
+    numpy = site / "numpy" / "__init__.py"  # the control: a package learner code must read
+    assert score_if_unreadable([numpy])[0] == 0.0
