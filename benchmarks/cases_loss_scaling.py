@@ -80,6 +80,7 @@ def cases(tiny: bool, dtype, rng) -> list:
     def torch_amp(device, whole_step):
         import torch
         scaled_t, params_t = on_torch(device, scaled, params)
+        params_t = params_t.clone()  # updated in place below: never the host array itself
         inv_scale = torch.full((), 1.0 / SCALE, dtype=torch.float32, device=device)
         scale_t = torch.full((), SCALE, dtype=torch.float32, device=device)
         tracker_t = torch.zeros((), dtype=torch.int32, device=device)

@@ -270,7 +270,20 @@ def linear_cases(sizes, dtype, rng):
     ]
 
 
-BUILDERS = (pool_cases, conv_cases, ce_cases, linear_cases)
+def question_cases(question: str):
+    """A builder for a question's own cases file, ``benchmarks/cases_<question>.py``, whose
+    ``cases(tiny, dtype, rng)`` picks its TINY or LARGE shapes itself."""
+    def build(sizes, dtype, rng):
+        import importlib
+        module = importlib.import_module(f"benchmarks.cases_{question}")
+        return module.cases(sizes is TINY, dtype, rng)
+    build.__name__ = f"{question}_cases"
+    return build
+
+
+QUESTION_FILES = ("layernorm_backward", "attention_backward", "loss_scaling", "grad_accumulation",
+                  "reparameterisation")
+BUILDERS = (pool_cases, conv_cases, ce_cases, linear_cases) + tuple(question_cases(q) for q in QUESTION_FILES)
 
 
 def build_cases(sizes, dtype, seed=0, builders=BUILDERS):
