@@ -1,0 +1,182 @@
+"""Gradient accumulation in Numba CUDA: each micro-batch's gradient added in place into buffers.
+
+The model is question 05's MLP (params = (W1, b1, W2, b2)). For micro-batch k (rows x_k, y_k,
+n_k of them, out of N in the whole batch), one step is:
+
+  forward   1. linear_relu_forward_kernel (kernels/vram_trap.py): h = relu(x_k @ W1 + b1) and a
+               1-bit mask of z > 0, never the float z.
+            2. linear_forward_kernel (vram_trap): out = h @ W2 + b2.
+  loss      3. mse_loss_backward_kernel (vram_trap) with inv_n = 1 / N, the WHOLE batch's size:
+               dout = (out - y_k) / N, so this micro-batch's gradient arrives already weighted
+               by n_k / N (its mean gradient times its share of the rows). No 1 / K anywhere.
+  backward  4. accumulate_params_kernel (below): dW2_buf += h.T @ dout, db2_buf += sum_n dout.
+            5. linear_backward_input_kernel (vram_trap): dh = dout @ W2.T.
+            6. accumulate_params_kernel again: dW1_buf += x_k.T @ dz, db1_buf += sum_n dz, with
+               dz = dh gated by the mask bit as it is read (never stored).
+
+accumulate_params_kernel, the new kernel, is a weight gradient that adds into its buffer instead
+of writing a fresh array: one BLOCK per buffer entry, (D_in + 1) * D_out blocks (row D_in is the
+bias, a weight on an input of 1). Its threads stride over the micro-batch's rows, summing
+h[n, i] * dz[n, j] into a register, then reduce the TPB partial sums in shared memory (a tree,
+as kernels/softmax_ce.py does), and thread 0 adds the total into the buffer: ``buf[i, j] +=``.
+Each entry has exactly one writer, so there are no atomics and the sum is the same on every run.
+The buffer has its own dtype: the kernel is compiled per (TPB, buffer dtype), and the partial
+sums are kept in the buffer's dtype, so a float32 micro-batch can accumulate into float64.
+
+The unfused way, for comparison (``fused=False``): linear_backward_params_kernel (vram_trap)
+writes the micro-batch's gradient into a scratch array, then accumulate_kernel adds it into the
+buffer elementwise. Fusing saves one write and one read of a gradient-sized array per
+micro-batch, and the scratch array itself.
+
+Shape letters: N rows in the batch, m = micro_batch, n_k rows in micro-batch k (n_k <= m),
+D_in, H, D_out the layer widths; x (N, D_in), y (N, D_out), h and dh (n_k, H), out and dout
+(n_k, D_out), mask uint8 (ceil(n_k * H / 8),). TPB = threads per block, a power of two.
+
+Run: the host functions at the bottom take and return numpy arrays. Without a GPU set
+NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does):
+    python -m pytest tests/kernels/test_grad_accumulation_kernels.py
+on a GPU, BACKPROP_TRAPS_REAL_GPU=1. These are plain loops written to be read, a reference for
+the accumulation, not a fast GEMM.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+from kernels.vram_trap import (THREADS_PER_BLOCK as ELEMENTWISE_TPB, linear_backward_input_kernel,
+                               linear_backward_params_kernel, linear_forward_kernel,
+                               linear_relu_forward_kernel, mse_loss_backward_kernel, upstream_grad)
+
+THREADS_PER_BLOCK = 128  # the reduction over a micro-batch's rows
+
+
+# ---------------------------------------------------------------- the backward: accumulate in place
+
+@functools.lru_cache(maxsize=None)
+def _accumulate_params_kernel(threads_per_block: int, buffer_dtype: np.dtype):
+    """Kernels 4 and 6, compiled per (TPB, buffer dtype): the shared array needs both."""
+    if threads_per_block < 1 or threads_per_block & (threads_per_block - 1):
+        raise ValueError(f"threads_per_block must be a power of two, got {threads_per_block}")
+    tpb = threads_per_block
+    acc_type = numba.from_dtype(buffer_dtype)
+    acc_zero = buffer_dtype.type(0)
+
+    @cuda.jit
+    def accumulate_params_kernel(dout, mask, relu, h, dW_buf, db_buf, zero):
+        # dout (n_k, D_out): upstream gradient, already / N; h (n_k, D_in): the layer's input;
+        # dW_buf (D_in, D_out) and db_buf (D_out,): the buffers, added into; zero in dout's dtype.
+        entry = cuda.blockIdx.x
+        tid = cuda.threadIdx.x
+        d_in, d_out = h.shape[1], dout.shape[1]
+        i, j = entry // d_out, entry % d_out          # i == d_in: the bias entry j
+        acc = acc_zero
+        for n in range(tid, h.shape[0], tpb):         # this thread's rows of the micro-batch
+            g = upstream_grad(dout, mask, relu, n, j, zero)
+            if i < d_in:
+                acc += acc_type(h[n, i] * g)
+            else:
+                acc += acc_type(g)
+        partial = cuda.shared.array(tpb, acc_type)
+        partial[tid] = acc
+        cuda.syncthreads()
+        stride = tpb // 2
+        while stride > 0:                             # tree reduction of the TPB partial sums
+            if tid < stride:
+                partial[tid] += partial[tid + stride]
+            cuda.syncthreads()
+            stride //= 2
+        if tid == 0:                                  # the entry's only writer: no atomics
+            if i < d_in:
+                dW_buf[i, j] += partial[0]
+            else:
+                db_buf[j] += partial[0]
+
+    return accumulate_params_kernel
+
+
+@cuda.jit
+def accumulate_kernel(buffer, grad):
+    """buffer += grad elementwise, in place (1-D views): the unfused way's second launch."""
+    f = cuda.grid(1)
+    if f < buffer.size:
+        buffer[f] += grad[f]
+
+
+# ---------------------------------------------------------------- host side: device arrays in, out
+
+def _launch(kernel, threads, *args):
+    kernel[max(1, math.ceil(threads / ELEMENTWISE_TPB)), ELEMENTWISE_TPB](*args)
+
+
+def workspace(micro_batch, params, dtype):
+    """The device scratch one micro-batch needs, allocated once for micro-batches of up to
+    ``micro_batch`` rows (a shorter last one uses the first rows of each array)."""
+    d_in, hidden = params[0].shape
+    d_out = params[2].shape[1]
+    m = micro_batch
+    return {"h": cuda.device_array((m, hidden), dtype), "dh": cuda.device_array((m, hidden), dtype),
+            "mask": cuda.device_array(math.ceil(m * hidden / 8), np.uint8),
+            "out": cuda.device_array((m, d_out), dtype), "dout": cuda.device_array((m, d_out), dtype),
+            "row_sq": cuda.device_array(m, dtype), "no_mask": cuda.device_array(1, np.uint8),
+            "scratch": [cuda.device_array(p.shape, dtype) for p in params]}
+
+
+def _accumulate_layer(d_up, d_mask, relu, d_input, d_dW, d_db, zero, ws, index, fused, tpb):
+    """d_dW += d_input.T @ dz and d_db += sum_n dz (dz = d_up, gated by the mask when relu)."""
+    if fused:
+        kernel = _accumulate_params_kernel(tpb, np.dtype(d_dW.dtype))
+        kernel[(d_input.shape[1] + 1) * d_up.shape[1], tpb](d_up, d_mask, relu, d_input, d_dW, d_db, zero)
+        return
+    s_dW, s_db = ws["scratch"][index], ws["scratch"][index + 1]
+    _launch(linear_backward_params_kernel, s_dW.size, d_up, d_mask, relu, d_input, s_dW, s_db, zero)
+    for buffer, grad in ((d_dW, s_dW), (d_db, s_db)):
+        _launch(accumulate_kernel, buffer.size, buffer.reshape(buffer.size), grad.reshape(grad.size))
+
+
+def accumulate_micro_batch_dev(d_params, d_x, d_y, d_buffers, inv_n, ws, fused=True,
+                               threads_per_block=THREADS_PER_BLOCK):
+    """Kernels 1 to 6 on one micro-batch (device arrays): its gradient, weighted by n_k / N
+    through ``inv_n = 1 / N``, added into ``d_buffers`` = [dW1, db1, dW2, db2] in place. No
+    allocation: the scratch comes from ``workspace``."""
+    d_W1, d_b1, d_W2, d_b2 = d_params
+    n_k, hidden = d_x.shape[0], d_W1.shape[1]
+    zero = d_x.dtype.type(0)
+    d_h, d_dh, d_out, d_dout = ws["h"][:n_k], ws["dh"][:n_k], ws["out"][:n_k], ws["dout"][:n_k]
+    d_mask = ws["mask"][:math.ceil(n_k * hidden / 8)]
+    _launch(linear_relu_forward_kernel, d_mask.size, d_x, d_W1, d_b1, d_h, d_mask, zero)
+    _launch(linear_forward_kernel, d_out.size, d_h, d_W2, d_b2, d_out)
+    _launch(mse_loss_backward_kernel, n_k, d_out, d_y, d_dout, ws["row_sq"][:n_k], d_x.dtype.type(inv_n), zero)
+    _accumulate_layer(d_dout, ws["no_mask"], False, d_h, d_buffers[2], d_buffers[3], zero, ws, 2, fused,
+                      threads_per_block)
+    _launch(linear_backward_input_kernel, d_dh.size, d_dout, ws["no_mask"], False, d_W2, d_dh, zero)
+    _accumulate_layer(d_dh, d_mask, True, d_x, d_buffers[0], d_buffers[1], zero, ws, 0, fused,
+                      threads_per_block)
+
+
+# ---------------------------------------------------------------- host functions: numpy in, out
+
+def accumulated_grads(params, x, y, micro_batch, buffer_dtype=np.float64, fused=True,
+                      threads_per_block=THREADS_PER_BLOCK):
+    """As the solution's accumulated_grads: (dW1, db1, dW2, db2) of the whole batch's mean loss,
+    micro-batch by micro-batch, in ``buffer_dtype`` buffers zeroed once. The micro-batches run
+    in x's dtype."""
+    n = x.shape[0]
+    m = min(micro_batch, n)
+    d_params = [cuda.to_device(np.ascontiguousarray(p, dtype=x.dtype)) for p in params]
+    d_x, d_y = cuda.to_device(np.ascontiguousarray(x)), cuda.to_device(np.ascontiguousarray(y, dtype=x.dtype))
+    d_buffers = [cuda.to_device(np.zeros(p.shape, dtype=buffer_dtype)) for p in params]  # zeroed once
+    ws = workspace(m, params, x.dtype)
+    for start in range(0, n, m):
+        stop = min(start + m, n)
+        accumulate_micro_batch_dev(d_params, d_x[start:stop], d_y[start:stop], d_buffers, 1.0 / n, ws,
+                                   fused, threads_per_block)
+    return tuple(d.copy_to_host() for d in d_buffers)
+
+
+def mlp_grads(params, x, y, threads_per_block=THREADS_PER_BLOCK):
+    """As the solution's mlp_grads: one micro-batch holding the whole batch."""
+    return accumulated_grads(params, x, y, x.shape[0], np.dtype(x.dtype), True, threads_per_block)

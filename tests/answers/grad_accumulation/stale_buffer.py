@@ -1,0 +1,36 @@
+# question: grad_accumulation
+# Trap stale-buffer: the buffers live at module level, made once per set of shapes and
+# never zeroed again: every call adds its gradient to what the previous calls left.
+# A complete answer: every function is right but this one mistake.
+import numpy as np
+
+
+def mlp_loss(params, x, y):
+    W1, b1, W2, b2 = params
+    diff = np.maximum(x @ W1 + b1, 0.0) @ W2 + b2 - y
+    return 0.5 * float(np.sum(diff * diff)) / x.shape[0]
+
+
+def mlp_grads(params, x, y):
+    W1, b1, W2, b2 = params
+    z = x @ W1 + b1
+    h = np.maximum(z, 0.0)
+    dout = (h @ W2 + b2 - y) / x.shape[0]
+    dz = (dout @ W2.T) * (z > 0)
+    return x.T @ dz, dz.sum(axis=0), h.T @ dout, dout.sum(axis=0)
+
+
+_BUFFERS = {}
+
+
+def accumulated_grads(params, x, y, micro_batch):
+    n = x.shape[0]
+    key = tuple(p.shape for p in params)
+    if key not in _BUFFERS:
+        _BUFFERS[key] = [np.zeros_like(p) for p in params]
+    total = _BUFFERS[key]
+    for start in range(0, n, micro_batch):
+        x_k, y_k = x[start:start + micro_batch], y[start:start + micro_batch]
+        for buffer, g in zip(total, mlp_grads(params, x_k, y_k)):
+            buffer += g * (x_k.shape[0] / n)
+    return tuple(t.copy() for t in total)
