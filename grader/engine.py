@@ -31,8 +31,9 @@ def grade_path(path: str | Path, question: str | None = None, seed: int | None =
         return _grade(path, question, seed, limits, root, visible_tests)
     except Exception as exc:  # a bug of ours must not sink a batch: record it and go on
         return GradeResult(submission=str(path), question=question, score=0.0, max_score=0.0,
-                           seed=seed, error=f"internal grader error ({type(exc).__name__}: {exc}); "
-                                            "please report it with this file")
+                           seed=seed, internal_error=True,
+                           error=f"internal grader error ({type(exc).__name__}: {exc}); "
+                                 "please report it with this file")
 
 
 def _grade(path, question, seed, limits, root, visible_tests=False) -> GradeResult:
@@ -66,8 +67,11 @@ def _run_checks(sub, root: Path, seed: int, limits: Limits, result: GradeResult,
     question = load_question(sub.question, root)
     ref = load_solution(sub.question, root)
     hide = [root, Path(sub.path).resolve().parent]
-    helpers = setup_code(sub.question, root) if question.grader_setup else ""
-    with Sandbox(sub.source, limits, hide=hide, helpers=helpers) as sandbox:
+    helpers, services = question.services() if question.services else ("", {})
+    if question.grader_setup and not helpers:
+        helpers = setup_code(sub.question, root)
+    with Sandbox(sub.source, limits, hide=hide, helpers=helpers, services=services) as sandbox:
+        sandbox.cells = sub.cells  # a notebook loads cell by cell, past errors (Sandbox.start)
         loaded = sandbox.start()
         result.isolation = sandbox.isolation
         for check in question.checks:
@@ -82,6 +86,7 @@ def _run_checks(sub, root: Path, seed: int, limits: Limits, result: GradeResult,
             from grader.visible_tests import run_visible_tests
             result.public = run_visible_tests(sandbox, sub.path)
         result.output = sandbox.output
+        result.warnings = list(getattr(sandbox, "warnings", None) or [])
     result.score = sum(t.points for t in result.tests)
     return result
 
@@ -92,8 +97,9 @@ def _run_one(check, ctx: CheckContext) -> CheckResult:
     except Fail as fail:
         return CheckResult(check.name, 0.0, check.points, False, trap=fail.trap,
                            feedback=fail.feedback, hints=check.hints)
-    except Exception as exc:  # the learner's value broke a comparison in an unforeseen way
-        return CheckResult(check.name, 0.0, check.points, False, hints=check.hints,
-                           feedback=f"Your answer could not be checked ({type(exc).__name__}: {exc}); "
-                                    "check the types and shapes your functions return.")
+    except Exception as exc:  # not a Fail: the check itself broke, which is the grader's fault
+        return CheckResult(check.name, 0.0, check.points, False, hints=check.hints, grader_error=True,
+                           feedback=f"Internal grader error in this check ({type(exc).__name__}: "
+                                    f"{str(exc)[:200]}). This is a bug in the grader, not a problem "
+                                    "with your answer: please report it with your file and the seed.")
     return CheckResult(check.name, check.points, check.points, True, hints=check.hints)

@@ -10,7 +10,14 @@ Which cells count as the learner's code:
   hidden checks live in the grader, visible tests are for the learner's own kernel.
 - cells tagged ``demo`` (plots, training demos) never do: they are slow and not graded.
 - every other code cell does, learner-added cells included.
-IPython magics (``%``, ``%%``) and shell lines (``!``) are commented out.
+
+``graded_cells`` gives them one by one, as the sandbox loads them ("Run All", past errors):
+each cell as written, and a fallback with IPython syntax blanked, used only when the cell
+as written is not Python. In the fallback a line magic (``%load_ext``), a shell line
+(``!pip``, ``x = !ls``) or a help line (``np.zeros?``) becomes ``pass`` (or ``x = None``): a
+shell command never runs. A cell magic that runs its body as Python (``%%time``,
+``%%capture``) keeps the body; any other (``%%bash``, ``%%writefile``, ``%%timeit``) blanks
+the whole cell. Line numbers never move.
 """
 from __future__ import annotations
 
@@ -19,6 +26,9 @@ import re
 
 SKIP_TAGS = frozenset({"demo"})
 _MAGIC = re.compile(r"^(\s*)([%!])")
+_ASSIGNED_MAGIC = re.compile(r"^(\s*)([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s*=\s*[%!]")
+_HELP = re.compile(r"^(\s*)(\?{1,2}[\w.]+|[\w.]+\?{1,2})\s*$")
+CELL_MAGICS_RUNNING_PYTHON = frozenset({"time", "capture", "prun"})
 
 
 class NotebookError(ValueError):
@@ -77,10 +87,42 @@ def strip_magics(source: str) -> str:
     return "\n".join(_MAGIC.sub(r"\1pass  # \2", line) for line in source.splitlines())
 
 
-def graded_code(nb: dict) -> str:
-    """The notebook's graded code cells joined into one Python source text."""
-    parts = []
+def without_ipython(source: str) -> str:
+    """``source`` with IPython syntax blanked line for line (see the module docstring)."""
+    lines = source.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and lines[first].lstrip().startswith("%%"):
+        name = lines[first].strip()[2:].split(maxsplit=1)[0] if lines[first].strip()[2:].split() else ""
+        if name not in CELL_MAGICS_RUNNING_PYTHON:
+            return "\n".join("# " + line for line in lines)  # not Python: nothing of it runs
+        lines[first] = "# " + lines[first]
+    out = []
+    for line in lines:
+        indent = line[:len(line) - len(line.lstrip())]
+        assigned = _ASSIGNED_MAGIC.match(line)
+        if assigned:
+            out.append(f"{indent}{assigned.group(2)} = None  # {line.strip()}")
+        elif _MAGIC.match(line) or _HELP.match(line):
+            out.append(f"{indent}pass  # {line.strip()}")
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def graded_cells(nb: dict) -> list[tuple[str, str, str]]:
+    """The graded code cells, in order, as ``(label, source, fallback)``: ``label`` is
+    "cell N" (N counts every cell from the top, from 1), ``fallback`` the source with
+    IPython syntax blanked (``without_ipython``)."""
+    cells = []
     for index, cell in enumerate(nb["cells"]):
         if isinstance(cell, dict) and is_graded_code(cell):
-            parts.append(f"# --- cell {index} ---\n" + strip_magics(cell_source(cell)))
+            source = cell_source(cell)
+            cells.append((f"cell {index + 1}", source, without_ipython(source)))
+    return cells
+
+
+def graded_code(nb: dict) -> str:
+    """The notebook's graded code cells joined into one Python source text (for trusted
+    code, e.g. the reference; a learner's notebook is loaded cell by cell instead)."""
+    parts = [f"# --- {label} ---\n" + strip_magics(source) for label, source, _ in graded_cells(nb)]
     return "\n\n".join(parts) + "\n"

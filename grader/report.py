@@ -61,9 +61,8 @@ def render(result: GradeResult, color: bool) -> str:
                            "fail: the visible tests only check the basics.", fg="yellow"))
     broken = sum(t.grader_error for t in result.tests)
     if broken:
-        lines.append(style(f"  {broken} check(s) broke inside the grader (BUG above): that is not your "
-                           "answer's fault, and the score above may be too low. Please report it.",
-                           fg="magenta"))
+        lines.append(style(f"  {broken} check(s) broke inside the grader (BUG above): not your answer's fault;\n"
+                           "  the score above may be too low. Please report it.", fg="magenta"))
     if not (result.isolation.startswith("bubblewrap") or "landlock-abi" in result.isolation):
         lines.append(style("  Note: this platform offers no filesystem isolation (bubblewrap or Landlock); "
                            "your code ran with limits but could read files.", fg="yellow"))

@@ -1,4 +1,4 @@
-"""Small data types for grading results, and their JSON form (CONTRACT.md, exactly)."""
+"""Small data types for grading results, and their JSON form (docs/contract.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,10 +20,16 @@ class CheckResult:
     """One or two sentences: what went wrong and how to fix it; empty when passed."""
     hints: tuple[str, ...] = ()
     """The check's hints (not in the JSON: shown one at a time on request)."""
+    grader_error: bool = False
+    """The check itself broke (an exception that is not a ``Fail``): the grader's fault, not
+    the learner's; in the JSON as ``"grader_error": true``, only when true."""
 
     def to_json(self) -> dict:
-        return {"name": self.name, "points": self.points, "max_points": self.max_points,
-                "passed": self.passed, "trap": self.trap, "feedback": self.feedback}
+        doc = {"name": self.name, "points": self.points, "max_points": self.max_points,
+               "passed": self.passed, "trap": self.trap, "feedback": self.feedback}
+        if self.grader_error:
+            doc["grader_error"] = True
+        return doc
 
 
 @dataclass
@@ -55,8 +61,26 @@ class GradeResult:
     """What the learner's code printed (capped)."""
     public: VisibleTests | None = None
     """The notebook's visible tests, when asked for (not in the JSON: CONTRACT.md is exact)."""
+    warnings: list[str] = field(default_factory=list)
+    """One sentence per cell of the learner's that raised or is not Python while loading
+    (grading went on past it); in the JSON as ``"warnings"``, only when there are some."""
+    internal_error: bool = False
+    """The grader broke down on this submission as a whole (see ``grader_error``)."""
+
+    @property
+    def grader_error(self) -> bool:
+        """Whether the grader, not the learner, is at fault somewhere in this result: such a
+        result is not a grade to keep (``grade batch`` grades it again on its next run)."""
+        return self.internal_error or any(t.grader_error for t in self.tests)
 
     def to_json(self) -> dict:
-        return {"submission": self.submission, "question": self.question,
-                "score": self.score, "max_score": self.max_score, "error": self.error,
-                "tests": [t.to_json() for t in self.tests]}
+        """The contract's object, plus ``seed`` (an added key the contract allows), and
+        ``warnings`` and ``grader_error`` when they have something to say."""
+        doc = {"submission": self.submission, "question": self.question,
+               "score": self.score, "max_score": self.max_score, "error": self.error,
+               "tests": [t.to_json() for t in self.tests], "seed": self.seed}
+        if self.warnings:
+            doc["warnings"] = list(self.warnings)
+        if self.grader_error:
+            doc["grader_error"] = True
+        return doc

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.notebook import NotebookError, graded_code, notebook_question, parse_notebook
+from grader.notebook import NotebookError, graded_cells, graded_code, notebook_question, parse_notebook
 
 _QUESTION_LINE = re.compile(r"^#\s*question:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 
@@ -18,8 +18,12 @@ _QUESTION_LINE = re.compile(r"^#\s*question:\s*([A-Za-z0-9_]+)\s*$", re.MULTILIN
 class Submission:
     path: str
     source: str = ""
+    """All the graded code as one text (a notebook's cells joined, IPython syntax commented out)."""
     question: str | None = None
     error: str | None = None
+    cells: list | None = None
+    """A notebook's graded cells, ``(label, source, fallback)`` (``grader.notebook.graded_cells``),
+    loaded one by one; None for a ``.py`` file, which loads as one piece."""
 
 
 def load_submission(path: str | Path, question: str | None = None) -> Submission:
@@ -50,6 +54,7 @@ def load_submission(path: str | Path, question: str | None = None) -> Submission
             sub.error = f"{path.name}: {e}"
             return sub
         sub.source = graded_code(nb)
+        sub.cells = graded_cells(nb)
         sub.question = question or notebook_question(nb)
     elif path.suffix == ".py":
         sub.source = text

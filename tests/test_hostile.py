@@ -15,7 +15,7 @@ QUICK = Limits(call_seconds=3.0, total_seconds=20.0)
 CASES = {
     "loop_at_import": (False, "loading your code did not finish", 0),
     "loop_in_function": (True, "did not finish within", 8),
-    "sys_exit": (True, "raised SystemExit", 7),
+    "sys_exit": (True, "raised SystemExit", 8),  # a broken forward costs only its own checks
     "os_exit": (True, "crashed the Python process", 8),
     "segfault": (True, "killed by SIGSEGV", 10),
     "stdout_flood": (True, None, 12),
@@ -23,7 +23,7 @@ CASES = {
     "fake_json": (True, "does not match", 8),
     "evil_reduce": (True, None, 12),
     "sleeping_children": (True, None, 12),
-    "memory_8gb": (True, "MemoryError", 7),
+    "memory_8gb": (True, "MemoryError", 8),
     "writes_inputs": (True, "wrote into its input", 11),
     "reads_solution": (False, None, 0),  # finds nothing (or runs out of time looking)
 }

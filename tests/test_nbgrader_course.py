@@ -1,11 +1,13 @@
-"""Inside an nbgrader course, the notebooks' autograded cell grades with the kit's hidden
-checks: same score and feedback as `grade`, read back from nbgrader's gradebook."""
+"""Inside an nbgrader course, the notebooks' autograded cell grades exactly as `grade` does
+(the same sandboxed path on the notebook file): for every question, the score in nbgrader's
+gradebook equals `grade`'s on the same file; outside nbgrader the cell grades nothing, so a
+notebook prints one report (its "Grade it" cell)."""
 import shutil
 
 import nbformat
 import pytest
 
-from grader.authoring.nbgrader_cell import GRADE_ID, find_cell
+from grader.authoring.nbgrader_cell import GRADE_ID, find_cell, max_score_or_none
 from grader.engine import grade_path
 from grader.nbgrader_bridge import run_hidden_checks
 from grader.questions import solution_notebooks
@@ -20,80 +22,174 @@ def namespace_of(source):
     return namespace
 
 
-def test_bridge_gives_grades_score_and_keeps_stderr_clean(answer_file, capsys):
+def test_outside_nbgrader_the_cell_grades_nothing(capsys, monkeypatch):
+    """One report per notebook: outside nbgrader, "Grade it" reports, this cell only says so."""
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert run_hidden_checks("routing_trap", namespace_of(solution_source("routing_trap"))) is None
+    out = capsys.readouterr().out
+    assert "Grade it" in out and "Score" not in out
+
+
+def test_bridge_grades_the_file_exactly_as_grade(answer_file, capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     path = answer_file("routing_trap", "avg_routing")
-    score = run_hidden_checks("routing_trap", namespace_of(path.read_text()))
-    expected = grade_path(path)
+    notebook = tmp_path / "01_routing_trap.ipynb"  # nbgrader runs the notebook in its folder
+    nb = nbformat.v4.new_notebook(metadata={"backprop_traps": {"question": "routing_trap"}})
+    nb.cells = [nbformat.v4.new_code_cell(path.read_text())]
+    nbformat.write(nb, str(notebook))
+    monkeypatch.chdir(tmp_path)
+    score = run_hidden_checks("routing_trap", {})
+    expected = grade_path(notebook)
     assert score == expected.score < expected.max_score
     out, err = capsys.readouterr()
     assert err == ""
-    assert "[trap: avg-routing]" in out and "without the sandbox" in out
+    assert "[trap: avg-routing]" in out and "same sandboxed grader" in out
 
 
-def test_bridge_all_or_nothing_raises_the_report():
+def test_bridge_all_or_nothing_raises_the_report(answer_file):
     with pytest.raises(AssertionError, match="avg-routing"):
-        run_hidden_checks("routing_trap", namespace_of(solution_source("routing_trap") + AVG_ROUTING),
+        run_hidden_checks("routing_trap", {}, path=answer_file("routing_trap", "avg_routing"),
                           all_or_nothing=True)
 
 
-def test_bridge_reports_what_the_learner_did_not_write(capsys):
+def test_bridge_without_a_file_or_a_kernel_checks_the_namespace(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    monkeypatch.chdir(tmp_path)  # no notebook here, and no IPython kernel: the last resort
     assert run_hidden_checks("routing_trap", {}) == 0.0
-    assert "maxpool2d_forward is not defined" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "maxpool2d_forward is not defined" in out and "without the sandbox" in out
 
 
 @pytest.mark.parametrize("question", list(solution_notebooks()))
 def test_each_solution_with_checks_carries_the_autograded_cell(question):
-    from grader.authoring.nbgrader_cell import max_score_or_none
     nb = nbformat.read(str(solution_notebooks()[question]), as_version=4)
     cell, full = find_cell(nb), max_score_or_none(question, REPO)
     if full is None:
         pytest.skip(f"{question} has no hidden checks yet")
     assert cell is not None and cell.metadata.nbgrader.points == full
     assert f"run_hidden_checks({question!r}, globals())" in cell.source
+    closing = nb.cells[-3:]  # one report, at the end: the autograded cell, then "Grade it"
+    assert closing[0] is cell and closing[1].source.startswith("## Grade it")
+    assert "grade_this_notebook(" in closing[2].source
 
 
-def _submit(course, student, notebook):
-    folder = course / "submitted" / student / "ps1"
-    folder.mkdir(parents=True)
-    nbformat.write(notebook, str(folder / "01_routing_trap.ipynb"))
-    return folder / "01_routing_trap.ipynb"
+def test_release_moves_a_misplaced_autograded_cell_before_grade_it(tmp_path):
+    from grader.authoring.nbgrader_cell import sync_cell
+    path = tmp_path / "01_routing_trap.ipynb"
+    nb = nbformat.read(str(solution_notebooks()["routing_trap"]), as_version=4)
+    cell = find_cell(nb)
+    nb.cells.remove(cell)
+    nb.cells.append(cell)  # after "Grade it", as 02 had it
+    nbformat.write(nb, str(path))
+    assert sync_cell(path, "routing_trap", cell.metadata.nbgrader.points)
+    fixed = nbformat.read(str(path), as_version=4)
+    assert find_cell(fixed) is fixed.cells[-3] and len(fixed.cells) == len(nb.cells)
+    assert not sync_cell(path, "routing_trap", cell.metadata.nbgrader.points)
 
 
-@pytest.mark.filterwarnings("ignore:Object of type")  # nbgrader's own SQLAlchemy noise
-def test_an_nbgrader_course_grades_with_the_hidden_checks(tmp_path):
-    from nbgrader.api import Gradebook
+QUESTIONS = [q for q in solution_notebooks() if max_score_or_none(q, REPO) is not None]
+
+
+def _messy(notebook):
+    """The solution as a learner leaves it: magics, a shell line, an abandoned scratch cell that
+    raises, and a wrong early definition that a later cell replaces."""
+    messy = nbformat.from_dict(notebook)
+    first = next(i for i, c in enumerate(messy.cells) if c.cell_type == "code")
+    messy.cells[first:first] = [
+        nbformat.v4.new_code_cell("%load_ext autoreload\n%autoreload 2\n!echo never run"),
+        nbformat.v4.new_code_cell("scratch = undefined_name + 1  # abandoned"),
+        nbformat.v4.new_code_cell("def conv1d_backward(dout, x, w, stride, padding):\n    return None"),
+    ]
+    return messy
+
+
+def _without_demos(notebook):
+    """A learner may delete the slow demo cells (plots, training runs); nothing grades them."""
+    notebook.cells = [c for c in notebook.cells if "demo" not in c.metadata.get("tags", [])
+                      or "nbgrader" in c.metadata]
+    return notebook
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """One nbgrader course: an assignment with every question's notebook, autograded for
+    alice (every solution as it is) and bob (a wrong routing_trap, a messy but right
+    per_step_update_trap). Returns (course folder, gradebook URL)."""
     from nbgrader.apps import NbGraderAPI
     from traitlets.config import Config
 
-    course = tmp_path / "course"
+    course = tmp_path_factory.mktemp("nbgrader") / "course"
     (course / "source" / "ps1").mkdir(parents=True)
-    source = shutil.copy(REPO / "solutions" / "01_routing_trap.ipynb", course / "source" / "ps1")
+    for question in QUESTIONS:
+        shutil.copy(solution_notebooks()[question], course / "source" / "ps1")
     config = Config()
     config.CourseDirectory.root = str(course)
     config.CourseDirectory.course_id = "backprop-traps"
     config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
     api = NbGraderAPI(config=config)
     assert api.generate_assignment("ps1", force=True)["success"]
-    released = nbformat.read(str(course / "release" / "ps1" / "01_routing_trap.ipynb"), as_version=4)
-    assert "BEGIN SOLUTION" not in nbformat.writes(released) and find_cell(released) is not None
-
-    right = nbformat.read(str(source), as_version=4)  # the solutions filled in
-    wrong = nbformat.read(str(source), as_version=4)
+    submissions = {"alice": {q: _without_demos(nbformat.read(str(solution_notebooks()[q]), as_version=4))
+                             for q in QUESTIONS}}
+    wrong = nbformat.read(str(solution_notebooks()["routing_trap"]), as_version=4)
     backward = next(c for c in wrong.cells if c.source.startswith("def maxpool2d_backward"))
     backward.source += "\n\n" + AVG_ROUTING  # spreads the gradient like average pooling
-    _submit(course, "alice", right)
-    wrong_path = _submit(course, "bob", wrong)
-    for student in ("alice", "bob"):
+    messy = _messy(nbformat.read(str(solution_notebooks()["per_step_update_trap"]), as_version=4))
+    submissions["bob"] = {"routing_trap": wrong, "per_step_update_trap": messy}
+    for student, notebooks in submissions.items():
+        folder = course / "submitted" / student / "ps1"
+        folder.mkdir(parents=True)
+        for question, notebook in notebooks.items():
+            nbformat.write(notebook, str(folder / solution_notebooks()[question].name))
         assert api.autograde("ps1", student, force=True)["success"]
+    return course, config.CourseDirectory.db_url
 
-    with Gradebook(config.CourseDirectory.db_url) as gradebook:
-        def hidden(student):
-            return gradebook.find_grade(GRADE_ID, "01_routing_trap", "ps1", student).score
-        full = grade_path(source)
-        assert hidden("alice") == full.score == full.max_score
-        assert gradebook.find_submission("ps1", "alice").score == gradebook.find_submission("ps1", "alice").max_score
-        expected = grade_path(wrong_path, question="routing_trap")
-        assert hidden("bob") == expected.score < full.max_score
-    graded = nbformat.read(str(course / "autograded" / "bob" / "ps1" / "01_routing_trap.ipynb"), as_version=4)
-    printed = "".join(o.get("text", "") for o in find_cell(graded).outputs)
-    assert "[trap: avg-routing]" in printed
+
+def _nbgrader_score(db_url, student, question):
+    from nbgrader.api import Gradebook
+    with Gradebook(db_url) as gradebook:
+        return gradebook.find_grade(GRADE_ID, solution_notebooks()[question].stem, "ps1", student).score
+
+
+def _printed(course, student, question):
+    graded = nbformat.read(str(course / "autograded" / student / "ps1" / solution_notebooks()[question].name),
+                           as_version=4)
+    return "".join(o.get("text", "") for o in find_cell(graded).outputs)
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")  # nbgrader's own SQLAlchemy noise
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_nbgrader_autograde_records_what_grade_gives(course, question):
+    """nbgrader's score for a solution is exactly `grade`'s on the same file (vram_trap's peak
+    memory included: it is measured in the sandbox, as `grade` does, not in the kernel)."""
+    folder, db_url = course
+    submitted = folder / "submitted" / "alice" / "ps1" / solution_notebooks()[question].name
+    expected = grade_path(submitted)
+    assert _nbgrader_score(db_url, "alice", question) == expected.score, _printed(folder, "alice", question)
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")
+def test_nbgrader_autograde_names_the_trap_and_agrees_on_a_wrong_answer(course):
+    folder, db_url = course
+    expected = grade_path(folder / "submitted" / "bob" / "ps1" / "01_routing_trap.ipynb")
+    assert _nbgrader_score(db_url, "bob", "routing_trap") == expected.score < expected.max_score
+    assert "[trap: avg-routing]" in _printed(folder, "bob", "routing_trap")
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")
+def test_nbgrader_autograde_grades_a_messy_notebook_like_grade(course):
+    """Magics, a shell line and a raising scratch cell: nbgrader runs past them, and so does
+    `grade`; the later right definitions count, and the warning is printed once."""
+    folder, db_url = course
+    expected = grade_path(folder / "submitted" / "bob" / "ps1" / "02_per_step_update_trap.ipynb")
+    assert _nbgrader_score(db_url, "bob", "per_step_update_trap") == expected.score == expected.max_score
+    printed = _printed(folder, "bob", "per_step_update_trap")
+    assert printed.count("raised NameError") == 1 and "never run" not in printed
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")
+def test_the_released_notebooks_keep_the_autograded_cell(course):
+    folder, _ = course
+    for question in QUESTIONS:
+        released = nbformat.read(str(folder / "release" / "ps1" / solution_notebooks()[question].name),
+                                 as_version=4)
+        assert "BEGIN SOLUTION" not in nbformat.writes(released) and find_cell(released) is not None

@@ -2,10 +2,13 @@
 
 Each solution notebook ends with one nbgrader test cell (``grade: true``, locked, points =
 the question's full score, tag ``hidden-checks``) that calls
-``grader.nbgrader_bridge.run_hidden_checks``. The kit's own ``grade`` never runs it (test
-cells are not graded); ``nbgrader autograde`` does, in the learner's kernel, and takes the
-number it returns as partial credit. ``grade release`` keeps the cell in line with the
-question's checks: added when missing, points updated when the checks change.
+``grader.nbgrader_bridge.run_hidden_checks``, followed by the two "Grade it" cells. The
+kit's own ``grade`` never runs it (test cells are not graded); ``nbgrader autograde`` does,
+and it grades the notebook file with ``grade``'s sandboxed path, so nbgrader records the
+score ``grade`` gives. Outside nbgrader it prints one line: "Grade it" prints the one report.
+``grade release`` keeps the cell in line with the question's checks: added when missing,
+points and source updated when they change, moved before the "Grade it" cells if it sits
+after them.
 """
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ GRADE_ID = "hidden_checks"
 
 
 def cell_source(question: str) -> str:
-    return ("# nbgrader autograde: the kit's hidden checks, run here in the kernel (`grade` skips this cell).\n"
+    return ("# nbgrader autograde: grades this notebook file exactly as `grade` does (the same sandbox)\n"
+            "# and records the score. Outside nbgrader it grades nothing: \"Grade it\" below does.\n"
             "from grader.nbgrader_bridge import run_hidden_checks\n"
             f"run_hidden_checks({question!r}, globals())")
 
@@ -66,7 +70,9 @@ def sync_cell(solution: Path, question: str, max_score: float | None, write: boo
     nb = nbformat.read(str(solution), as_version=4)
     wanted = make_cell(question, max_score)
     cell = find_cell(nb)
-    if cell is not None and cell.source == wanted.source and cell.metadata.get("nbgrader") == wanted.metadata["nbgrader"]:
+    misplaced = cell is not None and nb.cells.index(cell) > _before_self_grade(nb)
+    if cell is not None and not misplaced and cell.source == wanted.source and \
+            cell.metadata.get("nbgrader") == wanted.metadata["nbgrader"]:
         return False
     if write:
         if cell is None:
@@ -77,6 +83,9 @@ def sync_cell(solution: Path, question: str, max_score: float | None, write: boo
             cell.source = wanted.source
             cell.metadata["nbgrader"] = wanted.metadata["nbgrader"]
             cell.metadata["tags"] = sorted(set(cell.metadata.get("tags") or []) | {TAG})
+            if misplaced:  # one report, at the end: the autograded cell, then "Grade it"
+                nb.cells.remove(cell)
+                nb.cells.insert(_before_self_grade(nb), cell)
         nbformat.write(nb, str(solution))
     return True
 

@@ -2,21 +2,27 @@
 
 - the solution gets full marks, and the stub gets 0 with a sentence per check (both
   graded for real, through the sandbox);
-- each of the question's traps has a runnable wrong answer, and that answer loses points
-  with the trap named. A trap answer is ``tests/answers/<id>/<trap id, - as _>.py`` in the
-  questions folder: a snippet that, appended to the solution's code, makes the mistake
-  (the same files the question's own tests grade);
-- wrong answers made from the reference (``variants``): a check that reads a function's
-  answer must fail when it returns zeros, and, for a backward, when it ignores its
-  upstream gradient; and every check must fail for at least one wrong answer.
-Trap answers and variants run in process (trusted code, about 0.1 s per run).
+- every answer in ``tests/answers/<id>/`` gets what it expects (``corpus``: full marks,
+  lost points with a trap named, or lost points), graded for real through the sandbox, one
+  line per mismatch, and no check breaks (a grader error) on any of them; each of the
+  question's traps has at least one answer that expects it;
+- no free points (``free_points``): answers whose functions all return None, zeros, NaN or
+  their own input, or raise, score 0 on every check;
+- wrong answers made from the reference (``variants``, ``free_points``): a check that reads
+  a function's answer must fail when that function alone returns zeros, None, NaN or its
+  input, or raises, and, for a backward, when it ignores its upstream gradient; and every
+  check must fail for at least one wrong answer.
+Made-up answers run in process (trusted code, about 0.1 s per run).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from grader.authoring.findings import FAIL, OK, QuestionReport
-from grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
+from grader.authoring import corpus
+from grader.authoring.findings import FAIL, OK, SKIP, QuestionReport
+from grader.authoring.free_points import KINDS as FREE_KINDS, WORD as FREE_WORD
+from grader.authoring.free_points import check_no_free_points, contract_functions, degenerate_variants
+from grader.authoring.in_process import run_checks
 from grader.authoring.variants import RecordingCaller, caller_with, variants_of
 from grader.engine import DEFAULT_SEED, grade_path
 from grader.notebook import graded_code, parse_notebook
@@ -53,7 +59,7 @@ def check_stub(report: QuestionReport, question: str, root: Path, seed: int) -> 
         report.add(FAIL, f"no stub at {path.relative_to(root)}: run `grade release`")
         return
     result = grade_path(path, seed=seed, root=root)
-    broken = [t.name for t in result.tests if "Traceback" in t.feedback or "internal grader error" in t.feedback]
+    broken = [t.name for t in result.tests if "Traceback" in t.feedback or t.grader_error]
     passing = [t.name for t in result.tests if t.passed]
     if result.error:
         report.add(FAIL, f"the stub could not be graded: {result.error}")
@@ -66,39 +72,57 @@ def check_stub(report: QuestionReport, question: str, root: Path, seed: int) -> 
         report.add(OK, f"the stub gets 0/{result.max_score:g}, with a sentence per check")
 
 
-def check_traps(report, checks, question: str, root: Path, ref, seed: int) -> dict[str, set]:
-    """Grade every trap's answer; returns, per check name, the answers that made it fail."""
+def check_corpus(report, checks, question: str, root: Path, seed: int) -> dict[str, set]:
+    """Grade every answer of the corpus by its expectation; returns, per check name, the
+    answers that made it fail."""
     failed_by: dict[str, set] = {c.name: set() for c in checks.checks}
+    trap_ids = [t.id for t in checks.traps]
     if not checks.traps:
         report.add(FAIL, f"{question} registers no traps: a question names at least one mistake")
+    found = corpus.answers(root, question, trap_ids)
+    for trap in trap_ids:
+        if not any(a.kind == "trap" and a.trap == trap for a in found):
+            shown = trap_answer_path(root, question, trap).relative_to(root)
+            report.add(FAIL, f"no trap answers registered for '{trap}': add {shown}, a snippet "
+                             "that, appended to the solution's code, makes this mistake (or any "
+                             f"answer file with a '# expect: trap={trap}' line)")
     base = graded_code(parse_notebook(solution_path(question, root).read_text(encoding="utf-8")))
-    for trap in checks.traps:
-        path = trap_answer_path(root, question, trap.id)
-        shown = path.relative_to(root)
-        if not path.is_file():
-            report.add(FAIL, f"no trap answers registered for '{trap.id}': add {shown}, a snippet "
-                             "that, appended to the solution's code, makes this mistake")
+    right, wrong, unchecked = [], [], []
+    for answer in found:
+        shown = answer.path.relative_to(root)
+        if answer.kind == "":
+            unchecked.append(answer.path.name)
             continue
-        try:
-            namespace = namespace_from_source(base + "\n\n" + path.read_text(encoding="utf-8"), trap.id)
-        except Exception as exc:
-            report.add(FAIL, f"trap '{trap.id}': {shown} does not run ({type(exc).__name__}: {exc})")
+        if answer.kind == "trap" and answer.trap not in trap_ids:
+            report.add(FAIL, f"{shown}: expects trap '{answer.trap}', which {question} does not register")
             continue
-        results = run_checks(checks, InProcessCaller(namespace), ref, seed)
-        lost = sum(r.max_points - r.points for r in results)
-        named = sorted({r.trap for r in results if not r.passed and r.trap})
-        for r in results:
-            if not r.passed:
-                failed_by[r.name].add(f"trap answer {trap.id}")
-        if lost == 0:
-            report.add(FAIL, f"trap '{trap.id}' is no longer caught: {shown} gets full marks")
-        elif trap.id not in named:
-            report.add(FAIL, f"trap '{trap.id}' loses {_points(lost)} but no check names it "
-                             f"(named: {', '.join(named) or 'none'})",
-                       [f"{r.name}: {r.feedback.splitlines()[0]}" for r in results if not r.passed])
+        result = corpus.grade_answer(answer, question, root, seed, base)
+        for t in result.tests:
+            if t.grader_error:
+                report.add(FAIL, f"{shown}: check '{t.name}' breaks inside the grader",
+                           [t.feedback.splitlines()[0] if t.feedback else ""])
+            if not t.passed and answer.kind != "full":
+                failed_by[t.name].add(f"answer {answer.path.stem}")
+        problem = corpus.mismatch(answer, result, str(shown))
+        if problem:
+            report.add(FAIL, problem)
+        elif answer.kind == "trap":
+            lost = result.max_score - result.score
+            report.add(OK, f"trap '{answer.trap}' loses {_points(lost)} and is named ({answer.path.name})")
         else:
-            report.add(OK, f"trap '{trap.id}' loses {_points(lost)} and is named")
+            (right if answer.kind == "full" else wrong).append(answer.path.name)
+    if right:
+        report.add(OK, f"{len(right)} right answer(s) get full marks: {', '.join(right)}")
+    if wrong:
+        report.add(OK, f"{len(wrong)} wrong answer(s) lose points: {', '.join(wrong)}")
+    if unchecked:
+        report.add(SKIP, f"no expectation (no '# expect:' line, not named after a trap): {', '.join(unchecked)}")
     return failed_by
+
+
+def check_traps(report, checks, question: str, root: Path, ref=None, seed: int = DEFAULT_SEED) -> dict[str, set]:
+    """The corpus check under its former name (``ref`` is no longer needed)."""
+    return check_corpus(report, checks, question, root, seed)
 
 
 def calls_per_check(checks, ref, seed: int) -> dict[str, list[str]]:
@@ -119,7 +143,8 @@ def check_variants(report, checks, ref, seed: int, failed_by: dict[str, set]) ->
     for fn in functions:
         callers = {name for name, fns in calls.items() if fn in fns}
         outcome = {}
-        for variant in variants_of(fn, getattr(ref, fn, None) or (lambda *a: None), seed):
+        ref_fn = getattr(ref, fn, None) or (lambda *a: None)
+        for variant in variants_of(fn, ref_fn, seed) + degenerate_variants(fn, ref_fn):
             results = run_checks(checks, caller_with(ref, variant), ref, seed, only=callers)
             outcome[variant.kind] = {r.name: r.passed for r in results}
             for r in results:
@@ -132,12 +157,15 @@ def check_variants(report, checks, ref, seed: int, failed_by: dict[str, set]) ->
             if outcome.get("ignores-dout", {}).get(name):
                 weak.append(f"check '{name}' passes a {fn} that ignores its upstream gradient "
                             "(uses ones): draw dout at random")
+            for kind in FREE_KINDS:
+                if kind != "zeros" and outcome.get(kind, {}).get(name):
+                    weak.append(f"check '{name}' passes a {fn} that only {FREE_WORD[kind]}")
     if weak:
         report.add(FAIL, "checks that cannot fail", weak)
     else:
-        report.add(OK, f"every check that reads {', '.join(functions) or 'a function'} fails for "
-                       "zeros" + (" and for an ignored upstream gradient" if any(
-                           "backward" in f for f in functions) else ""))
+        report.add(OK, f"every check that reads {', '.join(functions) or 'a function'} fails when "
+                       "that function alone returns zeros, None, NaN or its input, or raises" +
+                       (", or ignores its upstream gradient" if any("backward" in f for f in functions) else ""))
     idle = [f"check '{name}' calls none of the learner's functions: it cannot fail"
             for name, fns in calls.items() if not fns]
     idle += [f"check '{name}' passes every wrong answer tried (zeros, random answers, scribbled "
@@ -168,5 +196,6 @@ def check_grading(report: QuestionReport, question: str, root: Path, seed: int =
         return
     check_solution(report, question, root, seed)
     check_stub(report, question, root, seed)
-    failed_by = check_traps(report, checks, question, root, ref, seed)
+    failed_by = check_corpus(report, checks, question, root, seed)
+    check_no_free_points(report, checks, ref, seed, contract_functions(question, root), failed_by)
     check_variants(report, checks, ref, seed, failed_by)

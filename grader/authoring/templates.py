@@ -102,6 +102,7 @@ def backward_gradcheck(ctx):
 ''')
 
 TRAP_ANSWER = Template('''\
+# expect: trap=sign-flipped
 # Trap sign-flipped: the backward returns the gradient with the wrong sign.
 _right_backward = ${qid}_backward
 
@@ -194,8 +195,9 @@ def test_forward_and_backward_match_the_reference(seed, shape):
 ''')
 
 QUESTION_TEST = Template('''\
-"""$qid is sound: full marks for the solution, 0 for the stub, every trap named,
-no check that passes zeros (`grade validate $qid --quick`; the kernels have their own test)."""
+"""$qid is sound: full marks for the solution, 0 for the stub, every answer in
+tests/answers/$qid/ gets what its `# expect:` line says, no free points (`grade validate
+$qid --quick`; the kernels have their own test)."""
 from pathlib import Path
 
 from grader.authoring.validate import validate_question

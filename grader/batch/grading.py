@@ -63,7 +63,7 @@ def failed_record(spec: dict, message: str, seconds: float = 0.0) -> dict:
     question = spec["question"] or _question_in_file(spec["file"])
     return {"result": {"submission": spec["path"], "question": question, "score": 0.0,
                        "max_score": max_score(question, spec.get("root")), "error": message,
-                       "tests": []},
+                       "tests": [], "seed": spec["seed"]},
             "status": BROKE_WORKER, "isolation": "", "seconds": round(seconds, 3)}
 
 

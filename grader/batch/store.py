@@ -27,6 +27,9 @@ GRADED = "graded"
 """Sidecar status: the grader finished with this file (whatever the score)."""
 BROKE_WORKER = "worker-failed"
 """Sidecar status: grading crashed or hung the grading process; retried on the next run."""
+GRADER_ERROR = "grader-error"
+"""Sidecar status: the grader broke on this file (a check raised, ``"grader_error": true`` in
+the result); the result is kept for reading, but it is no grade: retried on the next run."""
 
 
 def result_name(job: Job) -> str:
@@ -80,16 +83,20 @@ class ResultStore:
         return result, sidecar
 
     def done(self, job: Job, seed: int, digest: str | None) -> bool:
-        """Graded already, with this seed, from this very file: skip it when resuming."""
+        """Graded already, with this seed, from this very file, and without a grader error
+        (the grader's fault is no grade): skip it when resuming."""
         result, sidecar = self._paths(job)
-        meta = _read_json(sidecar)
+        meta, graded = _read_json(sidecar), _read_json(result)
         return (isinstance(meta, dict) and meta.get("status") == GRADED and meta.get("seed") == seed
-                and meta.get("sha256") == digest and isinstance(_read_json(result), dict))
+                and meta.get("sha256") == digest and isinstance(graded, dict)
+                and not graded.get("grader_error"))
 
     def write(self, job: Job, result: dict, meta: dict) -> Path:
         """Record one submission's result: the sidecar first, the result last (ASCII JSON,
         so names that are not valid UTF-8 survive as escapes)."""
         result_path, sidecar = self._paths(job)
+        if isinstance(result, dict) and result.get("grader_error") and meta.get("status") == GRADED:
+            meta = {**meta, "status": GRADER_ERROR}  # never recorded as graded
         atomic_write(sidecar, json.dumps(meta, indent=1) + "\n")
         atomic_write(result_path, json.dumps(result, indent=1) + "\n")
         return result_path

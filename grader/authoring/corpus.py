@@ -1,0 +1,115 @@
+"""A question's answers corpus: ``tests/answers/<id>/*.py``, each with what it must get.
+
+A file is either a snippet, appended to the solution's code (it redefines a function or
+two to make one mistake), or, when it has a ``# question: <id>`` line, a complete answer
+graded on its own. Its expectation comes from a header line among the comments it starts
+with:
+
+- ``# expect: full``: full marks;
+- ``# expect: trap=<trap-id>``: loses points, and a failing check names that trap;
+- ``# expect: wrong``: loses points (no particular trap).
+
+Without one, the file's name decides, as before: ``<trap id, - as _>.py`` expects that
+trap, ``torch_answer.py`` full marks; any other file has no expectation and is not checked.
+Every answer is graded for real, through the sandbox (``grade_path``), as a learner's file.
+"""
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+_EXPECT = re.compile(r"^#\s*expect:\s*(full|wrong|trap\s*=\s*([A-Za-z0-9_-]+))\s*$")
+_QUESTION = re.compile(r"^#\s*question:\s*[A-Za-z0-9_]+\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Answer:
+    path: Path
+    kind: str
+    """full, trap, wrong, or "" (no expectation: not checked)."""
+    trap: str | None = None
+    complete: bool = False
+    """A complete answer (it has a ``# question:`` line), not a snippet for the solution."""
+
+    @property
+    def expects(self) -> str:
+        return {"full": "full marks", "wrong": "to lose points",
+                "trap": f"to lose points with trap '{self.trap}' named"}.get(self.kind, "nothing")
+
+
+def answers_folder(root: Path, question: str) -> Path:
+    return root / "tests" / "answers" / question
+
+
+def header_expectation(text: str) -> tuple[str, str | None] | None:
+    """``(kind, trap)`` from an ``# expect:`` line among the comments the file starts with."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        found = _EXPECT.match(stripped)
+        if found:
+            return ("trap", found.group(2)) if found.group(2) else (found.group(1), None)
+    return None
+
+
+def read_answer(path: Path, trap_ids) -> Answer:
+    text = path.read_text(encoding="utf-8")
+    complete = bool(_QUESTION.search(text))
+    found = header_expectation(text)
+    if found is not None:
+        return Answer(path, found[0], found[1], complete)
+    if path.stem.replace("_", "-") in trap_ids:
+        return Answer(path, "trap", path.stem.replace("_", "-"), complete)
+    if path.stem == "torch_answer":
+        return Answer(path, "full", None, complete)
+    return Answer(path, "", None, complete)
+
+
+def answers(root: Path, question: str, trap_ids) -> list[Answer]:
+    folder = answers_folder(root, question)
+    return [read_answer(p, set(trap_ids)) for p in sorted(folder.glob("*.py"))] if folder.is_dir() else []
+
+
+def submission_text(answer: Answer, question: str, base: str) -> str:
+    """What is graded: a complete answer as it is, a snippet after the solution's code."""
+    text = answer.path.read_text(encoding="utf-8")
+    if answer.complete:
+        return text
+    return f"# question: {question}\n{base}\n\n# --- the answer under test ---\n{text}"
+
+
+def grade_answer(answer: Answer, question: str, root: Path, seed: int, base: str):
+    """Grade one answer through the sandbox, as ``grade`` grades a learner's ``.py``."""
+    from grader.engine import grade_path
+    if answer.complete:
+        return grade_path(answer.path, question=question, seed=seed, root=root)
+    with tempfile.TemporaryDirectory(prefix="bpt-corpus-") as folder:
+        path = Path(folder) / answer.path.name
+        path.write_text(submission_text(answer, question, base), encoding="utf-8")
+        return grade_path(path, question=question, seed=seed, root=root)
+
+
+def mismatch(answer: Answer, result, shown: str) -> str | None:
+    """Why ``result`` is not what ``answer`` (shown as ``shown``) expects, in one line; None
+    when it is."""
+    if result.error:
+        return f"{shown} could not be graded: {result.error}"
+    lost = result.max_score - result.score
+    named = sorted({t.trap for t in result.tests if not t.passed and t.trap})
+    failing = [t for t in result.tests if not t.passed]
+    first = f" ({failing[0].name}: {failing[0].feedback.splitlines()[0] if failing[0].feedback else 'failed'})" \
+        if failing else ""
+    points = f"{lost:g} point" + ("" if lost == 1 else "s")
+    if answer.kind == "full" and lost > 0:
+        return f"{shown} should get full marks, but gets {result.score:g}/{result.max_score:g}{first}"
+    if answer.kind == "trap" and lost == 0:
+        return f"trap '{answer.trap}' is no longer caught: {shown} gets full marks"
+    if answer.kind == "wrong" and lost == 0:
+        return f"{shown} should lose points, but gets full marks"
+    if answer.kind == "trap" and answer.trap not in named:
+        return (f"trap '{answer.trap}' loses {points} but no check names it (named: "
+                f"{', '.join(named) or 'none'}; {shown}){first}")
+    return None
