@@ -26,6 +26,8 @@ FILL = {
         'raise NotImplementedError("SCAFFOLD: the backward\'s solution (and its size hint above)")':
             "dx = dout * (1.0 - np.tanh(x) ** 2)  # N, D",
         "SCAFFOLD: a hand-worked example.": "tanh is odd: tanh(-x) = -tanh(x).",
+        "SCAFFOLD: the interview, part by part, in your own words: this question as an interviewer asks it.":
+            "Why does a deep tanh network stop learning?",
     },
     "checks/tanh_layer.py": {
         "SCAFFOLD: what the checks look for, in a line or two.":
@@ -81,7 +83,7 @@ def test_the_guide_end_to_end(tmp_path):
 
     unfilled = grade("validate", "tanh_layer", "--questions-dir", tmp_path)
     assert unfilled.exit_code == 1 and "Traceback" not in unfilled.output
-    assert unfilled.output.count("FILL ") == 11
+    assert unfilled.output.count("FILL ") == 12
     assert "solutions/01_tanh_layer.ipynb (cell 3, line 6): the forward's solution" in unfilled.output
     assert "kernels/tanh_layer.py (line 21): the forward of one element" in unfilled.output
     assert "fill in the lines above" in unfilled.output

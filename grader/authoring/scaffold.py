@@ -56,6 +56,7 @@ def solution_notebook(question: str, title: str):
         code(templates.SOLUTION.substitute(values), question, solution=True),
         code(templates.VISIBLE_TEST.substitute(values), f"test_{question}", grade=True, points=1),
         v4.new_markdown_cell(templates.MARKDOWN_TRAPS),
+        v4.new_markdown_cell(templates.MARKDOWN_INTERVIEW, metadata={"tags": ["interview"]}),
         make_cell(question, 3),  # the template's checks are worth 1 + 2 points
         *self_grade_cells(question),
     ]

@@ -54,6 +54,21 @@ MARKDOWN_TRAPS = """\
 
 - **sign-flipped**: the backward returns the gradient with the wrong sign."""
 
+MARKDOWN_INTERVIEW = """\
+## In the interview
+
+**The question.** "SCAFFOLD: the interview, part by part, in your own words: this question as an interviewer asks it."
+
+**The wrong answer.** "What most candidates say." Why it is wrong, in a sentence or two.
+
+**The answer that gets you hired.** The spoken answer, at most about 120 words.
+
+**What the interviewer is testing.** What the question is really about, in a sentence or two.
+
+**Follow-ups.**
+- *A follow-up an interviewer asks next?* Its short answer, with numbers where they exist.
+- *Another follow-up?* Its short answer."""
+
 CHECKS = Template('''\
 """Hidden checks for $qid: $title.
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from grader.authoring import artifacts, soundness
 from grader.authoring.findings import SKIP, QuestionReport
 from grader.engine import DEFAULT_SEED
-from grader.questions import questions_root, solution_notebooks
+from grader.questions import questions_root, solution_notebooks, solution_path
 
 
 def validate_question(question: str, root: Path | str | None = None, quick: bool = False,
@@ -27,6 +27,7 @@ def validate_question(question: str, root: Path | str | None = None, quick: bool
     try:
         soundness.check_grading(report, question, root, seed)
         artifacts.check_stub_files(report, question, root)
+        check_interview(report, question, root)
         if quick:
             report.add(SKIP, "notebooks in a Jupyter kernel and kernels under the simulator (--quick)")
         else:
@@ -35,6 +36,18 @@ def validate_question(question: str, root: Path | str | None = None, quick: bool
         if kernels is not None:
             artifacts.finish_kernel_check(report, kernels)
     return report
+
+
+def check_interview(report: QuestionReport, question: str, root: Path) -> None:
+    """The solution ends in the interview: a cell tagged ``interview`` in the parsed form."""
+    from grader.authoring.findings import FAIL, OK
+    from grader.authoring.interview import read_notebook
+    source, problems = read_notebook(solution_path(question, root))
+    if source is None or problems:
+        report.add(FAIL, "the interview cell: " + ("; ".join(problems) or "missing (a markdown cell "
+                                                   "tagged `interview`, see grader/authoring/interview.py)"))
+    else:
+        report.add(OK, "the solution ends in the interview (its cell has every part)")
 
 
 def validate(questions=(), root: Path | str | None = None, quick: bool = False,
