@@ -152,11 +152,13 @@ class CheckContext:
         trap = trap or self.match_trap(got, traps or {})
         extra = self._details(name, got, expected, example, regions)
         factor = self.factor_sentence(name, got, expected, counts)
+        if factor:
+            factor = factor.replace(f"`{name}`", f"`{name}` from {fn}", 1)
         if trap is not None:
             what = f"{factor} " if factor else f"`{name}` from {fn} is wrong. "
             return Fail(f"{what}{self.question.trap(trap).explanation}{extra}", trap)
         if factor:
-            return Fail(f"`{name}` from {fn} is wrong: {factor[0].lower()}{factor[1:]}{extra}")
+            return Fail(factor + extra)
         wrong = np.flatnonzero(~np.isclose(np.asarray(got, dtype=np.float64), expected,
                                            rtol=RTOL, atol=ATOL))
         detail = f"{wrong.size} of {np.size(expected)} entries differ"

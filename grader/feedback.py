@@ -58,6 +58,75 @@ def where_differs(name: str, got, expected, regions: dict[str, np.ndarray],
     return None
 
 
+def uniform_factor(got, expected, rtol: float = RTOL, atol: float = ATOL) -> float | None:
+    """The number c with ``got == c * expected`` (to tolerance), when there is one other than 1.
+
+    None when the shapes differ, ``expected`` is all zeros, or no single factor explains
+    ``got``. A factor tells a learner what is wrong far better than "37 entries differ":
+    a summed loss is N times the mean, a forgotten 1 / (k * k) makes dx k * k times too large."""
+    wrong = differing(got, expected, rtol, atol)
+    if wrong is None or not wrong.any():
+        return None
+    g = np.asarray(got, dtype=np.float64).ravel()
+    e = np.asarray(expected, dtype=np.float64).ravel()
+    norm = float(e @ e)
+    if norm == 0.0 or not np.all(np.isfinite(g)):
+        return None
+    c = float(g @ e) / norm
+    if abs(c) < 1e-12 or not np.allclose(g, c * e, rtol=rtol, atol=atol):
+        return None
+    return c
+
+
+def _nice(c: float) -> str:
+    """3 for 2.9999999, 1/8 for 0.1250000001, else three significant digits."""
+    whole = round(c)
+    if whole and abs(c - whole) <= 1e-6 * abs(c):
+        return f"{whole:g}"
+    inverse = round(1 / c)
+    if inverse and abs(1 / c - inverse) <= 1e-6 * abs(1 / c):
+        return f"1/{inverse:g}"
+    return f"{c:.3g}"
+
+
+def describe_factor(name: str, got, expected, counts: dict[str, float] | None = None) -> str | None:
+    """A sentence such as "`dlogits` is 8 times the right value (8 = N, the batch size)." when
+    ``got`` is a uniform multiple of ``expected``; ``counts`` names sizes a factor may be
+    (``{"N, the batch size": 8}``), so the sentence can say which one. None otherwise."""
+    c = uniform_factor(got, expected)
+    if c is None:
+        return None
+    known = [n for n in (counts or {}).values() if n not in (0, 1)]
+    whole = round(abs(c)) != 0 and abs(abs(c) - round(abs(c))) <= 1e-6 * abs(c)
+    inverse = abs(1 / c - round(1 / c)) <= 1e-6 * abs(1 / c)
+    if np.size(expected) == 1 and not (whole or inverse or any(
+            abs(abs(c) - n) <= 1e-6 * n or abs(abs(c) * n - 1) <= 1e-6 for n in known)):
+        return None  # one number is always some multiple of another: say so only when it is telling
+    if abs(c + 1) <= 1e-6:
+        return f"`{name}` has the wrong sign: it is minus the right value."
+    sign = "minus " if c < 0 else ""
+    size = abs(c)
+    why = ""
+    for label, n in (counts or {}).items():
+        if n not in (0, 1) and (abs(size - n) <= 1e-6 * n or abs(size * n - 1) <= 1e-6):
+            why = f" ({_nice(n)} = {label})"
+            break
+    if size > 1:
+        return f"`{name}` is {sign}{_nice(size)} times the right value{why}."
+    return f"`{name}` is {sign}{_nice(size)} of the right value, {_nice(1 / size)} times too small{why}."
+
+
+def differs_only_in(got, expected, mask, rtol: float = RTOL, atol: float = ATOL) -> bool:
+    """True when ``got`` differs from ``expected`` somewhere, and only inside ``mask``: a
+    mistake recognised by where it shows (e.g. only where windows overlap), whatever form
+    the code took."""
+    wrong = differing(got, expected, rtol, atol)
+    mask = np.asarray(mask, dtype=bool)
+    if wrong is None or mask.shape != wrong.shape or not wrong.any():
+        return False
+    return not wrong[~mask].any()
+
+
 def _squeeze(value):
     """Drop leading length-1 axes of arrays with more than two, and say which were dropped."""
     if not isinstance(value, np.ndarray) or value.ndim <= 2:

@@ -61,10 +61,12 @@ def test_each_trap_loses_points_and_is_named(answer_file, trap):
         assert "gradients are right" in memory.feedback and "MiB" in memory.feedback
 
 
-def test_over_budget_without_storing_everything_is_not_named(answer_file):
+def test_a_float_z_kept_for_a_whole_segment_is_named_mask_not_packed(answer_file):
+    """Over budget without storing every layer: a second measurement at a longer segment
+    shows the float z kept per layer (the contract's "or z itself")."""
     result = grade_path(answer_file("vram_trap", "float_z_in_segment"))
     [memory] = [t for t in result.tests if not t.passed]
-    assert memory.name == MEMORY_CHECK and memory.trap is None, failed(result)
+    assert memory.name == MEMORY_CHECK and memory.trap == "mask-not-packed", failed(result)
     assert "packed masks" in memory.feedback
 
 

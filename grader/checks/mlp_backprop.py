@@ -10,6 +10,9 @@ the shapes; one uses square layers, where it does not. The reference is the solu
 notebook (``ctx.ref``); the known-wrong variants below are the traps, computed here on the
 same inputs so a wrong answer can be named, even when its shape is off (dW transposed, db
 not reduced). Each trap has a runnable wrong answer in tests/answers/mlp_backprop/.
+The ReLU's boundary: the first-layer and dx checks also run a net of halves (exact
+arithmetic) whose z is exactly 0 in places, compared with the reference's own gradients
+(finite differences are not valid at a kink); a mask taken as z >= 0 is relu-mask-wrong.
 """
 from __future__ import annotations
 
@@ -68,6 +71,22 @@ def network(rng, n, d_in, hidden, d_out):
     raise RuntimeError("no usable network drawn")  # never with the sizes used here
 
 
+def exact_zeros(rng, n, d_in, hidden, d_out):
+    """(x, W1, b1, W2, b2) of halves in [-1, 1]: every product and sum is exact in float64, so
+    some pre-activations z are exactly 0, the ReLU's boundary, where its derivative is 0 (the
+    mask is z > 0). Finite differences are not valid at a kink: these inputs are compared with
+    the reference's own gradients. Redrawn until a zero sits where the gradient arriving at
+    it is not 0, so a mask taken as z >= 0 changes db1 and dx."""
+    half = lambda shape: rng.integers(-2, 3, size=shape) / 2.0  # noqa: E731
+    for _ in range(200):
+        x, W1, b1 = half((n, d_in)), half((d_in, hidden)), half(hidden)
+        W2, b2 = half((hidden, d_out)), half(d_out)
+        z = x @ W1 + b1
+        if (z == 0).any() and (z > 0).any() and np.abs(W2[np.nonzero(z == 0)[1]]).sum() > 0:
+            return x, W1, b1, W2, b2
+    raise RuntimeError("no network with an exact zero drawn")  # never with the sizes used here
+
+
 def where(net) -> str:
     x, W1, _, W2, _ = net
     return f"N={x.shape[0]}, D_in={x.shape[1]}, H={W1.shape[1]}, D_out={W2.shape[1]}"
@@ -121,6 +140,8 @@ def wrong_gradients(ctx, dout, x, z, h, W1, W2) -> dict[str, list]:
     # relu-mask-wrong: gated by the sign of dh, by nothing, by h's values, by x's or dout's sign
     gates = [dh > 0, np.ones_like(dh), h]
     gates += [g > 0 for g in (x, dout) if g.shape == dh.shape]
+    if (z == 0).any():  # exact zeros: the mask z >= 0 lets the gradient through where relu'(0) = 0
+        gates.append(z >= 0)
     for gate in gates:
         through_first_layer("relu-mask-wrong", dh * gate)
     # activation-not-saved: dW2 from z (or x), dW1 from h (or z)
@@ -181,14 +202,51 @@ def expect_grad(ctx, net, dout, got, wrong, name, example=True):
         if trap is None:
             raise
         details = failure.feedback.partition("\n")[2]  # where it differs, the small example
+        x, W1, _, W2, _ = net
+        _, h, z = ctx.ref.mlp_forward(*net)
+        right = ctx.ref.mlp_backward(dout, x, z, h, W1, W2)[i]
+        factor = ctx.factor_sentence(name, got, right, {"N, the batch size": x.shape[0]})
         raise Fail(f"`{name}` from {BWD} does not match finite differences ({context}). "
-                   f"{QUESTION.trap(trap).explanation}" + (f"\n{details}" if details else ""),
+                   + (f"{factor} " if factor else "")
+                   + QUESTION.trap(trap).explanation + (f"\n{details}" if details else ""),
                    trap) from None
 
 
-def check_backward(ctx, net, names=GRADS, example=True):
+def expect_exact(ctx, net, dout, got, wrong, name):
+    """One gradient at inputs with exact zeros in z: against the reference's own gradient."""
+    x, W1, _, W2, _ = net
+    i = GRADS.index(name)
+    _, h, z = ctx.ref.mlp_forward(*net)
+    right = ctx.ref.mlp_backward(dout, x, z, h, W1, W2)[i]
+    traps: dict = {}
+    for trap, value in wrong[name]:
+        traps.setdefault(trap, []).append(value)
+    trap = ctx.match_trap(got, traps) if isinstance(got, np.ndarray) else None
+    if trap is not None and got.shape != right.shape:
+        raise Fail(f"`{name}` from {BWD} has shape {got.shape}, but {PARAMS[i]} has shape "
+                   f"{net[i].shape} ({where(net)}). {QUESTION.trap(trap).explanation}", trap)
+    got = ctx.as_array(name, got, right, BWD)
+    if ctx.close(got, right):
+        return
+    dh, _ = inside_gradients(ctx, dout, z, h, W2)
+    if i < 3 and ctx.close(got, first_layer_from(ctx, dh * (z >= 0), x, W1)[i]):
+        raise Fail(f"`{name}` from {BWD} is wrong only because of the pre-activations that are exactly "
+                   f"0 ({int((z == 0).sum())} of them, {where(net)}): your mask lets the gradient "
+                   "through there, as if it were z >= 0, but the ReLU's derivative at 0 is 0 (as in "
+                   f"PyTorch). {QUESTION.trap('relu-mask-wrong').explanation}", "relu-mask-wrong")
+    zero_units = (z == 0).any(axis=0)                                        # H
+    regions = {"dx": {"in the rows (examples) that have a z exactly 0": np.broadcast_to(
+                   (z == 0).any(axis=1, keepdims=True), right.shape)},
+               "dW1": {"in the columns of hidden units with a z exactly 0": np.broadcast_to(
+                   zero_units, right.shape)},
+               "db1": {"at hidden units with a z exactly 0": zero_units}}.get(name)
+    raise ctx.mismatch(name, got, right, BWD, traps, regions=regions)
+
+
+def check_backward(ctx, net, names=GRADS, example=True, exact=False):
     """Call the learner's backward with the reference's z and h; check the gradients ``names``
-    in backprop order (the second layer first)."""
+    in backprop order (the second layer first); ``exact``: against the reference's gradients
+    (inputs with exact zeros in z, see ``exact_zeros``), not finite differences."""
     x, W1, _, W2, _ = net
     out, h, z = ctx.ref.mlp_forward(*net)
     dout = upstream(ctx.rng, out.shape)
@@ -202,7 +260,9 @@ def check_backward(ctx, net, names=GRADS, example=True):
         raise
     wrong = wrong_gradients(ctx, dout, x, z, h, W1, W2)
     for name in ("dW2", "db2", "dW1", "db1", "dx"):
-        if name in names:
+        if name in names and exact:
+            expect_exact(ctx, net, dout, got[GRADS.index(name)], wrong, name)
+        elif name in names:
             expect_grad(ctx, net, dout, got[GRADS.index(name)], wrong, name, example)
 
 
@@ -268,6 +328,7 @@ def second_layer(ctx):
 ))
 def first_layer(ctx):
     check_backward(ctx, network(ctx.rng, 6, 4, 7, 3), names=("dW1", "db1"))
+    check_backward(ctx, exact_zeros(ctx.rng, 6, 4, 7, 3), names=("dW1", "db1"), exact=True)
 
 
 @QUESTION.check("dx flows back through W1^T", points=1, hints=(
@@ -276,6 +337,7 @@ def first_layer(ctx):
 ))
 def input_gradient(ctx):
     check_backward(ctx, network(ctx.rng, 6, 4, 7, 3), names=("dx",))
+    check_backward(ctx, exact_zeros(ctx.rng, 6, 4, 7, 3), names=("dx",), exact=True)
 
 
 @QUESTION.check("square layers (D_in = H = D_out): no shape error to catch a slip", points=2, hints=(
@@ -308,8 +370,8 @@ def inputs_unchanged(ctx):
     out, h, z = ctx.ref.mlp_forward(*net)
     dout = upstream(ctx.rng, out.shape)
     y = ctx.rng.standard_normal(out.shape)
-    calls = [(FWD, net, list(PARAMS)), (LOSS, (out, y), ["out", "y"]),
-             (BWD, (dout, x, z, h, W1, W2), ["dout", "x", "z", "h", "W1", "W2"])]
-    for fn, args, names in calls:
-        result = ctx.call(fn, *args, echo_args=True)
-        ctx.expect_unchanged(fn, result, list(args), names)
+    ctx.expect_inputs_unchanged([
+        (FWD, net, list(PARAMS), ctx.ref.mlp_forward(*net)),
+        (LOSS, (out, y), ["out", "y"], ctx.ref.mse_loss(out, y)),
+        (BWD, (dout, x, z, h, W1, W2), ["dout", "x", "z", "h", "W1", "W2"],
+         ctx.ref.mlp_backward(dout, x, z, h, W1, W2))])

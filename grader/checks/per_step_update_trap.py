@@ -67,10 +67,22 @@ def conv_inputs(rng, n, c_in, c_out, length, k):
 
 
 def forward_configs():
-    """Every stride 1-3 with every padding 0-2; channels, K and N vary; always K > stride."""
+    """Every stride 1-3 with every padding 0-2; channels, K and N vary; K > stride. Then the
+    boundary cases."""
     for i, (s, p) in enumerate((s, p) for s in (1, 2, 3) for p in (0, 1, 2)):
         yield dict(n=2 + i % 2, c_in=1 + i % 3, c_out=1 + (i + 1) % 3, length=8 + i,
                    k=s + 1 + i % 2, stride=s, padding=p)
+    yield from BOUNDARY
+
+
+# The edges the contract allows: K = 1; a stride longer than the filter (inputs between
+# windows that nothing reads); padding longer than the filter (windows that read only
+# zeros: their output is the bias); one window over the whole input (L_out = 1); L = 1.
+BOUNDARY = [dict(n=2, c_in=2, c_out=3, length=7, k=1, stride=1, padding=0),
+            dict(n=2, c_in=2, c_out=2, length=11, k=2, stride=3, padding=0),
+            dict(n=2, c_in=1, c_out=2, length=5, k=2, stride=1, padding=3),
+            dict(n=3, c_in=2, c_out=2, length=5, k=5, stride=1, padding=0),
+            dict(n=1, c_in=1, c_out=1, length=1, k=1, stride=1, padding=0)]
 
 
 # -- the known-wrong variants, all through the reference ----------------------------------
@@ -123,10 +135,20 @@ def named_trap(ctx, got, candidates) -> str | None:
     return None
 
 
-def fail_if_trap(ctx, name, got, fn, candidates, what="is wrong"):
+def fail_if_trap(ctx, name, got, fn, candidates, what="is wrong", right=None, counts=None):
+    """Name the trap ``got`` matches, if any; ``right`` (the reference's value) and ``counts``
+    let the feedback say by what factor it is off (e.g. L_out times too small)."""
     trap = named_trap(ctx, got, candidates)
     if trap is not None:
-        raise Fail(f"`{name}` from {fn} {what}. {QUESTION.trap(trap).explanation}", trap)
+        factor = ctx.factor_sentence(name, got, right, counts) if right is not None else None
+        raise Fail(f"`{name}` from {fn} {what}. " + (f"{factor} " if factor else "")
+                   + QUESTION.trap(trap).explanation, trap)
+
+
+def sizes(x, dout) -> dict:
+    """The sizes a wrong factor in a gradient may be, for the feedback."""
+    return {"N, the batch size": x.shape[0], "L_out, the number of output positions": dout.shape[2],
+            "N * L_out": x.shape[0] * dout.shape[2]}
 
 
 def expect_value(ctx, name, got, expected, fn, candidates=()):
@@ -140,14 +162,16 @@ def expect_value(ctx, name, got, expected, fn, candidates=()):
         raise
 
 
-def expect_gradient(ctx, name, got, f, at, dout, candidates=()):
-    """``got`` must be the gradient of <dout, f(at)>; else name the trap it matches, if any."""
+def expect_gradient(ctx, name, got, f, at, dout, candidates=(), right=None, counts=None):
+    """``got`` must be the gradient of <dout, f(at)>; else name the trap it matches, if any
+    (``right`` and ``counts`` as in ``fail_if_trap``)."""
     if isinstance(got, np.ndarray) and got.shape != at.shape:
         fail_if_trap(ctx, name, got, BWD, candidates)
     try:
-        ctx.expect_gradient(name, got, f, at, dout, BWD)
+        ctx.expect_gradient(name, got, f, at, dout, BWD, reference=right, counts=counts)
     except Fail:
-        fail_if_trap(ctx, name, got, BWD, candidates, what="does not match finite differences")
+        fail_if_trap(ctx, name, got, BWD, candidates, what="does not match finite differences",
+                     right=right, counts=counts)
         raise
 
 
@@ -182,7 +206,7 @@ def forward_values(ctx):
 def backward_dx(ctx):
     for cfg in [dict(n=2, c_in=3, c_out=2, length=11, k=4, stride=2, padding=1),
                 dict(n=3, c_in=2, c_out=3, length=12, k=4, stride=3, padding=0),
-                dict(n=2, c_in=2, c_out=2, length=9, k=3, stride=1, padding=2)]:
+                dict(n=2, c_in=2, c_out=2, length=9, k=3, stride=1, padding=2)] + BOUNDARY:
         x, w, b, dout, (dx, _, _) = backward_case(ctx, **cfg)
         s, p = cfg["stride"], cfg["padding"]
         traps = [("kernel-flip", ctx.ref.conv1d_backward(dout, x, w[:, :, ::-1], s, p)[0])]
@@ -198,11 +222,12 @@ def backward_dx(ctx):
 ))
 def backward_dw(ctx):
     for cfg in [dict(n=3, c_in=2, c_out=2, length=13, k=3, stride=2, padding=1),
-                dict(n=2, c_in=3, c_out=2, length=14, k=5, stride=3, padding=2)]:
+                dict(n=2, c_in=3, c_out=2, length=14, k=5, stride=3, padding=2)] + BOUNDARY[:3]:
         x, w, b, dout, (_, dw, _) = backward_case(ctx, **cfg)
         s, p = cfg["stride"], cfg["padding"]
         dw_traps, _ = param_traps(ctx.ref, dout, x, w, s, p)
-        expect_gradient(ctx, "dw", dw, lambda z: ctx.ref.conv1d_forward(x, z, b, s, p), w, dout, dw_traps)
+        expect_gradient(ctx, "dw", dw, lambda z: ctx.ref.conv1d_forward(x, z, b, s, p), w, dout, dw_traps,
+                        right=ctx.ref.conv1d_backward(dout, x, w, s, p)[1], counts=sizes(x, dout))
 
 
 @QUESTION.check("db sums over every position and example (finite differences)", points=1, hints=(
@@ -211,11 +236,12 @@ def backward_dw(ctx):
 ))
 def backward_db(ctx):
     for cfg in [dict(n=3, c_in=2, c_out=3, length=12, k=3, stride=2, padding=1),
-                dict(n=2, c_in=1, c_out=2, length=10, k=4, stride=3, padding=2)]:
+                dict(n=2, c_in=1, c_out=2, length=10, k=4, stride=3, padding=2)] + BOUNDARY[2:3]:
         x, w, b, dout, (_, _, db) = backward_case(ctx, **cfg)
         s, p = cfg["stride"], cfg["padding"]
         _, db_traps = param_traps(ctx.ref, dout, x, w, s, p)
-        expect_gradient(ctx, "db", db, lambda z: ctx.ref.conv1d_forward(x, w, z, s, p), b, dout, db_traps)
+        expect_gradient(ctx, "db", db, lambda z: ctx.ref.conv1d_forward(x, w, z, s, p), b, dout, db_traps,
+                        right=ctx.ref.conv1d_backward(dout, x, w, s, p)[2], counts=sizes(x, dout))
 
 
 @QUESTION.check("training: SGD with your backward recovers a planted filter", points=2, hints=(
@@ -265,7 +291,6 @@ def training(ctx):
 def inputs_unchanged(ctx):
     x, w, b = conv_inputs(ctx.rng, 2, 2, 3, 9, 3)
     dout = upstream(ctx.rng, ctx.ref.conv1d_forward(x, w, b, 2, 1).shape)
-    for fn, args, names in ((FWD, (x, w, b, 2, 1), ["x", "w", "b"]),
-                            (BWD, (dout, x, w, 2, 1), ["dout", "x", "w"])):
-        result = ctx.call(fn, *args, echo_args=True)
-        ctx.expect_unchanged(fn, result, list(args), names)
+    ctx.expect_inputs_unchanged([
+        (FWD, (x, w, b, 2, 1), ["x", "w", "b"], ctx.ref.conv1d_forward(x, w, b, 2, 1)),
+        (BWD, (dout, x, w, 2, 1), ["dout", "x", "w"], ctx.ref.conv1d_backward(dout, x, w, 2, 1))])

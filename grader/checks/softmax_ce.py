@@ -10,15 +10,16 @@ from __future__ import annotations
 import numpy as np
 
 from grader import gradcheck
+from grader.context import same_answer
 from grader.question import Fail, Question, Trap
 
 CE, JAC = "softmax_cross_entropy", "softmax_jacobian"
 ONE = np.float64(1.0)  # the loss is the output itself: no upstream gradient to contract with
 
 QUESTION = Question("softmax_ce", "Derive and implement d(loss)/d(logits) = softmax - onehot", traps=[
-    Trap("batch-not-averaged", "Your gradient is N times too large: the loss is the mean over the "
-         "batch, so every row's gradient carries a factor 1 / N. Divide by the batch size (and "
-         "make sure the loss itself is the mean of the row losses, not their sum)."),
+    Trap("batch-not-averaged", "The loss is the mean of the row losses over the batch, not their "
+         "sum: divide the summed loss by the batch size N, and the gradient of every row then "
+         "carries the same factor 1 / N."),
     Trap("overflow", "With large logits your answer overflows (exp of 1e4 is inf) or divides 0 by 0, "
          "or an epsilon inside the log hides it and gives the wrong loss. Subtract each row's "
          "max before exponentiating, and take the loss from the log-softmax (shifted logit minus "
@@ -29,9 +30,10 @@ QUESTION = Question("softmax_ce", "Derive and implement d(loss)/d(logits) = soft
     Trap("sign-flipped", "Your answer has the wrong sign: one-hot minus softmax is the direction "
          "that increases the loss. The gradient of the cross-entropy is softmax minus one-hot; "
          "the loss is minus the mean log-probability of the true class, a positive number."),
-    Trap("jacobian-diag-only", "Your Jacobian keeps only the diagonal p_i (1 - p_i). Every "
-         "probability depends on every logit through the shared normaliser, so each off-diagonal "
-         "entry is -p_i p_j: subtract the outer product of p with itself from diag(p)."),
+    Trap("jacobian-diag-only", "Your Jacobian is diagonal: every entry off the diagonal is 0. "
+         "Every probability depends on every logit through the shared normaliser, so each "
+         "off-diagonal entry is -p_i p_j: the Jacobian is diag(p) minus the outer product of p "
+         "with itself (and its diagonal is p_i (1 - p_i), not p_i)."),
 ])
 
 
@@ -98,13 +100,15 @@ def wrong_dlogits(ctx, logits, labels):
 
 
 def wrong_losses(ctx, logits, labels):
-    """(trap, loss) pairs: a summed loss, a negated one, and log(p + eps) for common epsilons."""
+    """(trap, loss) pairs: a summed loss and a negated one. (A log(p + eps) is named by its
+    behaviour, right on moderate logits and wrong on huge ones: see ``huge_logits``.)"""
     loss, _ = reference(ctx, logits, labels)
-    p_true = softmax_rows(ctx, logits, labels)[np.arange(len(labels)), labels]
-    pairs = [("batch-not-averaged", loss * len(labels)), ("sign-flipped", -loss)]
-    for eps in (1e-7, 1e-8, 1e-9, 1e-10, 1e-12, 1e-15, 1e-16, 1e-20, 1e-30, 1e-300):
-        pairs.append(("overflow", float(-np.mean(np.log(p_true + eps)))))
-    return pairs
+    return [("batch-not-averaged", loss * len(labels)), ("sign-flipped", -loss)]
+
+
+def batch(logits) -> dict:
+    """The sizes a wrong factor may be, for the feedback (``feedback.describe_factor``)."""
+    return {"N, the batch size": logits.shape[0]}
 
 
 def first_match(ctx, got, pairs):
@@ -139,8 +143,10 @@ def expect_loss(ctx, loss, logits, labels):
         return
     trap = first_match(ctx, loss, wrong_losses(ctx, logits, labels))
     why = f" {QUESTION.trap(trap).explanation}" if trap else ""
-    raise Fail(f"the loss from {CE} is {loss:.6g}, expected {expected:.6g} "
-               f"(N={logits.shape[0]}, K={logits.shape[1]}).{why}", trap)
+    factor = ctx.factor_sentence("loss", np.float64(loss), np.float64(expected), batch(logits))
+    raise Fail(f"the loss from {CE} is {loss + 0.0:.6g}, expected {expected + 0.0:.6g} "
+               f"(N={logits.shape[0]}, K={logits.shape[1]})." + (f" {factor}" if factor else "")
+               + why, trap)
 
 
 def expect_dlogits(ctx, dlogits, logits, labels):
@@ -153,9 +159,10 @@ def expect_dlogits(ctx, dlogits, logits, labels):
         trap = first_match(ctx, dlogits, wrong_dlogits(ctx, logits, labels))
         if trap is None:
             raise
+        factor = ctx.factor_sentence("dlogits", dlogits, reference(ctx, logits, labels)[1], batch(logits))
         raise Fail(f"`dlogits` from {CE} does not match finite differences "
-                   f"(N={logits.shape[0]}, K={logits.shape[1]}). {QUESTION.trap(trap).explanation}",
-                   trap) from None
+                   f"(N={logits.shape[0]}, K={logits.shape[1]}). " + (f"{factor} " if factor else "")
+                   + QUESTION.trap(trap).explanation, trap) from None
 
 
 def expect_values(ctx, name, got, expected, fn, pairs):
@@ -163,10 +170,8 @@ def expect_values(ctx, name, got, expected, fn, pairs):
     got = ctx.as_array(name, got, expected, fn)
     if ctx.close(got, expected):
         return
-    trap = first_match(ctx, got, pairs)
-    if trap is not None:
-        raise Fail(f"`{name}` from {fn} is wrong. {QUESTION.trap(trap).explanation}", trap)
-    raise ctx.mismatch(name, got, expected, fn)
+    counts = batch(got) if got.ndim == 2 and fn == CE else None
+    raise ctx.mismatch(name, got, expected, fn, counts=counts, trap=first_match(ctx, got, pairs))
 
 
 def non_finite(value) -> bool:
@@ -186,9 +191,16 @@ def check_ce(ctx, logits, labels):
 
 def expect_jacobian(ctx, z, example=False):
     """J must be symmetric and match central differences of the reference softmax."""
-    got = ctx.as_array("J", ctx.call(JAC, z), np.zeros((z.size, z.size)), JAC)
+    got = ctx.call(JAC, z)
+    if non_finite(got):
+        raise overflowed(JAC)
+    got = ctx.as_array("J", got, np.zeros((z.size, z.size)), JAC)
     expected = ctx.ref.softmax_jacobian(z)
     inputs = {"z": z}
+    off = ~np.eye(z.size, dtype=bool)
+    if off.any() and np.allclose(got[off], 0.0, atol=1e-12) and not np.allclose(expected[off], 0.0, atol=1e-12):
+        raise Fail(f"`J` from {JAC} is wrong (K={z.size}). {QUESTION.trap('jacobian-diag-only').explanation}"
+                   + (f"\n{ctx.example(inputs, expected, got)}" if example else ""), "jacobian-diag-only")
     if not np.allclose(got, got.T, rtol=gradcheck.GRAD_RTOL, atol=1e-12):
         raise Fail(f"`J` from {JAC} is not symmetric (K={z.size}): d p_i / d z_j must equal "
                    "d p_j / d z_i." + (f"\n{ctx.example(inputs, expected, got)}" if example else ""))
@@ -211,6 +223,15 @@ def loss_and_gradient(ctx):
         check_ce(ctx, *moderate(ctx.rng, n, k))
 
 
+def right_on_moderate_logits(ctx) -> bool:
+    """Whether the learner's cross-entropy is right on logits of moderate size: then a wrong
+    answer on huge ones is the overflow family, whatever its form (no max subtraction, a
+    log(p + eps) with any small eps, a clipped probability)."""
+    logits, labels = moderate(ctx.rng, 6, 10)
+    result = ctx.sandbox.call(CE, logits, labels)
+    return result.ok and same_answer(result.value, ctx.ref.softmax_cross_entropy(logits, labels))
+
+
 @QUESTION.check("logits up to +-1e4: finite and correct", points=2, hints=(
     "What is exp(1e4) in float64? And exp(-1e4)?",
     "Softmax does not change when you subtract the same number from every logit of a row.",
@@ -221,27 +242,30 @@ def huge_logits(ctx):
     loss, dlogits = call_ce(ctx, logits, labels)
     if not np.isfinite(loss) or non_finite(dlogits):
         raise overflowed(CE)
-    expect_loss(ctx, loss, logits, labels)
-    _, expected = reference(ctx, logits, labels)
-    expect_values(ctx, "dlogits", dlogits, expected, CE, wrong_dlogits(ctx, logits, labels))
-    for z in (huge(ctx.rng, 3, 6)[0].reshape(-1), 1e4 + ctx.rng.standard_normal(5),
-              -1e4 + ctx.rng.standard_normal(5)):
-        got = ctx.call(JAC, z)
-        if non_finite(got):
-            raise overflowed(JAC)
-        expected = ctx.ref.softmax_jacobian(z)
-        expect_values(ctx, "J", got, expected, JAC, [("jacobian-diag-only", np.diag(np.diag(expected)))])
+    try:
+        expect_loss(ctx, loss, logits, labels)
+        _, expected = reference(ctx, logits, labels)
+        expect_values(ctx, "dlogits", dlogits, expected, CE, wrong_dlogits(ctx, logits, labels))
+    except Fail as fail:
+        if fail.trap is None and right_on_moderate_logits(ctx):
+            raise Fail(f"{fail.feedback} Your answer is right for logits of moderate size, so it is "
+                       f"their size that breaks it. {QUESTION.trap('overflow').explanation}",
+                       "overflow") from None
+        raise
 
 
 @QUESTION.check("edge shapes: N = 1, K = 1, K = 2", points=1, hints=(
     "With one class the softmax is 1 whatever the logit: the loss and its gradient are 0.",
     "Do your reductions keep working when a dimension has size 1?",
+    "A row of equal logits is a uniform softmax, 1 / K each; a tie at the top is no special case.",
 ))
 def edge_shapes(ctx):
     for n, k in ((1, 6), (5, 1), (4, 2), (1, 1), (1, 2)):
         check_ce(ctx, *moderate(ctx.rng, n, k))
-    for k in (1, 2):
-        expect_jacobian(ctx, ctx.rng.standard_normal(k))
+    # exact ties: rows of equal logits (zeros among them) and the true class tied at the top
+    logits = np.array([[0.0, 0.0, 0.0, 0.0], [2.5, 2.5, 2.5, 2.5], [3.0, 3.0, -1.0, 0.5],
+                       [-2.0, 1.0, 1.0, 1.0]])
+    check_ce(ctx, logits, np.array([2, 0, 1, 3], dtype=np.int64))
 
 
 @QUESTION.check("vocabulary-sized rows (K = 32768)", points=1, hints=(
@@ -266,8 +290,8 @@ def rows_sum_to_zero(ctx):
     worst = int(np.argmax(np.abs(sums)))
     if abs(sums[worst]) <= 1e-10:
         # Zero sums alone would pass an all-zeros answer: the values must be right too.
-        ctx.expect_array("dlogits", dlogits, ctx.ref.softmax_cross_entropy(logits, labels)[1], CE,
-                         traps=wrong_dlogits(ctx, logits, labels))
+        expect_values(ctx, "dlogits", dlogits, reference(ctx, logits, labels)[1], CE,
+                      wrong_dlogits(ctx, logits, labels))
         return
     trap = first_match(ctx, dlogits, wrong_dlogits(ctx, logits, labels))
     why = QUESTION.trap(trap).explanation if trap else (
@@ -278,10 +302,22 @@ def rows_sum_to_zero(ctx):
 @QUESTION.check("softmax_jacobian: symmetric and matches finite differences", points=2, hints=(
     "Each p_i depends on every z_j through the shared sum of exponentials.",
     "Use the quotient rule for i = j and for i != j separately, then write both as one matrix.",
+    "With one logit the softmax is 1 whatever z is: its Jacobian is [[0]]. Large z must not overflow.",
 ))
 def jacobian(ctx):
     for k in (3, 6, 12):
         expect_jacobian(ctx, ctx.rng.standard_normal(k) * 2.0, example=(k == 3))
+    for k in (1, 2):  # the edges: one logit (J = [[0]]), two
+        expect_jacobian(ctx, ctx.rng.standard_normal(k))
+    expect_jacobian(ctx, np.full(4, 0.5))  # a tie everywhere: the uniform softmax
+    # logits up to +-1e4: exact against the reference (finite differences lose all precision)
+    for z in (huge(ctx.rng, 3, 6)[0].reshape(-1), 1e4 + ctx.rng.standard_normal(5),
+              -1e4 + ctx.rng.standard_normal(5)):
+        got = ctx.call(JAC, z)
+        if non_finite(got):
+            raise overflowed(JAC)
+        expected = ctx.ref.softmax_jacobian(z)
+        expect_values(ctx, "J", got, expected, JAC, [("jacobian-diag-only", np.diag(np.diag(expected)))])
 
 
 @QUESTION.check("inputs left unchanged", points=1, hints=(
@@ -290,6 +326,6 @@ def jacobian(ctx):
 def inputs_unchanged(ctx):
     logits, labels = moderate(ctx.rng, 4, 6)
     z = ctx.rng.standard_normal(5) + 3.0
-    for fn, args, names in ((CE, (logits, labels), ["logits", "labels"]), (JAC, (z,), ["z"])):
-        result = ctx.call(fn, *args, echo_args=True)
-        ctx.expect_unchanged(fn, result, list(args), names)
+    ctx.expect_inputs_unchanged([
+        (CE, (logits, labels), ["logits", "labels"], ctx.ref.softmax_cross_entropy(logits, labels)),
+        (JAC, (z,), ["z"], ctx.ref.softmax_jacobian(z))])

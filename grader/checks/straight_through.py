@@ -135,7 +135,8 @@ def _backward(ctx, x, scale, qmin, qmax):
     ctx.expect_gradient("dx", dx, surrogate(ctx, scale, qmin, qmax), x, dout, BWD,
                         traps=backward_traps(dout),
                         reference=ctx.ref.fake_quant_backward(dout, x, scale, qmin, qmax),
-                        regions=regions(x, scale, qmin, qmax), example=backward_example(ctx))
+                        regions=regions(x, scale, qmin, qmax), example=backward_example(ctx),
+                        counts={"1 / scale, the grid's steps per unit of x": 1 / scale})
 
 
 @QUESTION.check("forward: round to the grid, clip to [qmin, qmax], scale back", points=2, hints=(
@@ -182,7 +183,9 @@ def forward_ties(ctx):
     "Inside the range, dx is dout itself, unchanged: no factor of scale, no rounding.",
 ))
 def backward_inside(ctx):
-    _backward(ctx, draw(ctx.rng, (4, 50), 0.1, -128, 127, outside=0.0), 0.1, -128, 127)
+    # Mostly inside the range, with a few clipped entries: a backward that returns dout as it
+    # came (right inside, wrong outside) must not pass for a straight-through estimator.
+    _backward(ctx, draw(ctx.rng, (4, 50), 0.1, -128, 127, outside=0.05), 0.1, -128, 127)
 
 
 @QUESTION.check("backward: no gradient where the forward clipped", points=2, hints=(
@@ -213,10 +216,11 @@ def backward_ends(ctx):
     dx = ctx.call(BWD, dout, x, scale, qmin, qmax)
     ctx.expect_array("dx", dx, ctx.ref.fake_quant_backward(dout, x, scale, qmin, qmax), BWD,
                      traps=backward_traps(dout), regions=regions(x, scale, qmin, qmax),
-                     example=backward_example(ctx, ends=True))
+                     example=backward_example(ctx, ends=True),
+                     counts={"1 / scale, the grid's steps per unit of x": 1 / scale})
 
 
-@QUESTION.check("any shape: 1-D, 4-D and a large tensor", points=1, hints=(
+@QUESTION.check("any shape, forward and backward: 1-D, 4-D and a large tensor", points=1, hints=(
     "Both functions work element by element: the shape of x should not matter.",
     "Return arrays of the same shape as x; avoid reshapes that assume two dimensions.",
     "Vectorise with numpy: a Python loop over a large tensor is slow.",
@@ -238,7 +242,7 @@ def inputs_unchanged(ctx):
     scale, qmin, qmax = 0.1, -8, 7
     x = draw(ctx.rng, (4, 6), scale, qmin, qmax)
     dout = upstream(ctx.rng, x.shape)
-    for fn, args, names in ((FWD, (x, scale, qmin, qmax), ["x"]),
-                            (BWD, (dout, x, scale, qmin, qmax), ["dout", "x"])):
-        result = ctx.call(fn, *args, echo_args=True)
-        ctx.expect_unchanged(fn, result, list(args), names)
+    ctx.expect_inputs_unchanged([
+        (FWD, (x, scale, qmin, qmax), ["x"], ctx.ref.fake_quant_forward(x, scale, qmin, qmax)),
+        (BWD, (dout, x, scale, qmin, qmax), ["dout", "x"],
+         ctx.ref.fake_quant_backward(dout, x, scale, qmin, qmax))])

@@ -1,0 +1,29 @@
+# question: per_step_update_trap
+# expect: wrong
+# dx keeps the padded ends: it has L + 2 * padding entries, not L.
+import numpy as np
+
+
+def conv1d_forward(x, w, b, stride, padding):
+    n, c_in, length = x.shape
+    c_out, _, k = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (padding, padding)))
+    l_out = (length + 2 * padding - k) // stride + 1
+    out = np.zeros((n, c_out, l_out))
+    for t in range(l_out):
+        window = xp[:, :, t * stride:t * stride + k]             # N, C_in, K
+        out[:, :, t] = np.tensordot(window, w, axes=([1, 2], [1, 2])) + b
+    return out
+
+
+def conv1d_backward(dout, x, w, stride, padding):
+    k = w.shape[2]
+    xp = np.pad(x, ((0, 0), (0, 0), (padding, padding)))
+    dxp = np.zeros_like(xp)
+    dw = np.zeros_like(w)
+    for t in range(dout.shape[2]):
+        window = xp[:, :, t * stride:t * stride + k]
+        g = dout[:, :, t]
+        dw += np.tensordot(g, window, axes=([0], [0]))
+        dxp[:, :, t * stride:t * stride + k] += np.tensordot(g, w, axes=([1], [0]))
+    return dxp, dw, dout.sum(axis=(0, 2))

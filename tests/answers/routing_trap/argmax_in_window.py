@@ -1,0 +1,49 @@
+# question: routing_trap
+# expect: trap=argmax-in-window
+# argmax is stored as the winner's position inside its k x k window (0 .. k*k - 1), and the
+# backward reads it that way; the contract wants the flat index h * W + w in the plane.
+import numpy as np
+
+
+def maxpool2d_forward(x, kernel_size, stride):
+    n, c, h, w = x.shape
+    k, s = kernel_size, stride
+    ho, wo = (h - k) // s + 1, (w - k) // s + 1
+    out = np.zeros((n, c, ho, wo))
+    argmax = np.zeros((n, c, ho, wo), dtype=np.int64)
+    for i in range(ho):
+        for j in range(wo):
+            win = x[:, :, i * s:i * s + k, j * s:j * s + k].reshape(n, c, k * k)
+            out[:, :, i, j] = win.max(axis=2)
+            argmax[:, :, i, j] = win.argmax(axis=2)
+    return out, argmax
+
+
+def maxpool2d_backward(dout, argmax, input_shape, kernel_size, stride):
+    n, c, h, w = input_shape
+    k, s = kernel_size, stride
+    dx = np.zeros((n, c, h, w))
+    for b in range(n):
+        for ch in range(c):
+            for i in range(dout.shape[2]):
+                for j in range(dout.shape[3]):
+                    dy, dxx = divmod(int(argmax[b, ch, i, j]), k)
+                    dx[b, ch, i * s + dy, j * s + dxx] += dout[b, ch, i, j]
+    return dx
+
+
+def avgpool2d_forward(x, kernel_size, stride):
+    k, s = kernel_size, stride
+    ho, wo = (x.shape[2] - k) // s + 1, (x.shape[3] - k) // s + 1
+    return sum(x[:, :, dy:dy + s * (ho - 1) + 1:s, dx:dx + s * (wo - 1) + 1:s]
+               for dy in range(k) for dx in range(k)) / (k * k)
+
+
+def avgpool2d_backward(dout, input_shape, kernel_size, stride):
+    k, s = kernel_size, stride
+    ho, wo = dout.shape[2:]
+    dx = np.zeros(tuple(input_shape))
+    for dy in range(k):
+        for dxx in range(k):
+            dx[:, :, dy:dy + s * (ho - 1) + 1:s, dxx:dxx + s * (wo - 1) + 1:s] += dout / (k * k)
+    return dx

@@ -1,0 +1,53 @@
+# question: routing_trap
+# expect: trap=tie-split
+# The backward looks at the input again (cached by the forward) and splits each window's
+# gradient equally among its tied maxima, instead of routing it to the argmax alone.
+import numpy as np
+
+_seen = {}
+
+
+def maxpool2d_forward(x, kernel_size, stride):
+    _seen["x"] = x.copy()
+    n, c, h, w = x.shape
+    k, s = kernel_size, stride
+    ho, wo = (h - k) // s + 1, (w - k) // s + 1
+    out = np.zeros((n, c, ho, wo))
+    argmax = np.zeros((n, c, ho, wo), dtype=np.int64)
+    for i in range(ho):
+        for j in range(wo):
+            win = x[:, :, i * s:i * s + k, j * s:j * s + k].reshape(n, c, k * k)
+            local = win.argmax(axis=2)
+            out[:, :, i, j] = win.max(axis=2)
+            argmax[:, :, i, j] = (i * s + local // k) * w + j * s + local % k
+    return out, argmax
+
+
+def maxpool2d_backward(dout, argmax, input_shape, kernel_size, stride):
+    x = _seen["x"]
+    k, s = kernel_size, stride
+    dx = np.zeros(tuple(input_shape))
+    for i in range(dout.shape[2]):
+        for j in range(dout.shape[3]):
+            win = x[:, :, i * s:i * s + k, j * s:j * s + k]
+            top = win == win.max(axis=(2, 3), keepdims=True)
+            share = dout[:, :, i, j, None, None] / top.sum(axis=(2, 3), keepdims=True)
+            dx[:, :, i * s:i * s + k, j * s:j * s + k] += top * share
+    return dx
+
+
+def avgpool2d_forward(x, kernel_size, stride):
+    k, s = kernel_size, stride
+    ho, wo = (x.shape[2] - k) // s + 1, (x.shape[3] - k) // s + 1
+    return sum(x[:, :, dy:dy + s * (ho - 1) + 1:s, dx:dx + s * (wo - 1) + 1:s]
+               for dy in range(k) for dx in range(k)) / (k * k)
+
+
+def avgpool2d_backward(dout, input_shape, kernel_size, stride):
+    k, s = kernel_size, stride
+    ho, wo = dout.shape[2:]
+    dx = np.zeros(tuple(input_shape))
+    for dy in range(k):
+        for dxx in range(k):
+            dx[:, :, dy:dy + s * (ho - 1) + 1:s, dxx:dxx + s * (wo - 1) + 1:s] += dout / (k * k)
+    return dx

@@ -1,0 +1,64 @@
+"""The answer corpus: every tests/answers/<id>/*.py with an `# expect:` header gets what it says.
+
+A corpus answer is written the way people really write them (loops, vectorised, class-based,
+PyTorch, ported from a course's API). It starts with comments that hold
+
+    # question: <id>                              (a complete answer; without it, a snippet
+                                                   appended to the solution's code)
+    # expect: full | trap=<trap-id> | wrong
+
+``full``: full marks. ``trap=<id>``: loses points, and a failed check names that trap.
+``wrong``: loses points (no particular trap). Whatever it gets, no check may break on it: an
+answer is always judged by a sentence, never by an internal error. The reading and grading
+are `grade validate`'s own (grader/authoring/corpus.py), so this test and validate agree;
+files without the header (most trap snippets) are left to the questions' own tests.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import REPO, solution_source
+from grader.authoring import corpus
+from grader.checks import load_question
+from grader.questions import solution_notebooks
+
+QUESTIONS = ["routing_trap", "per_step_update_trap", "vram_trap", "softmax_ce", "mlp_backprop",
+             "tape_autodiff", "forward_vs_reverse", "straight_through"]
+BROKEN = ("could not be checked", "internal grader error")
+
+
+def with_header():
+    for question in solution_notebooks(REPO):
+        traps = [t.id for t in load_question(question, REPO).traps]
+        for answer in corpus.answers(REPO, question, traps):
+            if corpus.header_expectation(answer.path.read_text(encoding="utf-8")):
+                yield pytest.param(question, answer, id=f"{question}/{answer.path.stem}")
+
+
+@pytest.mark.parametrize("question, answer", list(with_header()))
+def test_answer_gets_what_it_expects(question, answer):
+    if re.search(r"^\s*(import|from) torch", answer.path.read_text(encoding="utf-8"), re.M):
+        pytest.importorskip("torch")
+    result = corpus.grade_answer(answer, question, REPO, seed=1234, base=solution_source(question))
+    broken = [(t.name, t.feedback) for t in result.tests
+              if any(b in t.feedback.lower() for b in BROKEN)]
+    assert not broken, broken
+    assert result.error is None, result.error
+    failing = [(t.name, t.trap, t.feedback[:300]) for t in result.tests if not t.passed]
+    if answer.kind == "full":
+        assert result.score == result.max_score, failing
+        return
+    assert result.score < result.max_score, "a wrong answer gets full marks"
+    if answer.kind == "trap":
+        assert answer.trap in {t.trap for t in result.tests if not t.passed}, failing
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_each_question_has_right_and_wrong_answers(question):
+    """At least 3 right and 5 wrong complete answers, so a change to the checks meets real code."""
+    traps = [t.id for t in load_question(question, REPO).traps]
+    kinds = [a.kind for a in corpus.answers(REPO, question, traps)
+             if a.complete and corpus.header_expectation(a.path.read_text(encoding="utf-8"))]
+    assert kinds.count("full") >= 3 and len(kinds) - kinds.count("full") >= 5, kinds
