@@ -26,8 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from grader.notebook import graded_code, parse_notebook  # noqa: E402
-from grader.questions import exercise_path, solution_notebooks  # noqa: E402
+from grader.loading.notebook import graded_code, parse_notebook  # noqa: E402
+from grader.loading.questions import exercise_path, solution_notebooks  # noqa: E402
 
 
 def questions_with_checks() -> list[str]:

@@ -29,7 +29,7 @@ LARGE = (32, 4096, 64, True)
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.reference import load_solution
+    from grader.loading.reference import load_solution
     from kernels import attention_backward as ab
     ref = load_solution("attention_backward")
     dtype = np.dtype(dtype)

@@ -37,7 +37,7 @@ NAMES = ("dW1", "db1", "dW2", "db2")
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.reference import load_solution
+    from grader.loading.reference import load_solution
     from kernels import grad_accumulation as ga
     ref = load_solution("grad_accumulation")
     dtype = np.dtype(dtype)

@@ -21,7 +21,7 @@ EPS = 1e-5
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.reference import load_solution
+    from grader.loading.reference import load_solution
     from kernels import layernorm_backward as ln
     ref = load_solution("layernorm_backward")
     dtype = np.dtype(dtype)

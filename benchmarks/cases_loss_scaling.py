@@ -33,7 +33,7 @@ LR = 0.01
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.reference import load_solution
+    from grader.loading.reference import load_solution
     from kernels import loss_scaling as ls
     ref = load_solution("loss_scaling")
     dtype = np.dtype(dtype)

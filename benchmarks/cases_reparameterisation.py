@@ -21,7 +21,7 @@ TAU = 0.5
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.reference import load_solution
+    from grader.loading.reference import load_solution
     from kernels import reparameterisation as rp
     ref = load_solution("reparameterisation")
     dtype = np.dtype(dtype)

@@ -66,14 +66,14 @@ def main():
     total = median_of(args.runs, lambda: timed([grade, str(SOLUTION)]))
     python = median_of(args.runs, lambda: timed([sys.executable, "-c", "pass"]))
     imports = median_of(args.runs, lambda: timed(
-        [sys.executable, "-c", "import grader.cli, grader.engine, grader.checks.routing_trap"]))
+        [sys.executable, "-c", "import grader.cli, grader.engine.run, grader.checks.routing_trap"]))
     child = median_of(args.runs, child_start)
     rows = [("`grade` total (cold process)", total),
             ("  interpreter start-up", python),
             ("  imports of the grade path", imports - python),
             ("  child start (spawn, numpy, Landlock)", child),
             ("  reading, reference and checks (the rest)", total - imports - child)]
-    from grader.questions import solution_notebooks
+    from grader.loading.questions import solution_notebooks
     per_question = [(qid, median_of(args.runs, lambda p=path: timed([grade, str(p)])))
                     for qid, path in solution_notebooks().items()]
     ratio = ""

@@ -67,7 +67,7 @@ def on_torch(device, *arrays):
 def pool_cases(sizes, dtype, rng):
     from numba import cuda
     from numba.cuda.cudadrv.driver import device_memset
-    from grader.reference import load_solution
+    from grader.loading.reference import load_solution
     from kernels import routing_trap as rt
     ref = load_solution("routing_trap")
     N, C, H, W, k, s = sizes.pool
@@ -133,7 +133,7 @@ def pool_cases(sizes, dtype, rng):
 
 def conv_cases(sizes, dtype, rng):
     from numba import cuda
-    from grader.reference import load_solution
+    from grader.loading.reference import load_solution
     from kernels import per_step_update_trap as ps
     ref = load_solution("per_step_update_trap")
     N, C_in, C_out, L, K, stride, pad = sizes.conv
@@ -185,7 +185,7 @@ def conv_cases(sizes, dtype, rng):
 
 def ce_cases(sizes, dtype, rng):
     from numba import cuda
-    from grader.reference import load_solution
+    from grader.loading.reference import load_solution
     from kernels import softmax_ce as sc
     ref = load_solution("softmax_ce")
     N, K = sizes.ce
@@ -224,7 +224,7 @@ def ce_cases(sizes, dtype, rng):
 
 def linear_cases(sizes, dtype, rng):
     from numba import cuda
-    from grader.reference import load_solution
+    from grader.loading.reference import load_solution
     from kernels import vram_trap as vt
     ref = load_solution("vram_trap")
     N, D_in, D_out = sizes.linear

@@ -102,7 +102,7 @@ def check(submissions, question, seed, as_json, hint, limits, questions_dir):
 
     Your best score and the hints you have seen are kept in this folder's
     .backprop_traps_history.json (not with --json)."""
-    from grader.engine import grade_path  # imported here so `grade --help` stays instant
+    from grader.engine.run import grade_path  # imported here so `grade --help` stays instant
 
     if hint and as_json:
         raise click.UsageError("--hint shows text for a person; it cannot go with --json")
@@ -113,7 +113,7 @@ def check(submissions, question, seed, as_json, hint, limits, questions_dir):
         docs = [r.to_json() for r in results]
         click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
         return
-    from grader.report import render
+    from grader.learner.report import render
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     click.echo("\n\n".join(render(r, color) for r in results), color=color)
     follow_up = learner.after_grading(results, hint, color)

@@ -50,7 +50,7 @@ def run_hidden_checks(question: str, namespace: dict, seed: int | None = None, r
     if path is None and not inside_nbgrader():
         print(OUTSIDE)
         return None
-    from grader.report import render
+    from grader.learner.report import render
 
     with warnings.catch_warnings():  # a cell with anything on stderr gets 0 from nbgrader
         warnings.simplefilter("ignore")
@@ -63,7 +63,7 @@ def run_hidden_checks(question: str, namespace: dict, seed: int | None = None, r
 
 
 def _grade(question, namespace, seed, root, path):
-    from grader.engine import grade_path
+    from grader.engine.run import grade_path
     from grader.notebook_grade import find_notebook
 
     notebook = find_notebook(question, path)
@@ -99,10 +99,10 @@ def _in_process(question, namespace, seed, root):
     """The last resort: the question's checks on ``namespace``'s functions, in this process."""
     from grader.authoring.in_process import InProcessCaller, run_checks
     from grader.checks import load_question
-    from grader.engine import DEFAULT_SEED
-    from grader.questions import questions_root
-    from grader.reference import load_solution
-    from grader.results import GradeResult
+    from grader.engine.run import DEFAULT_SEED
+    from grader.loading.questions import questions_root
+    from grader.loading.reference import load_solution
+    from grader.engine.results import GradeResult
 
     root = questions_root(root)
     seed = DEFAULT_SEED if seed is None else seed

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from grader.notebook import NotebookError, cell_source, is_graded_code, notebook_question, parse_notebook
+from grader.loading.notebook import NotebookError, cell_source, is_graded_code, notebook_question, parse_notebook
 
 
 def _kernel():
@@ -87,7 +87,7 @@ def find_notebook(question: str | None = None, path: str | os.PathLike | None = 
         return found
     if question is None:
         return None
-    from grader.questions import exercise_path, solution_notebooks, solution_path
+    from grader.loading.questions import exercise_path, solution_notebooks, solution_path
     if question not in solution_notebooks():
         return None
     name = solution_path(question).name
@@ -113,9 +113,9 @@ def grade_this_notebook(question: str | None = None, path: str | os.PathLike | N
         print("(nbgrader is running this notebook: its autograded cells do the grading)")
         return
     from grader.commands.learner import after_grading
-    from grader.engine import grade_path
-    from grader.questions import solution_notebooks
-    from grader.report import render
+    from grader.engine.run import grade_path
+    from grader.loading.questions import solution_notebooks
+    from grader.learner.report import render
 
     notebook = find_notebook(question, path)
     if notebook is None:

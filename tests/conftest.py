@@ -30,8 +30,8 @@ ANSWERS = TESTS / "answers"
 
 def solution_source(question: str) -> str:
     """The graded code of a question's solution notebook, as a learner's .py would hold it."""
-    from grader.notebook import graded_code, parse_notebook
-    from grader.questions import solution_path
+    from grader.loading.notebook import graded_code, parse_notebook
+    from grader.loading.questions import solution_path
     return graded_code(parse_notebook(solution_path(question).read_text(encoding="utf-8")))
 
 

@@ -15,7 +15,7 @@ from conftest import ANSWERS, solution_source
 from grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
 from grader.authoring.validate import validate_question
 from grader.checks import attention_backward as checks
-from grader.reference import load_solution
+from grader.loading.reference import load_solution
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAPS = ["materialises-p", "missing-rowsum", "scale-wrong", "causal-leak", "unstable-softmax"]

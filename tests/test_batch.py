@@ -18,8 +18,8 @@ from grader.batch.plan import Batch
 from grader.batch.store import ResultStore
 from grader.batch.variants import student_seed
 from grader.commands.batch import batch
-from grader.engine import grade_path
-from grader.questions import solution_notebooks
+from grader.engine.run import grade_path
+from grader.loading.questions import solution_notebooks
 from grader.sandbox.limits import Limits
 
 SECRET = "course-secret-for-tests"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pytest
 
 from conftest import ANSWERS, REPO, solution_source
-from grader.engine import grade_path
+from grader.engine.run import grade_path
 from grader.sandbox import landlock
 from grader.sandbox.limits import Limits
 from test_hostile import CASES as OLD_CASES

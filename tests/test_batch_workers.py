@@ -9,7 +9,7 @@ from grader.batch.layouts import find_jobs
 from grader.batch.plan import Batch
 from grader.batch.runner import LocalRunner
 from grader.batch.store import BROKE_WORKER, GRADED, ResultStore
-from grader.questions import solution_notebooks
+from grader.loading.questions import solution_notebooks
 from grader.sandbox.limits import Limits
 from test_batch_hostile import hostile_leftovers
 

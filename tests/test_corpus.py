@@ -22,7 +22,7 @@ import pytest
 from conftest import REPO, solution_source
 from grader.authoring import corpus
 from grader.checks import load_question
-from grader.questions import solution_notebooks
+from grader.loading.questions import solution_notebooks
 
 QUESTIONS = ["routing_trap", "per_step_update_trap", "vram_trap", "softmax_ce", "mlp_backprop",
              "tape_autodiff", "forward_vs_reverse", "straight_through"]

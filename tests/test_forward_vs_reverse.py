@@ -9,8 +9,8 @@ import pytest
 
 from conftest import ANSWERS, REPO, solution_source
 from grader.authoring.validate import validate_question
-from grader.engine import grade_path
-from grader.reference import load_solution, setup_code
+from grader.engine.run import grade_path
+from grader.loading.reference import load_solution, setup_code
 from grader.sandbox.process import Sandbox
 
 QUESTION = "forward_vs_reverse"

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ANSWERS, REPO
 from grader.authoring.validate import validate_question
-from grader.engine import grade_path
+from grader.engine.run import grade_path
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAPS = ["mean-of-means", "sum-of-means", "divide-by-steps", "zeroed-in-loop", "float32-accumulator",

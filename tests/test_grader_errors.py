@@ -9,11 +9,11 @@ from grader.authoring import corpus
 from grader.batch.layouts import Job
 from grader.batch.store import GRADED, GRADER_ERROR, ResultStore
 from grader.checks import load_question
-from grader.context import CheckContext
-from grader.engine import _run_one, grade_path
-from grader.question import Check, Question
-from grader.report import render
-from grader.results import GradeResult
+from grader.engine.context import CheckContext
+from grader.engine.run import _run_one, grade_path
+from grader.engine.question import Check, Question
+from grader.learner.report import render
+from grader.engine.results import GradeResult
 from conftest import REPO, solution_source
 
 
@@ -41,7 +41,7 @@ def test_a_clean_result_carries_no_grader_error_key():
 
 
 def test_a_crash_of_the_engine_is_a_grader_error(monkeypatch, tmp_path):
-    from grader import engine
+    from grader.engine import run as engine
     monkeypatch.setattr(engine, "_grade", lambda *a, **k: 1 / 0)
     result = engine.grade_path(tmp_path / "a.py")
     assert result.error.startswith("internal grader error") and result.to_json()["grader_error"] is True
@@ -61,7 +61,7 @@ def test_batch_does_not_keep_a_grader_error_as_a_grade(tmp_path):
 
 
 def _corpus():
-    from grader.questions import solution_notebooks
+    from grader.loading.questions import solution_notebooks
     cases = []
     for question in solution_notebooks():
         try:

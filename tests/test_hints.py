@@ -8,9 +8,9 @@ from click.testing import CliRunner
 
 from grader.checks import load_question
 from grader.cli import main
-from grader.history import FILENAME, History
-from grader.notebook import cell_source, parse_notebook
-from grader.questions import solution_notebooks
+from grader.learner.history import FILENAME, History
+from grader.loading.notebook import cell_source, parse_notebook
+from grader.loading.questions import solution_notebooks
 
 _SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine import grade_path
+from grader.engine.run import grade_path
 from grader.sandbox.limits import Limits
 from conftest import ANSWERS, solution_source
 from test_sandbox import sandbox_processes

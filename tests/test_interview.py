@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from conftest import REPO
 from grader.authoring import interview
 from grader.cli import main
-from grader.questions import exercise_path, solution_notebooks
+from grader.loading.questions import exercise_path, solution_notebooks
 
 QUESTIONS = solution_notebooks()
 

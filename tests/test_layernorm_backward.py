@@ -16,8 +16,8 @@ import pytest
 from grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
 from grader.authoring.validate import validate_question
 from grader.checks import load_question
-from grader.engine import DEFAULT_SEED, grade_path
-from grader.reference import load_solution
+from grader.engine.run import DEFAULT_SEED, grade_path
+from grader.loading.reference import load_solution
 from conftest import ANSWERS, REPO, solution_source
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from conftest import REPO, solution_source
 from grader.cli import main
-from grader.history import FILENAME
+from grader.learner.history import FILENAME
 from test_hints import solution_lines
 
 STUB = "01_routing_trap.ipynb"

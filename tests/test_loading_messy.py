@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from grader.engine import grade_path
-from grader.report import render
+from grader.engine.run import grade_path
+from grader.learner.report import render
 from conftest import REPO, solution_source
 
 SOLUTION = REPO / "solutions" / "01_routing_trap.ipynb"

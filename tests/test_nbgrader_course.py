@@ -8,9 +8,9 @@ import nbformat
 import pytest
 
 from grader.authoring.nbgrader_cell import GRADE_ID, find_cell, max_score_or_none
-from grader.engine import grade_path
+from grader.engine.run import grade_path
 from grader.nbgrader_bridge import run_hidden_checks
-from grader.questions import solution_notebooks
+from grader.loading.questions import solution_notebooks
 from conftest import ANSWERS, REPO, solution_source
 
 AVG_ROUTING = (ANSWERS / "routing_trap" / "avg_routing.py").read_text()

@@ -11,9 +11,9 @@ from grader.authoring.soundness import check_traps
 from grader.authoring.validate import validate_question
 from grader.checks import load_question
 from grader.cli import main
-from grader.questions import solution_notebooks
-from grader.reference import load_solution
-from grader.release import release
+from grader.loading.questions import solution_notebooks
+from grader.loading.reference import load_solution
+from grader.authoring.release import release
 from conftest import ANSWERS, REPO
 
 
@@ -114,8 +114,8 @@ def planted_ones_dout(ctx):
 
 def test_validate_names_each_planted_fault(routing_copy):
     checks = routing_copy / "checks" / "routing_trap.py"
-    text = checks.read_text().replace("from grader.question import Question, Trap",
-                                      "from grader.question import Fail, Question, Trap")
+    text = checks.read_text().replace("from grader.engine.question import Question, Trap",
+                                      "from grader.engine.question import Fail, Question, Trap")
     # the tie check is no longer registered: the tie-order answer goes uncaught
     text = text.replace('@QUESTION.check("max-pool forward: a tie goes to the first maximum"',
                         '@(lambda *a, **k: (lambda f: f))("unregistered"')

@@ -9,8 +9,8 @@ from grader.authoring.free_points import (KINDS, check_no_free_points, contract_
                                           degenerate, nan_like_answer)
 from grader.authoring.soundness import check_variants
 from grader.checks import load_question
-from grader.questions import solution_notebooks
-from grader.reference import load_solution
+from grader.loading.questions import solution_notebooks
+from grader.loading.reference import load_solution
 from conftest import REPO
 
 QUESTIONS = list(solution_notebooks())

@@ -7,9 +7,9 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from grader.notebook import cell_source
-from grader.questions import exercise_path, solution_notebooks
-from grader.release import release
+from grader.loading.notebook import cell_source
+from grader.loading.questions import exercise_path, solution_notebooks
+from grader.authoring.release import release
 
 QUESTIONS = list(solution_notebooks())
 _SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)

@@ -20,8 +20,8 @@ from grader.authoring.in_process import InProcessCaller, namespace_from_source, 
 from grader.authoring.validate import validate_question
 from grader.checks import load_question
 from grader.checks.reparameterisation_probes import moment_matched_noise
-from grader.engine import DEFAULT_SEED, grade_path
-from grader.reference import load_solution, setup_code
+from grader.engine.run import DEFAULT_SEED, grade_path
+from grader.loading.reference import load_solution, setup_code
 from conftest import ANSWERS, REPO, solution_source
 
 ROOT = Path(__file__).resolve().parents[1]

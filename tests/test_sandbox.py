@@ -160,7 +160,7 @@ def test_child_cannot_import_the_grader_even_through_the_editable_finder():
            "        return 'imported'\n    except (ImportError, OSError) as e:\n        return type(e).__name__\n")
     with Sandbox(src, FAST) as box:
         assert box.start().ok
-        for name in ("grader", "grader.checks.routing_trap", "grader.reference"):
+        for name in ("grader", "grader.checks.routing_trap", "grader.loading.reference"):
             assert box.call("imp", name).value != "imported", name
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from grader.authoring.validate import validate_question
-from grader.engine import grade_path
+from grader.engine.run import grade_path
 from conftest import ANSWERS, REPO
 
 ROOT = Path(__file__).resolve().parents[1]

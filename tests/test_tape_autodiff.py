@@ -5,7 +5,7 @@ import pytest
 
 from conftest import ANSWERS, REPO
 from grader.authoring.validate import validate_question
-from grader.engine import grade_path
+from grader.engine.run import grade_path
 
 TRAPS = ["fanout-overwrite", "wrong-order", "no-zero-init"]
 

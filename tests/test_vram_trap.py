@@ -8,10 +8,10 @@ import pytest
 from conftest import ANSWERS, REPO, solution_source
 from grader.checks import vram_trap
 from grader.checks.vram_trap import MEM_D, MEM_L, MEM_N, MEM_S, memory_budget
-from grader.context import CheckContext
-from grader.engine import grade_path
-from grader.question import Fail
-from grader.reference import load_solution
+from grader.engine.context import CheckContext
+from grader.engine.run import grade_path
+from grader.engine.question import Fail
+from grader.loading.reference import load_solution
 from grader.sandbox.process import CallResult, Sandbox
 
 TRAPS = ["stores-everything", "wrong-recompute", "mask-not-packed"]

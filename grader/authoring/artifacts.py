@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from grader.authoring.findings import FAIL, FILL, OK, QuestionReport
-from grader.questions import REPO_ROOT, exercise_path, solution_path
+from grader.loading.questions import REPO_ROOT, exercise_path, solution_path
 
 PLACEHOLDER = "SCAFFOLD:"
 _SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
@@ -97,7 +97,7 @@ def code_lines(path: Path) -> set[str]:
 
 def check_stub_files(report: QuestionReport, question: str, root: Path) -> None:
     """Fresh (what release generates) and leak-free."""
-    from grader.release import release
+    from grader.authoring.release import release
     stub = exercise_path(question, root)
     stale = release(question, root, check=True)
     if stale:

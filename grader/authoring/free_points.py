@@ -22,7 +22,7 @@ import numpy as np
 from grader.authoring.findings import FAIL, OK, QuestionReport
 from grader.authoring.in_process import InProcessCaller, run_checks
 from grader.authoring.variants import Variant, zeros_like_answer
-from grader.questions import solution_path
+from grader.loading.questions import solution_path
 
 KINDS = ("none", "zeros", "nan", "own-input", "raises")
 WORDS = {"none": "return None", "zeros": "return zeros", "nan": "return NaN",

@@ -12,7 +12,7 @@ from pathlib import Path
 from grader.authoring import templates
 from grader.authoring.nbgrader_cell import make_cell
 from grader.notebook_grade import self_grade_cells
-from grader.questions import REPO_ROOT, questions_root, solution_notebooks
+from grader.loading.questions import REPO_ROOT, questions_root, solution_notebooks
 
 ID = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -93,7 +93,7 @@ def new_question(question: str, root: Path | str | None = None, title: str | Non
             nbformat.write(solution_notebook(question, title), str(path))
         else:
             path.write_text(texts[role].substitute(values), encoding="utf-8")
-    from grader.release import release
+    from grader.authoring.release import release
     release(question, root)
     files["stub"] = root / "exercises" / files["solution"].name
     return files

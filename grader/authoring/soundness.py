@@ -24,9 +24,9 @@ from grader.authoring.free_points import KINDS as FREE_KINDS, WORD as FREE_WORD
 from grader.authoring.free_points import check_no_free_points, contract_functions, degenerate_variants
 from grader.authoring.in_process import run_checks
 from grader.authoring.variants import RecordingCaller, caller_with, variants_of
-from grader.engine import DEFAULT_SEED, grade_path
-from grader.notebook import graded_code, parse_notebook
-from grader.questions import exercise_path, solution_path
+from grader.engine.run import DEFAULT_SEED, grade_path
+from grader.loading.notebook import graded_code, parse_notebook
+from grader.loading.questions import exercise_path, solution_path
 
 
 def trap_answer_path(root: Path, question: str, trap_id: str) -> Path:
@@ -180,7 +180,7 @@ def check_variants(report, checks, ref, seed: int, failed_by: dict[str, set]) ->
 def check_grading(report: QuestionReport, question: str, root: Path, seed: int = DEFAULT_SEED) -> None:
     """The grading half of validate, for one question."""
     from grader.checks import load_question
-    from grader.reference import load_solution
+    from grader.loading.reference import load_solution
     try:
         checks = load_question(question, root)
     except ModuleNotFoundError:

@@ -79,8 +79,8 @@ has a runnable wrong answer in tests/answers/$qid/ that `grade validate` grades.
 """
 from __future__ import annotations
 
-from grader.gradcheck import upstream
-from grader.question import Question, Trap
+from grader.engine.gradcheck import upstream
+from grader.engine.question import Question, Trap
 
 QUESTION = Question("$qid", "$title", traps=[
     Trap("sign-flipped", "Your backward returns the gradient with the wrong sign. The gradient "
@@ -191,7 +191,7 @@ if os.environ.get("BACKPROP_TRAPS_REAL_GPU") != "1":  # before numba.cuda is imp
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from grader.reference import load_solution  # noqa: E402
+from grader.loading.reference import load_solution  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_solution("$qid", ROOT)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from grader.authoring import artifacts, soundness
 from grader.authoring.findings import SKIP, QuestionReport
-from grader.engine import DEFAULT_SEED
-from grader.questions import questions_root, solution_notebooks, solution_path
+from grader.engine.run import DEFAULT_SEED
+from grader.loading.questions import questions_root, solution_notebooks, solution_path
 
 
 def validate_question(question: str, root: Path | str | None = None, quick: bool = False,

@@ -34,7 +34,7 @@ def make_spec(path: Path, question: str | None, seed: int, limits: Limits, root:
 
 def grade_job(spec: dict) -> dict:
     """Grade the submission ``spec`` describes; any failure becomes the record's error."""
-    from grader.engine import grade_path
+    from grader.engine.run import grade_path
 
     start = time.monotonic()
     scratch = None
@@ -70,7 +70,7 @@ def failed_record(spec: dict, message: str, seconds: float = 0.0) -> dict:
 def _question_in_file(path: str) -> str | None:
     """The question the file itself names (it is only read, never run), for the gradebook."""
     try:
-        from grader.submission import load_submission
+        from grader.loading.submission import load_submission
         return load_submission(path).question
     except Exception:  # noqa: BLE001 -- unreadable: the result's error says enough
         return None
@@ -81,7 +81,7 @@ def max_score(question: str | None, root: str | None) -> float:
         return 0.0
     try:
         from grader.checks import load_question
-        from grader.questions import questions_root
+        from grader.loading.questions import questions_root
         return float(load_question(question, questions_root(root)).max_score)
     except Exception:  # noqa: BLE001 -- unknown question: the result's error says enough
         return 0.0

@@ -9,7 +9,7 @@ import importlib
 import importlib.util
 from pathlib import Path
 
-from grader.question import Question
+from grader.engine.question import Question
 
 
 def load_question(question_id: str, root: Path | None = None) -> Question:

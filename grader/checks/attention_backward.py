@@ -32,8 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from grader.gradcheck import upstream
-from grader.question import Fail, Question, Trap
+from grader.engine.gradcheck import upstream
+from grader.engine.question import Fail, Question, Trap
 
 FWD, BWD = "attention_forward", "attention_backward"
 GRADS = ("dq", "dk", "dv")

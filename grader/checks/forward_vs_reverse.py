@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.gradcheck import EPS, upstream
-from grader.question import Fail, Question, Trap
+from grader.engine.gradcheck import EPS, upstream
+from grader.engine.question import Fail, Question, Trap
 
 QUESTION = Question("forward_vs_reverse", "Forward or reverse: JVPs, VJPs and what a Jacobian costs", traps=[
     Trap("matrix-matrix-chain", "The values are right, but you multiplied the matrices (the "

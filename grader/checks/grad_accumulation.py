@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from grader.checks._grad_accumulation_judge import ACC, GRADS, TRAPS, call_acc, expect_accumulated
-from grader.question import Fail, Question
+from grader.engine.question import Fail, Question
 
 LOSS, GRAD = "mlp_loss", "mlp_grads"
 ONE = np.float64(1.0)  # the loss is a scalar: no upstream gradient to contract with

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from grader.checks import layernorm_backward_probes as probes
 from grader.checks.layernorm_backward_probes import BWD, EPS, FWD, GRADS, OUTPUTS, params, rows
-from grader.gradcheck import upstream
-from grader.question import Fail, Question, Trap
+from grader.engine.gradcheck import upstream
+from grader.engine.question import Fail, Question, Trap
 
 QUESTION = Question("layernorm_backward", "LayerNorm backward: the statistics depend on x too", traps=[
     Trap("stats-as-constants", "The mean and the variance are treated as constants in the "

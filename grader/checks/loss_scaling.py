@@ -20,8 +20,8 @@ import numpy as np
 from grader.checks._loss_scaling_traps import (
     CLIP, FP16_MAX, STEP, TRAPS, UNSCALE, UPDATE, Steps, array_list, diagnose_clip,
     diagnose_update, same_list, unscaled_fp16)
-from grader.context import same_answer
-from grader.question import Fail, Question
+from grader.engine.context import same_answer
+from grader.engine.question import Fail, Question
 
 QUESTION = Question("loss_scaling", "Dynamic loss scaling and gradient clipping, in the right order",
                     traps=TRAPS, difficulty="medium")

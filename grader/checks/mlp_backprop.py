@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from grader.gradcheck import upstream
-from grader.question import Fail, Question, Trap
+from grader.engine.gradcheck import upstream
+from grader.engine.question import Fail, Question, Trap
 
 FWD, LOSS, BWD = "mlp_forward", "mse_loss", "mlp_backward"
 GRADS = ("dx", "dW1", "db1", "dW2", "db2")  # the backward's answer, in order

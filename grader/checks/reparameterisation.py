@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import gradcheck
+from grader.engine import gradcheck
 from grader.checks import reparameterisation_probes as probes
 from grader.checks.reparameterisation_probes import (BWD, FWD, GRADS, PATH, RATIO, SCORE,
                                                      gaussian_problem, gumbel_problem,
                                                      moment_matched_noise, polynomial)
-from grader.gradcheck import upstream
-from grader.question import Fail, Question, Trap
+from grader.engine.gradcheck import upstream
+from grader.engine.question import Fail, Question, Trap
 
 QUESTION = Question("reparameterisation", "Gradients through samples: reparameterisation, score "
                     "function, Gumbel-softmax", traps=[

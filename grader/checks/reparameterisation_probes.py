@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.context import ATOL, RTOL
-from grader.question import Fail
+from grader.engine.context import ATOL, RTOL
+from grader.engine.question import Fail
 
 PATH, SCORE, RATIO = "pathwise_grad", "score_function_grad", "variance_ratio"
 FWD, BWD = "gumbel_softmax_forward", "gumbel_softmax_backward"

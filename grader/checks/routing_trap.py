@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import feedback
-from grader.gradcheck import upstream
-from grader.question import Fail, Question, Trap
+from grader.engine import feedback
+from grader.engine.gradcheck import upstream
+from grader.engine.question import Fail, Question, Trap
 
 QUESTION = Question("routing_trap", "Max pooling must cache where the max came from", traps=[
     Trap("avg-routing", "Your max-pool backward spreads each upstream gradient over the whole "

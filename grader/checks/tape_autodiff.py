@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import gradcheck
-from grader.gradcheck import upstream
-from grader.question import Fail, Question, Trap
+from grader.engine import gradcheck
+from grader.engine.gradcheck import upstream
+from grader.engine.question import Fail, Question, Trap
 
 OPS = ("add", "mul", "matmul", "relu", "sum", "exp", "log")
 UNARY = ("relu", "sum", "exp", "log")

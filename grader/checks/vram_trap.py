@@ -38,8 +38,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from grader.gradcheck import upstream
-from grader.question import Fail, Question, Trap
+from grader.engine.gradcheck import upstream
+from grader.engine.question import Fail, Question, Trap
 
 MLP, RELU_F, RELU_B = "mlp_loss_and_grads", "relu_forward_packed", "relu_backward_packed"
 ONE = np.float64(1.0)  # the loss is the output itself: no upstream gradient to contract with

@@ -43,7 +43,7 @@ def batch(source, outdir, workers, secret_file, secret, force, scheduler, limits
     same command again after an interruption and it goes on where it stopped.
     """
     from grader.batch.variants import hide_secret_from_proc, read_secret, student_seed
-    from grader.engine import DEFAULT_SEED
+    from grader.engine.run import DEFAULT_SEED
 
     try:
         course_secret = read_secret(secret, secret_file)
@@ -67,7 +67,7 @@ def _run(source, outdir, workers, course_secret, force, scheduler, limits, quest
     from grader.batch.layouts import LayoutError, find_jobs
     from grader.batch.plan import Batch
     from grader.batch.store import ResultStore
-    from grader.questions import questions_root, solution_notebooks
+    from grader.loading.questions import questions_root, solution_notebooks
 
     known = list(solution_notebooks(questions_root(questions_dir)))
     outdir = Path(outdir)

@@ -1,5 +1,5 @@
 """The learner's loop: `grade list`, `grade start ID`, and what `grade FILE` does after grading
-(remember the best score, offer or show a hint). The history is grader/history.py."""
+(remember the best score, offer or show a hint). The history is grader/learner/history.py."""
 from __future__ import annotations
 
 import os
@@ -21,7 +21,7 @@ def _shown_path(path: Path) -> str:
 
 def _first_heading(notebook: Path) -> str:
     """The first markdown heading of a notebook, without the #'s (the fallback title)."""
-    from grader.notebook import NotebookError, cell_source, parse_notebook
+    from grader.loading.notebook import NotebookError, cell_source, parse_notebook
     try:
         nb = parse_notebook(notebook.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, NotebookError):
@@ -86,8 +86,8 @@ def describe(question: str, solution: Path, root: Path) -> tuple[str, str]:
 def list_questions(questions_dir):
     """List the questions: what each is about, its difficulty, your best score so far in this
     folder, and how to start it (or your notebook here, once started)."""
-    from grader.history import FILENAME, History
-    from grader.questions import questions_root, solution_notebooks
+    from grader.learner.history import FILENAME, History
+    from grader.loading.questions import questions_root, solution_notebooks
 
     root = questions_root(questions_dir)
     history = History.load()
@@ -128,7 +128,7 @@ def list_questions(questions_dir):
               help="Folder with your own questions (same layout as this repo).")
 def start(question, folder, force, questions_dir):
     """Copy QUESTION's stub notebook into FOLDER (default: here) and say how to grade it."""
-    from grader.questions import exercise_path, questions_root, solution_notebooks
+    from grader.loading.questions import exercise_path, questions_root, solution_notebooks
 
     root = questions_root(questions_dir)
     known = solution_notebooks(root)
@@ -159,8 +159,8 @@ def start(question, folder, force, questions_dir):
 def after_grading(results, want_hint: bool, color: bool) -> str:
     """Remember each graded result's score in this folder's history, and show the next hint
     for the first failing check (``--hint``) or say that one is available. Returns the text."""
-    from grader.history import History
-    from grader.report import render_hint
+    from grader.learner.history import History
+    from grader.learner.report import render_hint
 
     history = History.load()
     texts = []

@@ -14,7 +14,7 @@ def new(question, title, number, questions_dir):
     one trap, kernels with forward and backward placeholders, and its tests. Fill in every
     SCAFFOLD: line, then run `grade release` and `grade validate QUESTION`."""
     from grader.authoring.scaffold import ScaffoldError, new_question
-    from grader.questions import questions_root
+    from grader.loading.questions import questions_root
 
     root = questions_root(questions_dir)
     try:

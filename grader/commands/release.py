@@ -13,8 +13,8 @@ import click
 def release(question, check, questions_dir):
     """Regenerate the stub notebook of QUESTION (default: every question) from its solution,
     and the revision page docs/interview.md from every solution's interview cell."""
-    from grader.questions import solution_notebooks, questions_root
-    from grader.release import release as run_release
+    from grader.loading.questions import solution_notebooks, questions_root
+    from grader.authoring.release import release as run_release
 
     root = questions_root(questions_dir)
     if question and question not in solution_notebooks(root):

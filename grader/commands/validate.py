@@ -19,8 +19,8 @@ def validate(questions, quick, seed, questions_dir):
     an ignored upstream gradient; the stub is fresh and leaks nothing; both notebooks run in
     a kernel; the kernels agree with the solution. Exits 1 on any problem."""
     from grader.authoring.validate import validate as run_validate
-    from grader.engine import DEFAULT_SEED
-    from grader.questions import questions_root, solution_notebooks
+    from grader.engine.run import DEFAULT_SEED
+    from grader.loading.questions import questions_root, solution_notebooks
 
     root = questions_root(questions_dir)
     known = solution_notebooks(root)

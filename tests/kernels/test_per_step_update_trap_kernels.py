@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import kernels.per_step_update_trap as kernels
-from grader.reference import load_solution
+from grader.loading.reference import load_solution
 
 ref = load_solution("per_step_update_trap")
 

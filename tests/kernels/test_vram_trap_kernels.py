@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from grader.reference import load_solution
+from grader.loading.reference import load_solution
 from kernels import vram_trap as kv
 
 

@@ -58,7 +58,7 @@ def build(name: str, folder: Path, filename: str | None = None, **fill) -> Path:
 
 
 def grade(path: Path, limits: Limits = QUICK):
-    from grader.engine import grade_path
+    from grader.engine.run import grade_path
     return grade_path(path, limits=limits)
 
 
@@ -103,12 +103,12 @@ def memory_check(path: Path, limits: Limits = Limits(call_seconds=10.0, total_se
     """Only vram_trap's memory check, run as the engine runs it (same sandbox set-up):
     (passed, feedback, the measurement, what the child printed)."""
     from grader.checks import vram_trap
-    from grader.context import CheckContext
-    from grader.question import Fail
-    from grader.questions import questions_root
-    from grader.reference import load_solution
+    from grader.engine.context import CheckContext
+    from grader.engine.question import Fail
+    from grader.loading.questions import questions_root
+    from grader.loading.reference import load_solution
     from grader.sandbox.process import Sandbox
-    from grader.submission import load_submission
+    from grader.loading.submission import load_submission
 
     sub = load_submission(path, None)
     measured = {}
@@ -134,7 +134,7 @@ def memory_check(path: Path, limits: Limits = Limits(call_seconds=10.0, total_se
 # -- grading in a fresh process (its memory, its time, its environment) ------------------------
 RUNNER = r"""
 import json, sys, time
-from grader.engine import grade_path
+from grader.engine.run import grade_path
 from grader.sandbox.limits import Limits
 
 def hwm():

@@ -9,14 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.checks import load_question
-from grader.context import CheckContext
-from grader.question import Fail
-from grader.questions import questions_root, solution_notebooks
-from grader.reference import load_solution, setup_code
-from grader.results import CheckResult, GradeResult
+from grader.engine.context import CheckContext
+from grader.engine.question import Fail
+from grader.loading.questions import questions_root, solution_notebooks
+from grader.loading.reference import load_solution, setup_code
+from grader.engine.results import CheckResult, GradeResult
 from grader.sandbox.limits import Limits
 from grader.sandbox.process import Sandbox
-from grader.submission import load_submission
+from grader.loading.submission import load_submission
 
 DEFAULT_SEED = 1234
 
@@ -83,7 +83,7 @@ def _run_checks(sub, root: Path, seed: int, limits: Limits, result: GradeResult,
                 outcome = _run_one(check, CheckContext(question, sandbox, ref, seed, check.name))
             result.tests.append(outcome)
         if visible_tests and loaded.ok:
-            from grader.visible_tests import run_visible_tests
+            from grader.engine.visible_tests import run_visible_tests
             result.public = run_visible_tests(sandbox, sub.path)
         result.output = sandbox.output
         result.warnings = list(getattr(sandbox, "warnings", None) or [])

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.notebook import NotebookError, graded_cells, graded_code, notebook_question, parse_notebook
+from grader.loading.notebook import NotebookError, graded_cells, graded_code, notebook_question, parse_notebook
 
 _QUESTION_LINE = re.compile(r"^#\s*question:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 
@@ -22,7 +22,7 @@ class Submission:
     question: str | None = None
     error: str | None = None
     cells: list | None = None
-    """A notebook's graded cells, ``(label, source, fallback)`` (``grader.notebook.graded_cells``),
+    """A notebook's graded cells, ``(label, source, fallback)`` (``grader.loading.notebook.graded_cells``),
     loaded one by one; None for a ``.py`` file, which loads as one piece."""
 
 

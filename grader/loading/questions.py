@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 """The folder above ``grader/``: the repository in a clone (site-packages once installed)."""
 CONTENT_PACKAGE = "grader.content"
 ENV_VAR = "BACKPROP_TRAPS_QUESTIONS"

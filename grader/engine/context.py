@@ -10,8 +10,8 @@ import zlib
 
 import numpy as np
 
-from grader import feedback, gradcheck
-from grader.question import Fail, Question
+from grader.engine import feedback, gradcheck
+from grader.engine.question import Fail, Question
 from grader.sandbox.process import Sandbox
 
 ATOL = 1e-8
@@ -228,7 +228,7 @@ class CheckContext:
         except Exception:  # noqa: BLE001 (an extra)
             return None
 
-    # -- feedback worth reading (grader/feedback.py) -----------------------------------
+    # -- feedback worth reading (grader/engine/feedback.py) -----------------------------------
     def where_differs(self, name: str, got, expected, regions: dict) -> str | None:
         """A sentence when every difference lies in one named region of positions."""
         return feedback.where_differs(name, got, expected, regions)
@@ -236,7 +236,7 @@ class CheckContext:
     def smallest_failure(self, fn: str, build, sizes, expected, pick=None, name: str = "the answer",
                          tries: int = 3) -> str | None:
         """The smallest input (from ``build(rng, size)``) where the learner's ``fn`` is still
-        wrong, as text; see ``grader.feedback.smallest_failure``. Uses its own seeded stream."""
+        wrong, as text; see ``grader.engine.feedback.smallest_failure``. Uses its own seeded stream."""
         rng = np.random.default_rng([self.seed, zlib.crc32(self.check_name.encode()), 1])
         return feedback.smallest_failure(self.sandbox, rng, fn, build, sizes, expected, pick,
                                          name, tries)

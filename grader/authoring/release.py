@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.questions import exercise_path, questions_root, solution_notebooks
+from grader.loading.questions import exercise_path, questions_root, solution_notebooks
 
 
 def make_stub(solution: Path):

@@ -9,7 +9,7 @@ import textwrap
 
 import click
 
-from grader.results import GradeResult
+from grader.engine.results import GradeResult
 from grader.sandbox.inert import inert
 
 INDENT = " " * 17

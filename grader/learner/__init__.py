@@ -1,0 +1,1 @@
+"""What the learner sees and keeps: the terminal report and their progress history."""
