@@ -27,6 +27,7 @@ from pathlib import Path
 
 from grader.sandbox import bwrap, measure, wire
 from grader.sandbox.cleanup import MARKER, kill_tree
+from grader.sandbox.failures import describe_failure, inert_failure
 from grader.sandbox.visibility import _read_only_rules, hidden_paths
 from grader.sandbox.inert import inert
 from grader.sandbox.limits import Limits
@@ -370,9 +371,10 @@ class Sandbox:
             return CallResult(False, kind="bad_return", error=f"{what} broke the grader's protocol")
         if reply.get("ok") is True:
             return CallResult(True, value=reply, seconds=elapsed)
-        reply = _inert_failure(reply)
+        reply = inert_failure(reply)
         return CallResult(False, kind=str(reply.get("kind", "exception")),
-                          error=self._describe_failure(reply, what), seconds=elapsed)
+                          error=describe_failure(reply, what, self.source, getattr(self, "cells", None),
+                                                        getattr(self, "warnings", None)), seconds=elapsed)
 
     def _send(self, msg, deadline: float) -> None:
         """Write one frame to the child before ``deadline`` (TimeoutError otherwise)."""
@@ -421,81 +423,3 @@ class Sandbox:
             name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
             return f"killed by {name}"
         return f"exit status {code}"
-
-    def _describe_failure(self, reply: dict, what: str) -> str:
-        kind = reply.get("kind")
-        if kind == "missing":
-            text = f"{what.rstrip('()')} is not defined in your code"
-            if getattr(self, "warnings", None):
-                text += " (did an error stop the cell that defines it? See the warnings above the checks)"
-            return text
-        if kind == "bad_return":
-            return f"{what} returned a value the grader cannot use: {reply.get('message', '')}"
-        err = reply.get("error") or {}
-        if not isinstance(err, dict):
-            err = {}
-        loading = what[len("loading "):] if what.startswith("loading ") else None
-        if loading is not None and isinstance(err.get("cell"), str):  # a cell of the learner's
-            where = self.locate(err.get("line"), err.get("cell"), bare=True)
-            message = f": {err.get('message')}" if err.get("message") else ""
-            if err.get("type") in ("SyntaxError", "IndentationError", "TabError"):
-                return f"{loading} is not valid Python, so none of it ran: {err.get('type')}{message}{where}"
-            rest = "the lines after it in this cell" if loading.startswith("cell ") else "the lines after it"
-            return f"{loading} raised {err.get('type', 'an exception')}{message}{where}; {rest} did not run"
-        if kind == "not_implemented":
-            return f"{what} is not implemented yet (it raises NotImplementedError)"
-        where = self.locate(err.get("line"), err.get("cell"))
-        message = f": {err.get('message')}" if err.get("message") else ""
-        text = f"{what} raised {err.get('type', 'an exception')}{message}{where}"
-        stale = [s for s in (err.get("stale") or []) if isinstance(s, str)][:3]
-        if stale:
-            names = ", ".join(f"`{s}`" for s in stale)
-            text += (f". It reads {names}, which your functions changed when the grader called them: "
-                     "the grader calls each function on inputs of its own, so what an earlier call left "
-                     "in a global (say the forward's input, kept for the backward) belongs to other "
-                     "inputs. Use only the arguments, and what the forward returned as its cache")
-        return text
-
-    def locate(self, line, cell=None, bare: bool = False) -> str:
-        """' (cell 4, line 2: `code`)' for a line of the learner's code: ``cell`` is the name
-        the code was compiled under (``<cell 4>``; else the whole ``self.source``). ``bare``
-        leaves the cell out (the sentence already names it)."""
-        if not isinstance(line, int):
-            return ""
-        label = cell[1:-1] if isinstance(cell, str) and cell.startswith("<cell ") else None
-        sources = {c[0]: c[1] for c in (getattr(self, "cells", None) or []) if isinstance(c[1], str)}
-        if label is not None and label in sources:
-            lines = sources[label].splitlines()
-            if not 1 <= line <= len(lines):
-                return ""
-            code = lines[line - 1].strip()
-            return f" ({'' if bare else label + ', '}line {line}: `{code[:80]}`)"
-        lines = self.source.splitlines() if isinstance(self.source, str) else []
-        if not 1 <= line <= len(lines):
-            return ""
-        marked, offset = None, line
-        for i in range(line - 1, -1, -1):
-            if lines[i].startswith("# --- cell ") and lines[i].endswith(" ---"):
-                marked, offset = lines[i][len("# --- cell "):-4], line - i - 1
-                break
-        code = lines[line - 1].strip()
-        place = f"cell {marked}, line {offset}" if marked is not None and not bare else f"line {line}"
-        return f" ({place}: `{code[:80]}`)"
-
-
-def _inert_failure(reply: dict) -> dict:
-    """A failure reply with every text the child chose made inert (it reaches reports)."""
-    err = reply.get("error")
-    clean = {"kind": inert(reply.get("kind", "exception"), 40),
-             "message": inert(reply.get("message", ""), 400)}
-    if isinstance(err, dict):
-        line = err.get("line")
-        clean["error"] = {"type": inert(err.get("type", "an exception"), 80),
-                          "message": inert(err.get("message", ""), 400),
-                          "line": line if isinstance(line, int) and not isinstance(line, bool) else None}
-        # which cell (``<cell 7>``) and the stale globals read (describe_exception): names only
-        if isinstance(err.get("cell"), str):
-            clean["error"]["cell"] = inert(err["cell"], 40)
-        if isinstance(err.get("stale"), list):
-            clean["error"]["stale"] = [inert(s, 80) for s in err["stale"][:5] if isinstance(s, str)]
-    return {**reply, **clean}
