@@ -1,6 +1,8 @@
 """Benchmark: `grade batch` throughput on a generated class of 200 submissions.
 
 Run: python benchmarks/batch_throughput.py [--count 200] [--jobs 1 2] [--dask]
+     [--questions ID ...] [--baseline DIR]  (DIR: a checkout of an earlier commit, timed on
+     the same class in the same run, e.g. the kit before the bubblewrap sandbox)
 The class mixes correct answers, trap answers (tests/answers/<question>/*.py) and broken
 ones (the stub notebook, a syntax error, an empty file) across every question that has
 hidden checks, one student folder each, graded with a course secret and the default
@@ -35,10 +37,10 @@ def questions_with_checks() -> list[str]:
     return [q for q in solution_notebooks(REPO) if (checks / f"{q}.py").is_file()]
 
 
-def make_class(root: Path, count: int) -> dict[str, int]:
+def make_class(root: Path, count: int, only=None) -> dict[str, int]:
     """``count`` submissions, round-robin over the questions: 40 % correct, 40 % traps
     (where the question has trap answers, else correct), 20 % broken."""
-    questions = questions_with_checks()
+    questions = [q for q in questions_with_checks() if not only or q in only]
     kinds = {"correct": 0, "trap": 0, "broken": 0}
     for i in range(count):
         q = questions[i % len(questions)]
@@ -66,9 +68,9 @@ def make_class(root: Path, count: int) -> dict[str, int]:
     return kinds
 
 
-def timed_batch(source: Path, out: Path, extra: list[str]) -> float:
+def timed_batch(source: Path, out: Path, extra: list[str], kit: Path = REPO) -> float:
     cmd = [sys.executable, "-m", "grader.batch", str(source), "-o", str(out), "--secret", "bench-secret", *extra]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(kit)}
     start = time.perf_counter()
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
@@ -102,16 +104,23 @@ def main():
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--dask", action="store_true", help="also run on a local Dask cluster")
+    parser.add_argument("--questions", nargs="+", default=None, help="only these questions")
+    parser.add_argument("--baseline", metavar="DIR", help="also time an earlier checkout on the same class")
     args = parser.parse_args()
 
     load_before = os.getloadavg()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "class"
-        kinds = make_class(source, args.count)
+        kinds = make_class(source, args.count, args.questions)
         for jobs in args.jobs:
             out = Path(tmp) / f"out-j{jobs}"
             rows.append((f"`-j {jobs}`", jobs, timed_batch(source, out, ["-j", str(jobs)]), mean_seconds(out)))
+            if args.baseline:
+                out = Path(tmp) / f"base-j{jobs}"
+                rows.append((f"`-j {jobs}`, baseline {Path(args.baseline).name}", jobs,
+                             timed_batch(source, out, ["-j", str(jobs)], Path(args.baseline).resolve()),
+                             mean_seconds(out)))
         if args.dask:
             workers = max(args.jobs)
             out = Path(tmp) / "out-dask"
@@ -127,11 +136,13 @@ def main():
                      f"{cores * wall / args.count:.2f} | {per:.2f} |")
     machine = (f"{platform.node() or 'unknown host'}: {cpu_model()}, {os.cpu_count()} cores, "
                f"Python {platform.python_version()}, {platform.platform()}")
-    questions = ", ".join(questions_with_checks())
+    questions = ", ".join(q for q in questions_with_checks() if not args.questions or q in args.questions)
     report = (f"# `grade batch` throughput\n\n"
               f"Measured {datetime.date.today()} on {machine}.\n"
               f"Command: `python benchmarks/batch_throughput.py --count {args.count} --jobs "
-              f"{' '.join(map(str, args.jobs))}{' --dask' if args.dask else ''}`.\n"
+              f"{' '.join(map(str, args.jobs))}{' --dask' if args.dask else ''}"
+              f"{' --questions ' + ' '.join(args.questions) if args.questions else ''}"
+              f"{' --baseline ' + args.baseline if args.baseline else ''}`.\n"
               f"Class: {args.count} submissions ({kinds['correct']} correct, {kinds['trap']} trap answers, "
               f"{kinds['broken']} broken) over {questions}; default limits, a course secret.\n"
               f"Load average (1 min) before: {load_before[0]:.2f}, after: {load_after[0]:.2f} "

@@ -1,6 +1,6 @@
 """Benchmark: the learner's `grade` on the routing-trap solution, against nbgrader autograde.
 
-Run: python benchmarks/grade_latency.py [--runs 5]
+Run: python benchmarks/grade_latency.py [--runs 5] [--baseline DIR]
 Prints a markdown table (median of cold runs, each a fresh process) and writes it to
 benchmarks/results/grade_latency.md with the machine it ran on. The breakdown times the
 pieces separately: interpreter start-up and imports (a process that only imports the
@@ -28,6 +28,18 @@ def timed(cmd, cwd=None) -> float:
     start = time.perf_counter()
     subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
+
+
+def timed_env(cmd, env) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def baseline_name(folder) -> str:
+    commit = subprocess.run(["git", "-C", str(folder), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    return f"commit {commit}" if commit else str(folder)
 
 
 def median_of(runs, fn) -> float:
@@ -60,6 +72,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-nbgrader", action="store_true")
+    parser.add_argument("--baseline", metavar="DIR", help="a checkout of an earlier commit (git worktree "
+                        "add DIR COMMIT): its `grade` is timed on the same solution, in the same run")
     args = parser.parse_args()
     grade = shutil.which("grade") or sys.exit("`grade` is not installed: pip install -e .")
 
@@ -71,8 +85,15 @@ def main():
     rows = [("`grade` total (cold process)", total),
             ("  interpreter start-up", python),
             ("  imports of the grade path", imports - python),
-            ("  child start (spawn, numpy, Landlock)", child),
+            ("  child start (bubblewrap, cgroup, numpy, seccomp, Landlock)", child),
             ("  reading, reference and checks (the rest)", total - imports - child)]
+    if args.baseline:
+        # the earlier kit's own `grade`, on this checkout's solution, run from its folder
+        old = [sys.executable, "-c", "import sys; from grader.cli import main; sys.argv[0] = 'grade'; main()",
+               str(SOLUTION)]
+        env = dict(os.environ, PYTHONPATH=str(Path(args.baseline).resolve()))
+        base = median_of(args.runs, lambda: timed_env(old, env))
+        rows.append((f"`grade` of the baseline ({baseline_name(args.baseline)})", base))
     from grader.loading.questions import solution_notebooks
     per_question = [(qid, median_of(args.runs, lambda p=path: timed([grade, str(p)])))
                     for qid, path in solution_notebooks().items()]

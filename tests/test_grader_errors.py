@@ -1,20 +1,16 @@
 """A check that breaks (an exception that is not a Fail) is the grader's fault: the result
 says so (``"grader_error": true`` on the check and the submission), the learner is never told
 to check their types, the report shows it as a bug, and `grade batch` does not keep it as a
-grade. And no check breaks on any answer of any question's corpus (tests/answers/<id>/)."""
+grade. (No check breaking on any answer of the corpus: tests/test_corpus.py.)"""
 
-import pytest
-
-from grader.authoring import corpus
 from grader.batch.layouts import Job
 from grader.batch.store import GRADED, GRADER_ERROR, ResultStore
-from grader.checks import load_question
 from grader.engine.context import CheckContext
 from grader.engine.run import _run_one, grade_path
 from grader.engine.question import Check, Question
 from grader.learner.report import render
 from grader.engine.results import GradeResult
-from conftest import REPO, solution_source
+from conftest import REPO
 
 
 def _broken_check(ctx):
@@ -59,23 +55,5 @@ def test_batch_does_not_keep_a_grader_error_as_a_grade(tmp_path):
     assert not store.done(job, 7, "abc")  # graded again by the next run
     assert store.load(job)[1]["status"] == GRADER_ERROR
 
-
-def _corpus():
-    from grader.loading.questions import solution_notebooks
-    cases = []
-    for question in solution_notebooks():
-        try:
-            traps = [t.id for t in load_question(question, REPO).traps]
-        except ModuleNotFoundError:
-            continue
-        cases += [pytest.param(question, a, id=f"{question}/{a.path.name}")
-                  for a in corpus.answers(REPO, question, traps)]
-    return cases
-
-
-@pytest.mark.parametrize("question, answer", _corpus())
-def test_no_check_breaks_on_any_answer_of_the_corpus(question, answer):
-    result = corpus.grade_answer(answer, question, REPO, 1234, solution_source(question))
-    assert not result.internal_error, result.error
-    broken = [f"{t.name}: {t.feedback}" for t in result.tests if t.grader_error]
-    assert not broken, broken
+# That no check breaks on any answer of the corpus is asserted by tests/test_corpus.py,
+# which grades every file of tests/answers/ once.
