@@ -189,7 +189,7 @@ def test_solution_notebook_grades_itself_to_full_marks_in_a_kernel(tmp_path):
 def test_readme_first_screen_shows_the_loop():
     lines = (REPO / "README.md").read_text().splitlines()[:45]
     first_block = lines.index("```bash")
-    assert "pip install -e ." in lines[first_block + 1] and "pytest" in lines[first_block + 2]
+    assert "pip install -e '.[jupyter]'" in lines[first_block + 1] and "pytest" in lines[first_block + 2]
     screen = "\n".join(lines)
     for command in ("grade list", "grade start routing_trap", "grade 01_routing_trap.ipynb --hint"):
         assert command in screen

@@ -24,7 +24,7 @@ class Limits:
     tmp_mb: int = 64
     """Size of the sandbox's private /tmp (a tmpfs, counted in its memory where a cgroup
     counts it)."""
-    max_processes: int = 64
+    max_processes: int = 256
     """Processes and threads the whole sandbox may hold at once (its cgroup's pids.max)."""
 
     @property

@@ -191,7 +191,10 @@ def main():
     wire.write_frame(RESP_FD, {"ok": True, "isolation": isolation})
 
     namespace = {"__name__": "submission", "_grader_ask": ask}
+    me = os.getpid()
     while True:
+        if os.getpid() != me:  # a fork of the learner's that fell back into this loop: only
+            os._exit(0)        # the worker itself reads requests and answers them
         try:
             req = read_frame(REQ_FD)
         except EOFError:
@@ -237,6 +240,8 @@ def main():
             kind = "not_implemented" if isinstance(exc, NotImplementedError) else "exception"
             reply = {"ok": False, "kind": kind, "error": describe_exception(exc)}
         reply["seconds"] = time.perf_counter() - start
+        if os.getpid() != me:
+            os._exit(0)
         sys.stdout.flush()
         try:
             wire.write_frame(RESP_FD, reply)
