@@ -87,6 +87,7 @@ def main():
             ("  imports of the grade path", imports - python),
             ("  child start (bubblewrap, cgroup, numpy, seccomp, Landlock)", child),
             ("  reading, reference and checks (the rest)", total - imports - child)]
+    against = ""
     if args.baseline:
         # the earlier kit's own `grade`, on this checkout's solution, run from its folder
         old = [sys.executable, "-c", "import sys; from grader.cli import main; sys.argv[0] = 'grade'; main()",
@@ -94,6 +95,7 @@ def main():
         env = dict(os.environ, PYTHONPATH=str(Path(args.baseline).resolve()))
         base = median_of(args.runs, lambda: timed_env(old, env))
         rows.append((f"`grade` of the baseline ({baseline_name(args.baseline)})", base))
+        against = f"\nOn the same machine in the same run, `grade` takes **{total / base:.2f}x** the baseline's time.\n"
     from grader.loading.questions import solution_notebooks
     per_question = [(qid, median_of(args.runs, lambda p=path: timed([grade, str(p)])))
                     for qid, path in solution_notebooks().items()]
@@ -114,7 +116,8 @@ def main():
                      + [f"| {qid} | {secs:.3f} |" for qid, secs in per_question])
     report = (f"# `grade` latency on the routing-trap solution\n\n"
               f"Measured {datetime.date.today()} on {machine}.\n"
-              f"Command: `python benchmarks/grade_latency.py --runs {args.runs}`.\n\n{table}\n{ratio}\n"
+              f"Command: `python benchmarks/grade_latency.py --runs {args.runs}"
+              f"{' --baseline ' + args.baseline if args.baseline else ''}`.\n\n{table}\n{ratio}{against}\n"
               f"## Every question's solution (goal: 1.5 s or less)\n\n{each}\n")
     print(report)
     out = REPO / "benchmarks" / "results" / "grade_latency.md"
