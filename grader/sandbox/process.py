@@ -98,6 +98,7 @@ class Sandbox:
         self._output = _Output(limits.output_kb * 1024)
         self._meter: measure.Meter | None = None
         self._calls = 0
+        self._measuring = False
 
     # -- life cycle -------------------------------------------------------------------
     def _spawn(self) -> CallResult:
@@ -187,8 +188,8 @@ class Sandbox:
         """Before any learner code runs: load only the submission's import statements, then
         read the sandbox's memory. A measured call's peak counts from here, so memory that
         the learner's code holds from load time (a pre-filled pool) counts too, while the
-        libraries it imports do not."""
-        if not self._meter.measures:
+        libraries it imports do not. Only a sandbox started for a measured call pays for it."""
+        if not self._measuring or not self._meter.measures:
             return None
         from grader.sandbox.imports import import_lines
         spent = self.spent  # libraries' start-up is not the learner's time: not charged
@@ -293,11 +294,12 @@ class Sandbox:
         if self.spent >= self.limits.total_seconds:
             return CallResult(False, kind="budget", error=(
                 f"not run: your code used up the total time limit of {self.limits.total_seconds:g} s"))
-        if measure_memory and self._proc is not None and self._calls:
+        if measure_memory and self._proc is not None and (self._calls or not self._measuring):
             self.close()  # earlier calls' state must not hide in, or inflate, the measured peak
         if self._proc is None:
             if self.load_error is not None and self.load_error.kind not in ("timeout", "crash"):
                 return self.load_error
+            self._measuring = measure_memory  # only a measured call pays for the baseline
             loaded = self.start()
             if not loaded.ok:
                 return loaded
