@@ -1,6 +1,7 @@
 """`grade new` scaffolds a question the grader finds by itself; `grade validate` proves the
 shipped questions sound and names each planted fault in a copy (via --questions-dir)."""
 import shutil
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -60,7 +61,14 @@ def _has_checks(question):
         return False
 
 
-@pytest.mark.parametrize("question", [q for q in solution_notebooks() if _has_checks(q)])
+def _without_own_validate_test(question: str) -> bool:
+    """Questions whose own tests/test_<id>.py does not already run `grade validate --quick`."""
+    own = Path(__file__).with_name(f"test_{question}.py")
+    return not (own.exists() and "_is_sound" in own.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("question", [q for q in solution_notebooks()
+                                      if _has_checks(q) and _without_own_validate_test(q)])
 def test_every_shipped_question_with_checks_is_sound(question):
     report = validate_question(question, quick=True)
     assert report.ok, report.text()
