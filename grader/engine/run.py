@@ -70,8 +70,8 @@ def _run_checks(sub, root: Path, seed: int, limits: Limits, result: GradeResult,
     helpers, services = question.services() if question.services else ("", {})
     if question.grader_setup and not helpers:
         helpers = setup_code(sub.question, root)
-    with Sandbox(sub.source, limits, hide=hide, helpers=helpers, services=services) as sandbox:
-        sandbox.cells = sub.cells  # a notebook loads cell by cell, past errors (Sandbox.start)
+    with Sandbox(sub.source, limits, hide=hide, helpers=helpers, services=services,
+                 cells=sub.cells) as sandbox:  # a notebook loads cell by cell, past errors
         loaded = sandbox.start()
         result.isolation = sandbox.isolation
         for check in question.checks:
@@ -86,7 +86,7 @@ def _run_checks(sub, root: Path, seed: int, limits: Limits, result: GradeResult,
             from grader.engine.visible_tests import run_visible_tests
             result.public = run_visible_tests(sandbox, sub.path)
         result.output = sandbox.output
-        result.warnings = list(getattr(sandbox, "warnings", None) or [])
+        result.warnings = list(sandbox.warnings)
     result.score = sum(t.points for t in result.tests)
     return result
 

@@ -16,7 +16,7 @@ import os
 import secrets
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(os.environ.get("BACKPROP_TRAPS_CGROUP_ROOT", "/sys/fs/cgroup"))
@@ -49,6 +49,8 @@ class Group:
     version: int
     memory: Path
     pids: Path | None
+    _peak_fd: int | None = field(default=None, repr=False)
+    """v2: the ``memory.peak`` descriptor whose write reset the peak (resets are per fd)."""
 
     @property
     def procs_files(self) -> list[Path]:
@@ -69,9 +71,8 @@ class Group:
 
     def peak(self) -> int:
         if self.version == 2:
-            fd = getattr(self, "_peak_fd", None)
-            if fd is not None:
-                return int(os.pread(fd, 64, 0))
+            if self._peak_fd is not None:
+                return int(os.pread(self._peak_fd, 64, 0))
             return int((self.memory / "memory.peak").read_text())
         return int((self.memory / "memory.max_usage_in_bytes").read_text())
 
@@ -106,9 +107,8 @@ class Group:
             time.sleep(0.005)
 
     def remove(self) -> None:
-        fd = getattr(self, "_peak_fd", None)
-        if fd is not None:
-            os.close(fd)
+        if self._peak_fd is not None:
+            os.close(self._peak_fd)
             self._peak_fd = None
         self.kill_all()
         for folder in {self.memory, self.pids} - {None}:

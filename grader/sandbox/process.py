@@ -33,7 +33,6 @@ from grader.sandbox.inert import inert
 from grader.sandbox.limits import Limits
 
 WORKER = Path(__file__).with_name("worker.py")
-_MARKER = MARKER
 MAX_ASKS = 100_000
 """Requests to grader-side services in one call (a Jacobian by JVPs takes hundreds)."""
 
@@ -78,8 +77,14 @@ class Sandbox:
     """A child process running one submission's code under ``limits``."""
 
     def __init__(self, source: str, limits: Limits = Limits(), hide: list[Path] = (),
-                 isolate: bool = True, helpers: str = "", services: dict | None = None):
+                 isolate: bool = True, helpers: str = "", services: dict | None = None,
+                 cells: list | None = None):
         self.source = source
+        self.cells = cells
+        """A notebook's cells, ``(label, source, source with magics blanked)``, loaded one by one
+        (``start``); None: ``source`` is one cell (a .py file)."""
+        self.warnings: list[str] = []
+        """Cells that raised while loading, one sentence each, kept across restarts."""
         self.helpers = helpers
         """Trusted code run in the submission's namespace right after it loads (and after
         every reload), e.g. counting helpers that replace the learner's copies."""
@@ -99,6 +104,8 @@ class Sandbox:
         self._meter: measure.Meter | None = None
         self._calls = 0
         self._measuring = False
+        self._info_r: int | None = None  # bwrap's --info-fd (the meter reads the worker's pid)
+        self._bwrap_filtered = False     # whether bwrap loaded the seccomp filter
 
     # -- life cycle -------------------------------------------------------------------
     def _spawn(self) -> CallResult:
@@ -108,7 +115,7 @@ class Sandbox:
         workdir = "/tmp" if use_bwrap else self._tmp
         env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", _MARKER: self._marker}
+               "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", MARKER: self._marker}
         self._meter = measure.Meter.create(self.limits, self.isolate)
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
@@ -128,7 +135,7 @@ class Sandbox:
         self._req, self._resp = req_w, resp_r
         os.set_blocking(self._req, False)  # a child that stops reading cannot block the grader
         threading.Thread(target=self._output.drain, args=(out_r,), daemon=True).start()
-        self._meter.attach(self._proc.pid, getattr(self, "_info_r", None))
+        self._meter.attach(self._proc.pid, self._info_r)
         if use_bwrap:
             read_only, read_write = bwrap.python_roots() + ["/usr", "/etc", "/dev/urandom"], ["/tmp", "/dev/null"]
         else:
@@ -154,8 +161,7 @@ class Sandbox:
         if started.ok:
             inner = started.value.get("isolation", "none") if isinstance(started.value, dict) else "none"
             outer = "bubblewrap" if use_bwrap else "no bubblewrap"
-            filtered = (use_bwrap and getattr(self, "_seccomp_file", None) is not None) or \
-                inner.split(", ")[0] == "seccomp"
+            filtered = self._bwrap_filtered if use_bwrap else inner.split(", ")[0] == "seccomp"
             if not filtered:
                 self._meter.unfiltered()
             elif use_bwrap:
@@ -172,7 +178,7 @@ class Sandbox:
         from grader.sandbox import seccomp
         extra = []
         bpf = seccomp.compiled(no_fork=not self._meter.whole_sandbox) if self.isolate else None
-        self._seccomp_file = bpf  # a marker that the filter is loaded
+        self._bwrap_filtered = bpf is not None
         if bpf is not None:
             extra.append(seccomp.as_fd(bpf))
         info_r, info_w = os.pipe()
@@ -193,8 +199,7 @@ class Sandbox:
             return None
         from grader.sandbox.imports import import_lines
         spent = self.spent  # libraries' start-up is not the learner's time: not charged
-        cells = getattr(self, "cells", None)  # (label, source, source with magics blanked)
-        sources = [fallback or source for _, source, fallback in cells] if cells else [self.source]
+        sources = [fallback or source for _, source, fallback in self.cells] if self.cells else [self.source]
         done = self._exchange({"op": "load", "source": import_lines(sources), "name": "<imports>"},
                               self.limits.load_budget, what="importing the libraries your code uses")
         if done.ok or done.kind in ("exception", "not_implemented"):
@@ -207,18 +212,16 @@ class Sandbox:
     def start(self) -> CallResult:
         """Start the child and load the submission; the result says whether loading worked.
 
-        A notebook loads cell by cell (``self.cells``: ``(label, source, fallback)`` tuples,
-        set by the engine; a ``.py`` file is ``self.source``, one cell), as Jupyter's "Run
+        A notebook loads cell by cell (``self.cells``; a ``.py`` file is ``self.source``, one
+        cell), as Jupyter's "Run
         All" does when errors are allowed (nbgrader's way): a cell that raises, or is not
         Python, becomes one line in ``self.warnings`` (once, whatever the restarts) and the
         next cell runs. Only a hang or a crash stops the load, which has one call's time."""
-        if not isinstance(getattr(self, "warnings", None), list):
-            self.warnings = []
         started = self._spawn()
         if not started.ok:
             self.load_error = started
             return started
-        cells = getattr(self, "cells", None) or [("", self.source, None)]
+        cells = self.cells or [("", self.source, None)]
         deadline = time.monotonic() + self.limits.load_budget
         loaded = CallResult(True)
         for label, source, fallback in cells:
@@ -255,14 +258,13 @@ class Sandbox:
                 self._proc.wait(timeout=5)
             except (subprocess.TimeoutExpired, OSError):
                 pass
-            for fd in (self._req, self._resp, getattr(self, "_info_r", None)):
+            for fd in (self._req, self._resp, self._info_r):
                 try:
                     if fd is not None:
                         os.close(fd)
                 except OSError:
                     pass
             self._info_r = None
-            self._seccomp_file = None
             self._proc = None
         elif self._meter is not None:
             self._meter.close()
@@ -375,8 +377,8 @@ class Sandbox:
             return CallResult(True, value=reply, seconds=elapsed)
         reply = inert_failure(reply)
         return CallResult(False, kind=str(reply.get("kind", "exception")),
-                          error=describe_failure(reply, what, self.source, getattr(self, "cells", None),
-                                                        getattr(self, "warnings", None)), seconds=elapsed)
+                          error=describe_failure(reply, what, self.source, self.cells, self.warnings),
+                          seconds=elapsed)
 
     def _send(self, msg, deadline: float) -> None:
         """Write one frame to the child before ``deadline`` (TimeoutError otherwise)."""

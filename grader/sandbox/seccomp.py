@@ -84,12 +84,16 @@ def build(no_fork: bool, no_namespaces: bool = False):
 
 @functools.lru_cache(maxsize=4)
 def compiled(no_fork: bool) -> bytes | None:
-    """The BPF program for bubblewrap, as bytes (compiled once per process), or None."""
-    f = compile_filter(no_fork)
-    if f is None:
+    """The BPF program for bubblewrap, as bytes (compiled once per process), or None where
+    libseccomp is unavailable (the caller reports it)."""
+    try:
+        f = build(no_fork)
+    except Exception:  # noqa: BLE001 (no pyseccomp, or no libseccomp.so.2)
         return None
-    with f:
-        return f.read()
+    with tempfile.TemporaryFile() as out:  # libseccomp exports to a file descriptor only
+        f.export_bpf(out)
+        out.seek(0)
+        return out.read()
 
 
 def as_fd(program: bytes) -> int:
@@ -99,15 +103,3 @@ def as_fd(program: bytes) -> int:
     os.write(w, program)
     os.close(w)
     return r
-
-
-def compile_filter(no_fork: bool):
-    """The BPF program as an open temporary file (at position 0), or None."""
-    try:
-        f = build(no_fork)
-    except Exception:  # noqa: BLE001 (no pyseccomp or libseccomp: the caller reports it)
-        return None
-    out = tempfile.TemporaryFile()
-    f.export_bpf(out)
-    out.seek(0)
-    return out

@@ -112,8 +112,8 @@ def memory_check(path: Path, limits: Limits = Limits(call_seconds=10.0, total_se
 
     sub = load_submission(path, None)
     measured = {}
-    with Sandbox(sub.source, limits, hide=[questions_root(None), path.resolve().parent]) as box:
-        box.cells = sub.cells
+    with Sandbox(sub.source, limits, hide=[questions_root(None), path.resolve().parent],
+                 cells=sub.cells) as box:
         call = box.call
 
         def recording(fn, *args, **kwargs):
