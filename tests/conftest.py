@@ -15,8 +15,11 @@ if not REAL_GPU:
     # The simulator runs every CUDA thread as a Python thread and syncs them at each
     # barrier; a short switch interval makes barrier-heavy kernels much faster.
     sys.setswitchinterval(1e-4)
-    sys.path.insert(0, os.path.dirname(__file__))
-    import cudasim_fix  # noqa: E402  (the simulator's shared arrays race without it)
+    import importlib.util  # noqa: E402
+    _fix = importlib.util.spec_from_file_location(  # the simulator's shared arrays race without it
+        "cudasim_fix", os.path.join(os.path.dirname(__file__), "..", "benchmarks", "cudasim_fix.py"))
+    cudasim_fix = importlib.util.module_from_spec(_fix)
+    _fix.loader.exec_module(cudasim_fix)
     cudasim_fix.install()
 
 from pathlib import Path  # noqa: E402

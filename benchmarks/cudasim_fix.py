@@ -3,7 +3,8 @@
 ``FakeCUDAShared.array`` looks up the array for a call site and creates it when missing,
 with no lock: two simulated threads of one block can both miss, each get a private array,
 and one thread's writes vanish from the block's reduction. It shows up as a rare, load-
-dependent wrong sum in tree reductions. Same logic as upstream, under a lock.
+dependent wrong sum in tree reductions. Same logic as upstream, under a lock. Installed
+by the test suite (tests/conftest.py) and by the benchmark's simulator smoke pass.
 """
 import sys
 import threading
