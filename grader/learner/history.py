@@ -10,7 +10,10 @@ Format (version 1)::
 
     {"version": 1, "questions": {"routing_trap": {
         "best": 10.0, "max_score": 12.0, "attempts": 3,
-        "hints_seen": {"overlapping windows accumulate (k=3, s=2 and k=3, s=1)": 2}}}}
+        "hints_seen": {"overlapping windows accumulate (k=3, s=2 and k=3, s=1)": 2},
+        "revealed": 2}}}
+
+``revealed`` counts the steps of the solution's derivation that `grade reveal` has shown.
 """
 from __future__ import annotations
 
@@ -40,6 +43,9 @@ def _clean_entry(raw) -> dict:
     attempts = raw.get("attempts")
     if isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= 0:
         entry["attempts"] = attempts
+    revealed = raw.get("revealed")
+    if isinstance(revealed, int) and not isinstance(revealed, bool) and revealed >= 0:
+        entry["revealed"] = revealed
     seen = raw.get("hints_seen")
     if isinstance(seen, dict):
         entry["hints_seen"] = {str(k): v for k, v in seen.items()
@@ -112,3 +118,12 @@ class History:
         entry = self.questions.setdefault(question, {})
         entry.setdefault("hints_seen", {})[check] = seen + 1
         return seen + 1, hints[seen]
+
+    # -- the derivation, step by step (`grade reveal`) ------------------------------------
+    def revealed(self, question: str) -> int:
+        """How many steps of the question's derivation were shown here."""
+        return self.questions.get(question, {}).get("revealed", 0)
+
+    def record_revealed(self, question: str, steps: int) -> None:
+        entry = self.questions.setdefault(question, {})
+        entry["revealed"] = max(entry.get("revealed", 0), int(steps))
