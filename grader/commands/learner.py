@@ -124,10 +124,14 @@ def list_questions(questions_dir):
 @click.argument("question")
 @click.argument("folder", required=False, type=click.Path(file_okay=False), default=".")
 @click.option("--force", is_flag=True, help="Overwrite the notebook if it is already there (your work is lost).")
+@click.option("--solution", is_flag=True,
+              help="Also copy the solution notebook and the question's kernels next to your stub "
+                   "(for after you have solved it).")
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo).")
-def start(question, folder, force, questions_dir):
-    """Copy QUESTION's stub notebook into FOLDER (default: here) and say how to grade it."""
+def start(question, folder, force, solution, questions_dir):
+    """Copy QUESTION's stub notebook into FOLDER (default: here) and say how to grade it;
+    with --solution, the solution notebook and the kernels too (your stub is kept)."""
     from grader.loading.questions import exercise_path, questions_root, solution_notebooks
 
     root = questions_root(questions_dir)
@@ -142,24 +146,55 @@ def start(question, folder, force, questions_dir):
     target = Path(folder) / stub.name
     shown = shlex.quote(_shown_path(target.resolve()))
     if target.exists() and not force:
+        if solution:  # the learner's own notebook stays as it is
+            _copy_solution(question, root, Path(folder))
+            return
         click.echo(f"{shown} already exists; your work there is kept. Grade it with `grade {shown}`, "
                    "or add --force to start over (that overwrites it).", err=True)
         sys.exit(1)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(stub, target)
-    except OSError as e:
-        click.echo(f"Could not write {shown}: {e.strerror or e}", err=True)
-        sys.exit(1)
+    _copy(stub, target)
     click.echo(f"Copied the {question} stub to {shown}. Open it in Jupyter, fill in the functions\n"
                "(the last cell grades the notebook from inside), or grade it from here:\n\n"
                f"    grade {shown}\n")
+    if solution:
+        _copy_solution(question, root, Path(folder))
+
+
+def _copy(source: Path, target: Path) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    except OSError as e:
+        click.echo(f"Could not write {shlex.quote(_shown_path(target.resolve()))}: {e.strerror or e}", err=True)
+        sys.exit(1)
+
+
+def _copy_solution(question: str, root: Path, folder: Path) -> None:
+    """`start --solution`: the solution notebook and the kernels, beside the stub."""
+    from grader.learner.history import History
+    from grader.learner.next_steps import copy_names
+    from grader.loading.questions import kernel_path, solution_path
+    solution_name, kernels_name = copy_names(question, root)
+    copies = [(solution_path(question, root), folder / solution_name)]
+    kernels = kernel_path(question, root)
+    if kernels is not None:
+        copies.append((kernels, folder / kernels_name))
+    for source, target in copies:
+        _copy(source, target)
+        click.echo(f"Copied {source.name} to {shlex.quote(_shown_path(target.resolve()))}.")
+    if kernels is None:
+        click.echo(f"{question} has no kernels: its solution notebook says why.")
+    best = History.load().best(question)
+    if not best or best[0] < best[1]:
+        click.echo("Note: your notebook here has not passed every hidden check yet; the solution "
+                   f"gives the answer away (`grade reveal {question}` shows the derivation a step at a time).")
 
 
 def after_grading(results, want_hint: bool, color: bool) -> str:
     """Remember each graded result's score in this folder's history, and show the next hint
     for the first failing check (``--hint``) or say that one is available. Returns the text."""
     from grader.learner.history import History
+    from grader.learner.next_steps import full_marks_text
     from grader.learner.report import render_hint
 
     history = History.load()
@@ -174,6 +209,9 @@ def after_grading(results, want_hint: bool, color: bool) -> str:
         if not failing:
             if want_hint:
                 texts.append(f"{inert(r.submission)}: every hidden check passes; no hint needed.")
+            pointers = full_marks_text(r.question)
+            if pointers:
+                texts.append(pointers)
             continue
         target = next((t for t in failing if t.hints), failing[0])
         if want_hint:
