@@ -126,6 +126,9 @@ def course(tmp_path_factory):
     config.CourseDirectory.root = str(course)
     config.CourseDirectory.course_id = "backprop-traps"
     config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
+    from nbgrader.converters import GenerateAssignment  # the stub layout, as docs/authoring.md says
+    config.GenerateAssignment.preprocessors = ["grader.authoring.nbgrader_layout.StubLayout",
+                                               *GenerateAssignment.preprocessors.default_value]
     api = NbGraderAPI(config=config)
     assert api.generate_assignment("ps1", force=True)["success"]
     submissions = {"alice": {q: _without_demos(nbformat.read(str(solution_notebooks()[q]), as_version=4))
@@ -207,5 +210,6 @@ def test_the_derivation_answer_is_a_manually_graded_cell(course):
                                      as_version=4)
             answer = [c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "derivation_answer"]
             assert len(answer) == 1 and answer[0].cell_type == "markdown" and "YOUR ANSWER HERE" in answer[0].source
+            assert not [c for c in released.cells if {"derivation", "solution-only"} & set(c.metadata.get("tags", []))]
             grade = gradebook.find_grade("derivation_answer", solution_notebooks()[question].stem, "ps1", "alice")
             assert grade.needs_manual_grade and grade.max_score == 2
