@@ -152,9 +152,11 @@ def start(question, folder, force, solution, questions_dir):
                    "or add --force to start over (that overwrites it).", err=True)
         sys.exit(1)
     _copy(stub, target)
-    click.echo(f"Copied the {question} stub to {shown}. Open it in Jupyter, fill in the functions\n"
-               "(the last cell grades the notebook from inside), or grade it from here:\n\n"
-               f"    grade {shown}\n")
+    click.echo(f"Copied the {question} stub to {shown}. Open it in Jupyter, derive the backward in its\n"
+               "\"Your derivation\" cell, fill in the functions (Run All ends in the grade cell), or\n"
+               "grade it from here:\n\n"
+               f"    grade {shown}\n\n"
+               f"Stuck on the math? `grade reveal {question}` shows the derivation one step at a time.")
     if solution:
         _copy_solution(question, root, Path(folder))
 
