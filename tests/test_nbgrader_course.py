@@ -128,7 +128,7 @@ def course(tmp_path_factory):
     config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
     from nbgrader.converters import GenerateAssignment  # the stub layout, as docs/authoring.md says
     config.GenerateAssignment.preprocessors = ["grader.authoring.nbgrader_layout.StubLayout",
-                                               *GenerateAssignment.preprocessors.default_value]
+                                               *GenerateAssignment.preprocessors.default()]
     api = NbGraderAPI(config=config)
     assert api.generate_assignment("ps1", force=True)["success"]
     submissions = {"alice": {q: _without_demos(nbformat.read(str(solution_notebooks()[q]), as_version=4))

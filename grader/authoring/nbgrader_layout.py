@@ -7,9 +7,10 @@ course's ``nbgrader_config.py`` and the released notebooks get exactly the stub 
 
     from nbgrader.converters import GenerateAssignment
     c.GenerateAssignment.preprocessors = ["grader.authoring.nbgrader_layout.StubLayout",
-                                          *GenerateAssignment.preprocessors.default_value]
+                                          *GenerateAssignment.preprocessors.default()]
 
-The cells it drops carry no nbgrader metadata, so checksums and autograde are unchanged.
+It never drops a cell nbgrader grades (autograde needs every one), so checksums and
+autograde are unchanged.
 """
 from nbgrader.preprocessors import NbGraderPreprocessor
 
@@ -22,4 +23,4 @@ class StubLayout(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         question = (nb.metadata.get("backprop_traps") or {}).get("question") or "ID"
-        return to_stub_layout(nb, question), resources
+        return to_stub_layout(nb, question, keep_nbgrader_cells=True), resources

@@ -108,13 +108,15 @@ def goes_on_in_run_all(cell: dict) -> bool:
     return is_visible_test(cell) or "demo" in tags(cell)
 
 
-def to_stub_layout(nb, question: str):
+def to_stub_layout(nb, question: str, keep_nbgrader_cells: bool = False):
     """Apply the stub layout to a solution notebook (an nbformat node, changed in place and
-    returned), before nbgrader's preprocessors clear the solutions."""
+    returned), before nbgrader's preprocessors clear the solutions. ``keep_nbgrader_cells``
+    (in a course) keeps a tagged cell that nbgrader grades: autograde needs every one."""
     kept = []
     for cell in nb.cells:
         cell_tags = tags(cell)
-        if DERIVATION in cell_tags or SOLUTION_ONLY in cell_tags:
+        graded = bool(_nbgrader(cell).get("grade") or _nbgrader(cell).get("solution"))
+        if (DERIVATION in cell_tags or SOLUTION_ONLY in cell_tags) and not (keep_nbgrader_cells and graded):
             continue
         if INTERVIEW in cell_tags and cell.cell_type == "markdown":
             cell.source = cut_interview(cell.source, question)
