@@ -67,7 +67,13 @@ MARKDOWN_INTERVIEW = """\
 
 **Follow-ups.**
 - *A follow-up an interviewer asks next?* Its short answer, with numbers where they exist.
-- *Another follow-up?* Its short answer."""
+- *Another follow-up?* Its short answer.
+
+**Key points.**
+- SCAFFOLD: 4 to 7 things the spoken answer must say, one per line, as a learner recognises it: a way of saying it that counts; another way; two parts + that must both appear
+- the second point: a synonym; a symbol or formula such as 1/sqrt(d); words + in any order
+- the third point: plural or longer words count (sum finds sums); keep each way short
+- the fourth point: the hired answer must hit every point; the wrong answer fewer than half"""
 
 CHECKS = Template('''\
 """Hidden checks for $qid: $title.
