@@ -70,10 +70,10 @@ MARKDOWN_INTERVIEW = """\
 - *Another follow-up?* Its short answer.
 
 **Key points.**
-- SCAFFOLD: 4 to 7 things the spoken answer must say, one per line, as a learner recognises it: a way of saying it that counts; another way; two parts + that must both appear
-- the second point: a synonym; a symbol or formula such as 1/sqrt(d); words + in any order
-- the third point: plural or longer words count (sum finds sums); keep each way short
-- the fourth point: the hired answer must hit every point; the wrong answer fewer than half"""
+- the spoken answer's first point, as a learner recognises it: spoken answer; a synonym; two parts + that both appear
+- a second point (4 to 7 in all): at most; a formula in several spellings such as 1/sqrt(d)
+- a third: 120 words; a word that longer words start (sum finds sums)
+- a fourth: about; replace all four with the question's own"""
 
 CHECKS = Template('''\
 """Hidden checks for $qid: $title.
