@@ -210,3 +210,23 @@ def test_grade_list_before_any_work(here):
     row = next(ln for ln in out.stdout.splitlines() if " softmax_ce " in ln)
     assert "not graded" in row and row.split()[-5:] == ["-", "-", "grade", "start", "softmax_ce"]
     assert "`grade interview`" in out.stdout
+
+
+def test_a_question_without_key_points_is_never_due_but_can_be_checked(here):
+    root = here / "kit"
+    (root / "solutions").mkdir(parents=True)
+    for qid in ("routing_trap", "softmax_ce"):
+        source = solution_notebooks()[qid]
+        nb = nbformat.read(str(source), as_version=4)
+        if qid == "routing_trap":  # written before key points existed
+            cell = next(c for c in nb.cells if "interview" in c.metadata.get("tags", []))
+            cell.source = cell.source[:cell.source.index("**Key points.**")]
+        nbformat.write(nb, str(root / "solutions" / source.name))
+    doc = json.loads(run("interview", "--questions-dir", str(root), "--answer", "-", "--json", stdin="").stdout)
+    assert doc["question"] == "softmax_ce"
+    bare = json.loads(run("interview", "routing_trap", "--questions-dir", str(root), "--answer", "-", "--json",
+                          stdin=GOOD).stdout)
+    assert bare["hit"] == bare["of"] == 0 and bare["points"] == [] and bare["hired_answer"]
+    spoken = run("interview", "routing_trap", "--questions-dir", str(root), stdin="\n")
+    assert spoken.exit_code == 0 and "no key points yet" in spoken.stdout
+    assert History.load(here).interviews("routing_trap") == []

@@ -41,7 +41,7 @@ def interview(question, answer_file, as_json, questions_dir):
     checklist score, then the one rehearsed longest ago."""
     from grader.learner.history import FILENAME, History
     from grader.learner import rehearsal
-    from grader.loading.questions import questions_root, solution_notebooks
+    from grader.loading.questions import questions_root
 
     if as_json and answer_file is None:
         raise _OneSentence("--json needs --answer FILE (or --answer - to read the answer from stdin).")
@@ -54,9 +54,10 @@ def interview(question, answer_file, as_json, questions_dir):
     root = questions_root(questions_dir)
     history = History.load() if question is None or not as_json else None  # --json writes nothing
     if question is None:
-        known = list(solution_notebooks(root))
+        known = rehearsal.rehearsable(root)
         if not known:
-            raise _OneSentence(f"no questions in {root}: expected solutions/NN_<id>.ipynb.")
+            raise _OneSentence(f"no question in {root} has key points to rehearse "
+                               "(solutions/NN_<id>.ipynb, its interview cell's **Key points.**).")
         question = rehearsal.due(known, history)
     try:
         chosen = rehearsal.load(question, root)

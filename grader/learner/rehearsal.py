@@ -48,6 +48,18 @@ def load(question: str, root: Path) -> Rehearsal:
     return Rehearsal(question, notebooks[question].name[:2], parse(source))
 
 
+def rehearsable(root: Path) -> list[str]:
+    """The questions that have key points to rehearse, in order."""
+    from grader.authoring.interview import parse, read_notebook
+    from grader.loading.questions import solution_notebooks
+    found = []
+    for qid, notebook in solution_notebooks(root).items():
+        source, _ = read_notebook(notebook)
+        if source is not None and parse(source).key_points:
+            found.append(qid)
+    return found
+
+
 def read_answer(path: str, stdin) -> str:
     """The answer in ``path`` (``-`` is ``stdin``), at most ``MAX_ANSWER_BYTES``, as text."""
     if path == "-":
