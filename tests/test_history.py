@@ -72,3 +72,21 @@ def test_interviews_and_revealed_round_trip_and_malformed_ones_are_dropped(tmp_p
     assert h.revealed("q") == 2 and h.last("q") == (3.0, 5.0) and h.revealed("other") == 0
     assert [i["date"] for i in h.interviews("q")] == ["2026-01-01", "2026-01-04"]
     assert h.save() and History.load(tmp_path).questions == h.questions
+
+
+def test_a_notebook_saved_with_new_outputs_is_the_same_attempt(tmp_path):
+    import nbformat
+    from conftest import REPO
+    from grader.commands.learner import _fingerprint
+    nb = nbformat.read(str(REPO / "solutions" / "04_softmax_ce.ipynb"), as_version=4)
+    path = tmp_path / "04_softmax_ce.ipynb"
+    nbformat.write(nb, str(path))
+    before = _fingerprint(str(path))
+    code = next(c for c in nb.cells if c.cell_type == "code")
+    code.outputs, code.execution_count = [nbformat.v4.new_output("stream", text="hi\n")], 7
+    nbformat.write(nb, str(path))
+    assert _fingerprint(str(path)) == before
+    code.source += "\n# an edit"
+    nbformat.write(nb, str(path))
+    assert _fingerprint(str(path)) != before
+    assert _fingerprint(str(tmp_path / "gone.py")) is None

@@ -179,12 +179,20 @@ def start(question, folder, force, questions_dir):
 
 
 def _fingerprint(path: str) -> str | None:
-    """A hash of the graded file's bytes: grading the same file again is not an attempt."""
+    """A hash of what was graded: grading the same answer again is not an attempt. For a
+    notebook, its graded code only, so that saving new outputs does not make a new attempt."""
     import hashlib
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        data = Path(path).read_bytes()
     except OSError:
         return None
+    if path.endswith(".ipynb"):
+        from grader.loading.notebook import NotebookError, graded_code, parse_notebook
+        try:
+            data = graded_code(parse_notebook(data.decode("utf-8"))).encode("utf-8")
+        except (UnicodeDecodeError, NotebookError):
+            pass
+    return hashlib.sha256(data).hexdigest()
 
 
 def after_grading(results, want_hint: bool, color: bool) -> str:

@@ -142,8 +142,8 @@ def rehearse(rehearsal: Rehearsal, ask, say, record) -> tuple[int, int]:
     found = keypoints.hits(it.key_points, "\n".join(typed))
     ticked = []
     if it.key_points:
-        say(f"\nDid your answer say each of these? y or n; Enter takes the capital letter"
-            + (" (points found in what you typed are pre-ticked)." if typed else "."))
+        say("\n" + _block("Did your answer say each of these? y or n; Enter takes the capital letter"
+                          + (" (points found in what you typed are pre-ticked)." if typed else "."), ""))
         for n, (point, pre) in enumerate(zip(it.key_points, found), 1):
             say(f"  {n}/{len(found)}  {point.point}")
             ticked.append(_yes_no(ask, "       [Y/n] " if pre else "       [y/N] ", pre))
