@@ -230,3 +230,13 @@ def test_a_question_without_key_points_is_never_due_but_can_be_checked(here):
     spoken = run("interview", "routing_trap", "--questions-dir", str(root), stdin="\n")
     assert spoken.exit_code == 0 and "no key points yet" in spoken.stdout
     assert History.load(here).interviews("routing_trap") == []
+
+
+@pytest.mark.parametrize("question", list(solution_notebooks()))
+def test_every_question_rehearses_as_json_and_interactively(here, question):
+    hired = rehearsal.load(question, REPO).interview.hired
+    doc = json.loads(run("interview", question, "--answer", "-", "--json", stdin=hired).stdout)
+    assert doc["of"] >= 4 and doc["hit"] == doc["of"] and len(doc["follow_ups"]) >= 2
+    out = run("interview", question, stdin=hired + "\n\n" + "\n" * 20)
+    assert out.exit_code == 0 and f"Checklist: {doc['of']}/{doc['of']} key points" in out.stdout
+    assert out.stdout.count("(Enter)") == len(doc["follow_ups"])
