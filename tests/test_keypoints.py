@@ -134,3 +134,14 @@ def test_validate_fails_a_question_without_key_points():
     it = parsed("loss_scaling")
     it.key_points = []
     assert "no key points" in _proved(it).text()
+
+
+def test_grade_new_scaffolds_a_key_points_section_that_parses(tmp_path):
+    from click.testing import CliRunner
+    from grader.cli import main
+    out = CliRunner().invoke(main, ["new", "toy_layer", "--questions-dir", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    (notebook,) = (tmp_path / "solutions").glob("*_toy_layer.ipynb")
+    it = interview.parse(interview.read_notebook(notebook)[0])
+    assert not it.problems and len(it.key_points) == 4
+    assert _proved(it).ok  # the scaffold's own placeholders are consistent; the author replaces them
