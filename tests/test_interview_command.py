@@ -240,3 +240,10 @@ def test_every_question_rehearses_as_json_and_interactively(here, question):
     out = run("interview", question, stdin=hired + "\n\n" + "\n" * 20)
     assert out.exit_code == 0 and f"Checklist: {doc['of']}/{doc['of']} key points" in out.stdout
     assert out.stdout.count("(Enter)") == len(doc["follow_ups"])
+
+
+def test_a_huge_answer_is_read_up_to_its_limit_and_checked(here):
+    huge = GOOD + " filler" * (rehearsal.MAX_ANSWER_BYTES // 3)  # past the limit: the rest is not read
+    (here / "huge.txt").write_text(huge + " average pooling", encoding="utf-8")
+    out = run("interview", "routing_trap", "--answer", "huge.txt", "--json")
+    assert out.exit_code == 0 and json.loads(out.stdout)["hit"] == 4

@@ -20,6 +20,7 @@ The standard library only: ``grade interview`` imports this and nothing heavy.
 """
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -61,22 +62,44 @@ class KeyPoint:
 
     def matches(self, text: str) -> bool:
         """Whether ``text`` says this point in one of the ways that count."""
-        return self.matches_words(normalise(text).split())
+        return self.matches_said(Said(normalise(text).split()))
 
-    def matches_words(self, said: list[str]) -> bool:
-        """``matches`` for text already normalised and split into words."""
-        return any(all(_appears(part.split(), said) for part in parts) for parts in self.alternatives)
+    def matches_said(self, said: "Said") -> bool:
+        """``matches`` for text already normalised and indexed."""
+        return any(all(said.has(part.split()) for part in parts) for parts in self.alternatives)
 
 
-def _same_word(wanted: str, said: str) -> bool:
+def _stem(word: str) -> bool:
     """A word of three letters or more also finds the longer words it starts."""
-    return said == wanted or (len(wanted) >= 3 and wanted[0].isalpha() and said.startswith(wanted))
+    return len(word) >= 3 and word[0].isalpha()
 
 
-def _appears(words: list[str], said: list[str]) -> bool:
-    n = len(words)
-    return any(all(_same_word(w, s) for w, s in zip(words, said[i:i + n]))
-               for i in range(len(said) - n + 1))
+class Said:
+    """A normalised answer's words, indexed so that looking for a part costs about the number
+    of places its first word occurs, not the length of the answer."""
+
+    def __init__(self, words: list[str]):
+        self.words = words
+        self._at: dict[str, list[int]] = {}
+        for i, word in enumerate(words):
+            self._at.setdefault(word, []).append(i)
+        self._vocabulary = sorted(self._at)
+
+    def _starts(self, wanted: str) -> list[int]:
+        if not _stem(wanted):
+            return self._at.get(wanted, [])
+        found, i = [], bisect.bisect_left(self._vocabulary, wanted)
+        while i < len(self._vocabulary) and self._vocabulary[i].startswith(wanted):
+            found += self._at[self._vocabulary[i]]
+            i += 1
+        return found
+
+    def has(self, wanted: list[str]) -> bool:
+        """Whether the words ``wanted`` appear in a row (each equal, or started by a stem)."""
+        n = len(wanted)
+        return any(all(said == want or (_stem(want) and said.startswith(want))
+                       for want, said in zip(wanted[1:], self.words[start + 1:start + n]))
+                   for start in self._starts(wanted[0]) if start + n <= len(self.words))
 
 
 def _parts(alternative: str) -> list[str]:
@@ -106,5 +129,5 @@ def parse(section: str) -> tuple[list[KeyPoint], list[str]]:
 
 def hits(points: list[KeyPoint], text: str) -> list[bool]:
     """For each point, whether ``text`` says it."""
-    said = normalise(text).split()
-    return [p.matches_words(said) for p in points]
+    said = Said(normalise(text).split())
+    return [p.matches_said(said) for p in points]

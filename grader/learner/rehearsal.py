@@ -15,8 +15,8 @@ from pathlib import Path
 from grader.learner import keypoints
 
 WIDTH = 88
-MAX_ANSWER_BYTES = 1 << 20
-"""An answer file is read up to this size: a spoken answer is a few hundred words."""
+MAX_ANSWER_BYTES = 64 * 1024
+"""An answer is read up to this size (about 10,000 words): a spoken answer is a few hundred."""
 
 
 class UnknownQuestion(LookupError):
