@@ -90,3 +90,12 @@ def test_a_notebook_saved_with_new_outputs_is_the_same_attempt(tmp_path):
     nbformat.write(nb, str(path))
     assert _fingerprint(str(path)) != before
     assert _fingerprint(str(tmp_path / "gone.py")) is None
+
+
+def test_grade_list_says_once_where_a_broken_history_went(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / FILENAME).write_text("{", encoding="utf-8")
+    first = CliRunner().invoke(main, ["list"])
+    assert first.exit_code == 0 and f"kept as {FILENAME}.broken" in first.stderr
+    assert "not graded" in first.stdout and "Traceback" not in first.output
+    assert f"{FILENAME}.broken" not in CliRunner().invoke(main, ["list"]).stderr

@@ -92,7 +92,8 @@ def test_the_json_path_imports_no_numpy(here):
 
 def test_interactive_rehearsal_in_a_terminal(here):
     pexpect = pytest.importorskip("pexpect")
-    grade = shutil.which("grade") or str(Path(sys.executable).with_name("grade"))
+    beside = Path(sys.executable).with_name("grade")  # this Python's own install first
+    grade = str(beside) if beside.is_file() else shutil.which("grade")
     child = pexpect.spawn(grade, ["interview", "routing_trap"], cwd=str(here), encoding="utf-8",
                           timeout=30, env={**os.environ, "NO_COLOR": "1"}, dimensions=(40, 120))
     child.expect("What is wrong, and what does the training kernel need")  # the question, then the prompt
