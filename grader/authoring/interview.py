@@ -195,7 +195,7 @@ def render(root: Path) -> str:
                  f"**{FOLLOW}**", ""]
         lines += [f"- *{q}* {a}" for q, a in parsed.follow_ups]
         if parsed.key_points:
-            lines += ["", f"**{KEY_POINTS}** what `grade interview {qid}` listens for:", ""]
+            lines += ["", f"**Key points**, what `grade interview {qid}` listens for:", ""]
             lines += [f"- {p.point}" for p in parsed.key_points]
         sections.append("\n".join(lines))
     head = ["# In the interview: the revision page", "",
