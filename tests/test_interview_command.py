@@ -125,7 +125,7 @@ def test_interactive_rehearsal_in_a_terminal(here):
     for _ in range(3):
         child.expect(r"\(Enter\)")
         child.sendline("")
-    child.expect("grade interview` picks the question that is due")
+    child.expect(r"Next due: `grade interview per_step_update_trap`")  # never rehearsed, in order
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0

@@ -83,4 +83,7 @@ def interview(question, answer_file, as_json, questions_dir):
             record(result["hit"], result["of"])
         return
     rehearsal.rehearse(chosen, _ask, click.echo, record)
-    click.echo("\nNext: `grade interview` picks the question that is due; `grade list` shows your scores.")
+    due = rehearsal.rehearsable(root)
+    if due:
+        click.echo(f"\nNext due: `grade interview {rehearsal.due(due, history)}` "
+                   "(or just `grade interview`); `grade list` shows your scores.")
