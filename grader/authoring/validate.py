@@ -58,6 +58,9 @@ def check_interview(report: QuestionReport, question: str, root: Path) -> None:
                                                    "tagged `interview`, see grader/authoring/interview.py)"))
     else:
         report.add(OK, "the solution ends in the interview (its cell has every part)")
+    if source is not None:
+        from grader.authoring import interview, keypoint_proofs
+        keypoint_proofs.prove(report, interview.parse(source))
 
 
 def validate(questions=(), root: Path | str | None = None, quick: bool = False,
