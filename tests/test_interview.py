@@ -25,8 +25,13 @@ def test_solution_has_a_well_formed_interview_cell(question):
 
 
 @pytest.mark.parametrize("question", list(QUESTIONS))
-def test_stub_carries_the_same_interview_cell(question):
-    assert interview.read_notebook(exercise_path(question))[0] == interview.read_notebook(QUESTIONS[question])[0]
+def test_stub_carries_the_interview_question_only(question):
+    """Issue 22: the stub asks the question and sends the learner to `grade interview`; the
+    answers stay in the solution."""
+    stub = interview.read_notebook(exercise_path(question))[0]
+    asked = interview.parse(interview.read_notebook(QUESTIONS[question])[0]).question
+    assert stub.startswith(interview.HEADING) and asked in " ".join(stub.split())
+    assert f"grade interview {question}" in stub and "**The wrong answer.**" not in stub
 
 
 def test_revision_page_is_what_the_notebooks_generate():
