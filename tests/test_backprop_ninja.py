@@ -139,3 +139,20 @@ def test_a_forward_without_the_dropout_scale_is_named():
 def test_seed_replays():
     a, b = (graded((FOLDER / "tied_not_summed.py").read_text(), seed=7) for _ in range(2))
     assert [t.to_json() for t in a.tests] == [t.to_json() for t in b.tests]
+
+
+def test_a_stub_quoting_a_line_of_the_checks_package_is_a_leak(tmp_path):
+    """validate reads every module of a checks package, probes.py and traps.py included."""
+    import nbformat
+    from grader.authoring.artifacts import check_stub_files
+    from grader.authoring.findings import QuestionReport
+    for folder in ("solutions", "exercises"):
+        (tmp_path / folder).mkdir()
+        name = "16_backprop_ninja.ipynb"
+        (tmp_path / folder / name).write_bytes((REPO / folder / name).read_bytes())
+    stub = nbformat.read(str(tmp_path / "exercises" / "16_backprop_ninja.ipynb"), as_version=4)
+    stub.cells[0].source += "\n```\n    overwritten = [scatter(prob.idx, g[\"demb\"], V, mode) for mode in (\"last\", \"first\")]\n```"
+    nbformat.write(stub, str(tmp_path / "exercises" / "16_backprop_ninja.ipynb"))
+    report = QuestionReport("backprop_ninja")
+    check_stub_files(report, "backprop_ninja", tmp_path)
+    assert not report.ok and "hidden-check line" in report.text()

@@ -26,12 +26,13 @@ _SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 
 
 def checks_module_path(question: str, root: Path) -> Path:
-    """The checks module, or the folder of a checks package (``grader/checks/<id>/``)."""
-    external = root / "checks" / f"{question}.py"
-    if external.is_file():
-        return external
-    package = REPO_ROOT / "grader" / "checks" / question
-    return package if package.is_dir() else REPO_ROOT / "grader" / "checks" / f"{question}.py"
+    """The checks module, or the folder of a checks package (``checks/<id>/``), in the
+    questions folder first, then in this kit."""
+    for base in (root / "checks", REPO_ROOT / "grader" / "checks"):
+        for path in (base / f"{question}.py", base / question):
+            if path.exists():
+                return path
+    return REPO_ROOT / "grader" / "checks" / f"{question}.py"
 
 
 def checks_files(question: str, root: Path) -> list[Path]:
