@@ -36,8 +36,9 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_backprop_ninja_kernels.py
 On a GPU, ``python kernels/backprop_ninja.py`` validates against the reference and times a step.
 
-Shapes: B examples, T tokens each, V vocabulary, C channels, H hidden units (float64 here;
-the kernels run in the arrays' dtype). idx (B, T) int64; E (V, C); W1 (T*C, H); W2 (H, C).
+Shapes: B examples, T tokens each, V vocabulary, C channels, H hidden units; float64
+throughout (the host functions allocate float64, the kernels' constants are float64).
+idx (B, T) int64; E (V, C); W1 (T*C, H); W2 (H, C).
 """
 from __future__ import annotations
 

@@ -147,7 +147,8 @@ def first_linear(ctx):
 @QUESTION.check("dE where token ids repeat: every position adds into its row", points=2, hints=(
     "A token named at three positions had its row of E copied three times. How many gradients "
     "must that row collect?",
-    "In numpy, `a[idx] += b` with repeated indices adds only once; look for an unbuffered way.",
+    "In numpy, an indexed += with repeated indices adds only once: look for numpy's unbuffered "
+    "way to add at indices, or build the sum another way.",
     "Check with one id repeated at every position: its row of dE is the sum of all of demb.",
 ))
 def embedding_repeats(ctx):

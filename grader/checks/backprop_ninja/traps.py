@@ -14,7 +14,7 @@ TRAPS = [
     Trap("embedding-overwrite", "Token ids that repeat lose gradient: where one id appears at "
          "several positions, its row of dE keeps one position's gradient instead of their sum. "
          "The lookup copies a row of E to every position that names it, so the backward must "
-         "add every position's gradient into that row. numpy's `a[idx] += b` is buffered: with "
+         "add every position's gradient into that row. An indexed += in numpy is buffered: with "
          "repeated indices only one addition lands. This is the max-pool routing trap's sibling."),
     Trap("tied-not-summed", "dE holds only one of its two gradients. E is used twice, as the "
          "embedding and as the output layer (logits = z times E transposed), so its gradient is "
