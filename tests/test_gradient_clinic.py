@@ -69,7 +69,7 @@ def test_the_reference_names_exactly_the_planted_fault(fault):
         assert {tuple(f) for f in ref.diagnose(snapshot)} == planted
 
 
-@pytest.mark.parametrize("kind", ["gain-up", "gain-down", "ratio"])
+@pytest.mark.parametrize("kind", ["gain-up", "gain-down", "ratio", "check", "batch"])
 def test_threshold_patients_sit_exactly_on_the_threshold(kind):
     ref = load_solution("gradient_clinic")
     rng = np.random.default_rng(2)
@@ -77,6 +77,11 @@ def test_threshold_patients_sit_exactly_on_the_threshold(kind):
     if kind == "ratio":
         ratios = ref.update_ratios(snapshot["params_before"], snapshot["params_after"], snapshot["grads"])[2]
         assert np.all(ratios == 1 / 32)
+    elif kind in ("check", "batch"):  # half the tolerance: the nearest a relative error can be made to sit
+        pairs = zip(snapshot["grads"], snapshot["numeric_grads"]) if kind == "check" else \
+            zip(snapshot["eval_batch"], snapshot["eval_split"])
+        worst = max(ref.relative_error(a, b) for a, b in pairs)
+        assert np.isclose(worst, 5e-5 if kind == "check" else 5e-7, rtol=1e-3)
     else:
         z, a = snapshot["pre_acts"][-1], snapshot["inputs"][-1]
         gain = np.sqrt(np.mean(z * z)) / np.sqrt(np.mean(a * a))
@@ -107,12 +112,13 @@ def test_a_trap_answer_is_named_through_the_sandbox(answer_file):
 
 
 def test_a_non_strict_threshold_loses_the_threshold_check():
+    """gain >= 8 instead of > 8: only the check at the thresholds sees it."""
     snippet = solution_source("gradient_clinic").split("def diagnose")[0] + "def diagnose" + \
         solution_source("gradient_clinic").split("def diagnose")[1].replace("if gain > 8:", "if gain >= 8:")
     result = graded(snippet, base=False)
     assert [t.name for t in result.tests if not t.passed] == [
-        "diagnose at the thresholds: a gain of exactly 8 or 1/8 and a median ratio of exactly 1/32 "
-        "are healthy, twice that is not"], failures(result)
+        "diagnose at the thresholds: a gain of exactly 8 or 1/8, a median ratio of exactly 1/32 "
+        "and errors half the tolerances are healthy, twice that is not"], failures(result)
 
 
 def test_a_malformed_diagnosis_gets_a_sentence():

@@ -256,14 +256,14 @@ def two_faults(ctx):
         expect_diagnosis(ctx, snapshot, "a network with two faults planted")
 
 
-@QUESTION.check("diagnose at the thresholds: a gain of exactly 8 or 1/8 and a median ratio of "
-                "exactly 1/32 are healthy, twice that is not", points=1, hints=(
-    "The rules are strict: more than 8, less than 1/8, more than 1/32.",
+@QUESTION.check("diagnose at the thresholds: a gain of exactly 8 or 1/8, a median ratio of "
+                "exactly 1/32 and errors half the tolerances are healthy, twice that is not", points=1, hints=(
+    "The rules are strict: more than 8, less than 1/8, more than 1/32, more than 1e-4 and 1e-6.",
     "Compute the gain as a ratio of root mean squares of the whole arrays, and the ratio from "
     "the update's norm.",
 ))
 def thresholds(ctx):
-    for kind in ("gain-up", "gain-down", "ratio"):
+    for kind in ("gain-up", "gain-down", "ratio", "check", "batch"):
         for over in (False, True):
             snapshot, _ = probes.boundary_patient(ctx.rng, kind, over)
             expect_diagnosis(ctx, snapshot, f"a network {'past' if over else 'exactly at'} a threshold")

@@ -158,10 +158,14 @@ def snapshot(rng, net, x, y, faults, update=None):
 
 def boundary_patient(rng, kind: str, over: bool):
     """A healthy patient exactly at a threshold (``over=False``: no fault) or past it.
-    "gain": the last layer is W = 8 I (or I / 8): its output is exactly 8 (1/8) times its input,
-    16 (1/16) past it. "ratio": weights on a grid of 2^-10, every step exactly W / 32 (W / 16)."""
+    "gain-up", "gain-down": the last layer is W = 8 I (or I / 8): its output is exactly 8 (1/8)
+    times its input, 16 (1/16) past it. "ratio": weights on a grid of 2^-10, every step exactly
+    W / 32 (W / 16). Near the two tolerances (float relative errors cannot sit exactly on them):
+    "check": one layer's gradient off by a relative 5e-5 (2e-4 past 1e-4); "batch": from one
+    layer on, the halves' outputs off by a relative 5e-7 (2e-6 past 1e-6)."""
     L = 4
     widths = [int(w) for w in rng.integers(5, 9, size=L + 1)]
+    update, planted = None, set()
     if kind in ("gain-up", "gain-down"):
         k = L - 1  # the linear last layer: its input has exact zeros, but no ReLU follows it
         widths[k + 1] = widths[k]
@@ -169,11 +173,22 @@ def boundary_patient(rng, kind: str, over: bool):
         factor = 16.0 if over else 8.0
         weights[k] = np.eye(widths[k]) * (factor if kind == "gain-up" else 1.0 / factor)
         planted = {("exploding-init" if kind == "gain-up" else "vanishing-init", k)} if over else set()
-        update = None
-    else:
+    elif kind == "ratio":
         weights = [np.round(W * 1024) / 1024 for W in he_weights(rng, widths)]
         update = (lambda W: W / 16) if over else (lambda W: W / 32)
         planted = {("lr-too-large", None)} if over else set()
+    else:
+        weights = he_weights(rng, widths)
     net = Net(weights)
     x, y = away_from_kinks(rng, net, widths)
-    return snapshot(rng, net, x, y, {}, update=update), planted
+    logged = snapshot(rng, net, x, y, {}, update=update)
+    k = int(rng.integers(1, L))
+    if kind == "check":
+        off = 2e-4 if over else 5e-5
+        logged["grads"][k] = logged["numeric_grads"][k] * (1 + off)  # relative error off / (1 + off)
+        planted = {("stale-activation", k)} if over else set()
+    elif kind == "batch":
+        off = 2e-6 if over else 5e-7
+        logged["eval_split"] = [h * (1 + off) if i >= k else h for i, h in enumerate(logged["eval_split"])]
+        planted = {("bn-train-at-eval", k)} if over else set()
+    return logged, planted
