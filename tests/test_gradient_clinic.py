@@ -130,3 +130,9 @@ def test_a_malformed_diagnosis_gets_a_sentence():
 def test_seed_replays():
     a, b = (graded((FOLDER / "frozen_vs_detached.py").read_text(), seed=7) for _ in range(2))
     assert [t.to_json() for t in a.tests] == [t.to_json() for t in b.tests]
+
+
+def test_a_huge_wrong_answer_is_shown_short():
+    result = graded("def diagnose(snapshot):\n    return [['x' * 10000, i] for i in range(1000)]\n"
+                    "def dead_relu_fraction(pre_acts):\n    return np.ones(100000)\n")
+    assert all(len(t.feedback) < 3000 for t in result.tests), max(len(t.feedback) for t in result.tests)

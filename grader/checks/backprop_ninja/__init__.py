@@ -88,7 +88,9 @@ def forward_values(ctx):
             except Fail as failure:
                 raise explain(failure, key, None, None, prob.sizes) from None
         if not probes.is_right(loss, prob.loss):
-            raise Fail(f"the loss from {FWD} is {loss!r}, expected {prob.loss:.6g}; input {prob.sizes}.")
+            shown = repr(loss) if len(repr(loss)) <= 80 else f"a {type(loss).__name__} that is not the number"
+            raise Fail(f"the loss from {FWD} is {shown}, expected {prob.loss:.6g} (a Python float); "
+                       f"input {prob.sizes}.")
 
 
 @QUESTION.check("dlogits: softmax minus one-hot, averaged over the batch", points=1, hints=(

@@ -44,9 +44,15 @@ def matching(got, forms: dict) -> str | None:
     return None
 
 
+def shorter(value, limit: int = 200) -> str:
+    """A learner's answer as text for the feedback, at most ``limit`` characters."""
+    text = np.array2string(value, precision=4, threshold=20) if isinstance(value, np.ndarray) else repr(value)
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
 def fail(what: str, got, expected, forms: dict | None = None, trap: str | None = None) -> Fail:
     trap = trap or matching(got, forms or {})
-    text = f"{what}: expected {np.array2string(np.asarray(expected), precision=4)}, got {got!r}."
+    text = f"{what}: expected {np.array2string(np.asarray(expected), precision=4)}, got {shorter(got)}."
     if trap:
         text += " " + QUESTION.trap(trap).explanation
     return Fail(text, trap)
@@ -167,14 +173,16 @@ def diagnosis(ctx, snapshot, where) -> set:
     for item in got:
         if not (isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str)
                 and (item[1] is None or isinstance(item[1], int))):
-            raise Fail(f"{DIAGNOSE} returned {item!r} in its list: each entry is [fault, layer], "
+            raise Fail(f"{DIAGNOSE} returned {shorter(item)} in its list: each entry is [fault, layer], "
                        f"a fault name and an int (None for lr-too-large) ({where})")
         faults.add((item[0], item[1]))
     return faults
 
 
 def shown(faults: set) -> str:
-    return "[" + ", ".join(f"[{f!r}, {layer!r}]" for f, layer in sorted(faults, key=str)) + "]" if faults else "[]"
+    """At most eight pairs, each name at most 40 characters: a learner's list may be anything."""
+    pairs = [f"[{f[:40]!r}, {layer!r}]" for f, layer in sorted(faults, key=str)[:8]]
+    return "[" + ", ".join(pairs) + (", ..." if len(faults) > 8 else "") + "]"
 
 
 def expect_diagnosis(ctx, snapshot, where):
