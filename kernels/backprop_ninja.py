@@ -31,6 +31,9 @@ Backward
    atomic keeps every contribution (a plain += loses them: the embedding-overwrite trap in
    hardware). The order of the atomics varies, so dE's last bits may vary run to run on a
    GPU; the tied output gradient is written first, so dE is the sum of both paths.
+11. ``embedding_backward_gather_kernel``: the deterministic alternative, one thread per (id,
+   channel) that walks every position in a fixed order and adds those naming its id: the same
+   bits every run, at V times the reads (llm.c's encoder backward sorts positions by id instead).
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_backprop_ninja_kernels.py
@@ -217,6 +220,23 @@ def embedding_backward_kernel(idx, demb, dE):
         cuda.atomic.add(dE, (idx[b, t], c), demb[b, t, c])  # repeated ids share this address
 
 
+# 11. the same scatter-add, deterministic: each (id, channel) gathers its positions in order -----
+@cuda.jit
+def embedding_backward_gather_kernel(idx, demb, dE):
+    # idx: B, T; demb: B, T, C; dE: V, C (added into). One thread per (v, c) walks every position
+    # in the same order and adds those that name v: no two threads share an address, so no
+    # atomics, and the same bits on every run, for V * B * T reads instead of B * T.
+    i = cuda.grid(1)
+    if i < dE.size:
+        v, c = i // dE.shape[1], i % dE.shape[1]
+        acc = dE[v, c]
+        for b in range(idx.shape[0]):
+            for t in range(idx.shape[1]):
+                if idx[b, t] == v:
+                    acc += demb[b, t, c]
+        dE[v, c] = acc
+
+
 # host functions: numpy in, numpy out -------------------------------------------------------------
 def matmul(A, W, bias=None):
     """A @ W (+ bias) with kernel 2; operands made contiguous (transposes are copied)."""
@@ -262,8 +282,9 @@ def ninja_forward(params, idx, targets, keep_bits, p_drop, eps):
     return float(losses.copy_to_host().mean()), cache
 
 
-def ninja_backward(params, cache, idx, targets, keep_bits, p_drop):
-    """Every gradient, as the solution's ``ninja_backward``."""
+def ninja_backward(params, cache, idx, targets, keep_bits, p_drop, deterministic=False):
+    """Every gradient, as the solution's ``ninja_backward``; ``deterministic`` scatters dE's
+    embedding part with kernel 11 instead of 10's atomics."""
     E, W1, gamma, W2 = params["E"], params["W1"], params["gamma"], params["W2"]
     (B, T), H = idx.shape, W1.shape[1]
     logits = cuda.to_device(cache["logits"])
@@ -287,8 +308,11 @@ def ninja_backward(params, cache, idx, targets, keep_bits, p_drop):
     dW1, db1, dx = matmul(cache["x"].T, dhpre), column_sum(dhpre), matmul(dhpre, W1.T)
     demb = dx.reshape(cache["emb"].shape)
     dE = cuda.to_device(dE_output)
-    embedding_backward_kernel[launch(demb.size)](cuda.to_device(np.ascontiguousarray(idx)),
-                                                 cuda.to_device(demb), dE)
+    d_idx, d_demb = cuda.to_device(np.ascontiguousarray(idx)), cuda.to_device(demb)
+    if deterministic:
+        embedding_backward_gather_kernel[launch(dE_output.size)](d_idx, d_demb, dE)
+    else:
+        embedding_backward_kernel[launch(demb.size)](d_idx, d_demb, dE)
     return {"dlogits": dlogits, "dz": dz, "dW2": dW2, "db2": db2, "dhdrop": dhdrop,
             "dh": dh.copy_to_host(), "dhln": dhln.copy_to_host(), "dgamma": dgamma.copy_to_host(),
             "dbeta": dbeta.copy_to_host(), "dhpre": dhpre, "dW1": dW1, "db1": db1, "dx": dx,
@@ -319,9 +343,10 @@ if __name__ == "__main__":  # validate against the solution, then time one step
         loss, cache = ninja_forward(params, idx, targets, keep_bits, p, 1e-5)
         ref_loss, ref_cache = ref.ninja_forward(params, idx, targets, keep_bits, p, 1e-5)
         assert np.isclose(loss, ref_loss) and all(np.allclose(cache[k], ref_cache[k]) for k in ref_cache)
-        grads = ninja_backward(params, ref_cache, idx, targets, keep_bits, p)
         want = ref.ninja_backward(params, ref_cache, idx, targets, keep_bits, p)
-        assert all(np.allclose(grads[k], want[k]) for k in want), "a gradient differs"
+        for deterministic in (False, True):
+            grads = ninja_backward(params, ref_cache, idx, targets, keep_bits, p, deterministic)
+            assert all(np.allclose(grads[k], want[k]) for k in want), "a gradient differs"
         print(f"B, T, V, C, H = {shape}: forward and backward match the reference")
     start = time.perf_counter()
     for _ in range(10):

@@ -58,3 +58,13 @@ def test_dropout_kernels_read_np_packbits_order():
     h, hdrop = np.zeros_like(hln), np.zeros_like(hln)
     kernels.tanh_dropout_forward_kernel[kernels.launch(10)](hln, np.packbits(keep.ravel()), 2.0, h, hdrop)
     np.testing.assert_allclose(hdrop, np.tanh(hln) * keep * 2.0)
+
+
+def test_the_deterministic_gather_gives_the_same_de_every_run():
+    params, idx, targets, keep_bits, p = kernels.random_problem(np.random.default_rng(6), 4, 3, 6, 3, 5)
+    _, cache = ref.ninja_forward(params, idx, targets, keep_bits, p, 1e-5)
+    want = ref.ninja_backward(params, cache, idx, targets, keep_bits, p)["dE"]
+    first, again = (kernels.ninja_backward(params, cache, idx, targets, keep_bits, p, deterministic=True)["dE"]
+                    for _ in range(2))
+    assert np.array_equal(first, again)
+    np.testing.assert_allclose(first, want, rtol=1e-11, atol=1e-12)
