@@ -20,12 +20,12 @@ TRAPS = [
          "embedding and as the output layer (logits = z times E transposed), so its gradient is "
          "the sum of both paths: the output layer's, from dlogits and z, plus the embedding's "
          "scatter of demb into the rows the ids name."),
-    Trap("dropout-unscaled", "The dropout scale is missing: inverted dropout multiplies the kept "
-         "units by 1 / (1 - p_drop) in the forward, so its backward multiplies the upstream "
-         "gradient by the same mask and the same scale. Without it every gradient below dropout is "
-         "(1 - p_drop) times too small."),
-    Trap("tanh-derivative-from-input", "tanh's derivative is evaluated at the wrong tensor: "
-         "1 - u^2 holds for u = tanh(hln), the layer's output h, not for its input hln. Use the "
+    Trap("dropout-unscaled", "Dropout's scale is missing: every gradient below dropout (or the "
+         "forward's hdrop) is (1 - p_drop) times the right one. Inverted dropout multiplies the "
+         "kept units by 1 / (1 - p_drop) in the forward, so its backward multiplies the upstream "
+         "gradient by the same mask and the same scale."),
+    Trap("tanh-derivative-from-input", "tanh's derivative is evaluated at the wrong tensor, its "
+         "input hln. The formula 1 - u^2 holds for u = tanh(hln), the layer's output h: use the "
          "cached output (or 1 - tanh(hln)^2)."),
 ]
 
