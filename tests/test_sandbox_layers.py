@@ -105,6 +105,9 @@ def test_peak_memory_is_read_by_the_grader_in_every_mode(mode):
         big = box.call("grow", 64, measure_memory=True)
         small = box.call("nothing", 64, measure_memory=True)
     assert big.ok and small.ok, (big.error, small.error)
+    if "no cgroup" in mode:  # no trustworthy meter without one: no number at all, and why
+        assert big.memory["peak"] is None and "no cgroup" in big.memory["unavailable"], big.memory
+        return
     assert big.memory["peak"] is not None, big.memory
     assert 60 * 2 ** 20 < big.memory["peak"] < 80 * 2 ** 20, (mode, big.memory)
     assert small.memory["peak"] < 8 * 2 ** 20, (mode, small.memory)
@@ -114,7 +117,8 @@ def test_memory_held_from_load_time_counts(mode):
     pool = "import numpy as np\nPOOL = np.ones(64 * 131072)\ndef use(mb):\n    POOL[:] = 2.0\n    return 1.0\n"
     with Sandbox(pool, FAST) as box:
         used = box.call("use", 1, measure_memory=True)
-    assert used.ok and used.memory["peak"] > 60 * 2 ** 20, (mode, used.memory)
+    assert used.ok and (used.memory["peak"] is None if "no cgroup" in mode
+                        else used.memory["peak"] > 60 * 2 ** 20), (mode, used.memory)
 
 
 def test_a_forked_helper_cannot_hide_memory(mode):

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.sandbox import bwrap, measure, wire
+from grader.sandbox import bwrap, cgroup, measure, wire
 from grader.sandbox.cleanup import MARKER, kill_tree
 from grader.sandbox.failures import describe_failure, inert_failure
 from grader.sandbox.visibility import _read_only_rules, hidden_paths
@@ -116,7 +116,10 @@ class Sandbox:
         env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", MARKER: self._marker}
-        self._meter = measure.Meter.create(self.limits, self.isolate)
+        try:
+            self._meter = measure.Meter.create(self.limits, self.isolate)
+        except cgroup.CgroupError as e:  # never a silent fall back to fewer layers
+            return CallResult(False, kind="crash", error=f"the sandbox could not start: {e.strerror}")
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -139,7 +142,7 @@ class Sandbox:
         if use_bwrap:
             read_only, read_write = bwrap.python_roots() + ["/usr", "/etc", "/dev/urandom"], ["/tmp", "/dev/null"]
         else:
-            # where only the worker's high-water mark counts, files could hold what it does not see
+            # without a cgroup nothing caps what files would hold: no writable folder at all
             writable = [self._tmp] if self._meter.whole_sandbox else []
             read_only, read_write = _read_only_rules(tuple(hidden_paths(self._hide))), writable + ["/dev/null"]
         setup = {"limits": {"memory_mb": self.limits.memory_mb, "file_mb": self.limits.file_mb,
@@ -310,6 +313,7 @@ class Sandbox:
         self._calls += 1
         if measure_memory:
             self._exchange({"op": "settle"}, budget, what="settling")
+            self._meter.begin_call()  # from here on, whatever the call holds is counted
         result = self._exchange(request, budget, what=f"{fn}()")
         memory = self._meter.read(request) if measure_memory and self._meter is not None else None
         if result.ok:

@@ -4,11 +4,11 @@ loaded by bubblewrap (``--seccomp FD``) before the worker starts.
 Without bubblewrap (``no_namespaces``) the worker loads it itself. Always refused: the
 kernel keyrings (not namespaced: a note could pass between submissions), the calls that
 change the machine (reboot, hostname, mounts, modules, the kernel log, real-time
-scheduling, ...), and limits, priority or CPU affinity set on any process but itself.
-Without bubblewrap's namespaces: sockets and SysV IPC too. Where no cgroup counts the
-sandbox's memory (see ``grader.sandbox.measure``): new processes (threads stay allowed),
-shared memory, memfd, socket pairs and pipes, which the worker's own high-water mark
-would not show.
+scheduling, ...), evicting page cache (``posix_fadvise``, ``madvise`` COLD/PAGEOUT), and
+limits, priority or CPU affinity set on any process but itself.
+Without bubblewrap's namespaces: sockets and SysV IPC too. Where no cgroup caps the
+sandbox's memory and processes: new processes (threads stay allowed), shared memory, memfd,
+socket pairs and pipes, which would hold memory outside the worker's address-space limit.
 """
 from __future__ import annotations
 
@@ -35,15 +35,21 @@ ALWAYS_DENIED = (
     # identities: nothing to gain inside bubblewrap; a root worker without it keeps root's
     "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid",
     "setfsgid", "setgroups", "capset",
+    # evicting page cache: memory the meter counted at the baseline would vanish and make room
+    # for activations unseen (a further layer: the call's own cgroup already counts from zero)
+    "fadvise64", "process_madvise",
 )
+EVICTING_ADVICE = (20, 21)
+"""madvise's MADV_COLD and MADV_PAGEOUT: reclaim pages now (MADV_DONTNEED only unmaps a
+process's view of a file; its page cache stays charged)."""
 ONLY_ON_ITSELF = ("prlimit64", "sched_setaffinity")
 """Allowed on the calling process (pid 0) only: never on the grader or a classmate."""
 DENIED_WITHOUT_NAMESPACES = ("shmget", "msgget", "semget", "socket")
 """Without bubblewrap's IPC and network namespaces, SysV IPC and sockets reach the host
 (a socketpair, which reaches nothing, stays allowed)."""
 DENIED_WITHOUT_CGROUP = ("fork", "vfork", "shmget", "memfd_create", "socketpair", "pipe", "pipe2")
-"""Where only the worker's own high-water mark counts: nothing that holds memory it does
-not show (another process, shared memory, memfd, socket and pipe buffers)."""
+"""Where no cgroup caps the sandbox: nothing that holds memory beyond the worker's RLIMIT_AS
+(another process, shared memory, memfd, socket and pipe buffers)."""
 
 
 def available() -> tuple[bool, str]:
@@ -71,6 +77,8 @@ def build(no_fork: bool, no_namespaces: bool = False):
             pass
     for name in ONLY_ON_ITSELF:
         f.add_rule(sc.ERRNO(errno.EPERM), name, sc.Arg(0, sc.NE, 0))
+    for advice in EVICTING_ADVICE:
+        f.add_rule(sc.ERRNO(errno.EPERM), "madvise", sc.Arg(2, sc.EQ, advice))
     # setpriority(which, who, prio): only PRIO_PROCESS on itself (who 0); never a user or group
     f.add_rule(sc.ERRNO(errno.EPERM), "setpriority", sc.Arg(0, sc.NE, PRIO_PROCESS))
     f.add_rule(sc.ERRNO(errno.EPERM), "setpriority", sc.Arg(1, sc.NE, 0))
