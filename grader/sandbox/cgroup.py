@@ -16,7 +16,7 @@ import os
 import secrets
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(os.environ.get("BACKPROP_TRAPS_CGROUP_ROOT", "/sys/fs/cgroup"))
@@ -54,6 +54,8 @@ class Group:
     memory: Path
     pids: Path | None
     call: Path | None = None
+    _peak_fds: dict = field(default_factory=dict, repr=False)
+    """v2: folder -> the ``memory.peak`` descriptor a reset was written to (resets are per fd)."""
 
     @property
     def load(self) -> Path:
@@ -90,6 +92,8 @@ class Group:
         """The high-water mark of ``folder`` since it was made (or reset)."""
         if self._swap_counted():
             return self._read_int(folder, "memory.memsw.max_usage_in_bytes", "")
+        if folder in self._peak_fds:
+            return int(os.pread(self._peak_fds[folder], 64, 0))
         return self._read_int(folder, "memory.max_usage_in_bytes", "memory.peak")
 
     def reset_peak(self, folder: Path) -> None:
@@ -97,8 +101,19 @@ class Group:
         if self.version == 1:
             name = "memory.memsw.max_usage_in_bytes" if self._swap_counted() else "memory.max_usage_in_bytes"
             (folder / name).write_text("0")
-        else:
-            (folder / "memory.peak").write_text("reset\n")
+        else:  # only reads through this same descriptor see the reset
+            fd = os.open(folder / "memory.peak", os.O_RDWR)
+            try:
+                os.write(fd, b"reset\n")
+            except OSError:
+                os.close(fd)
+                raise
+            self._peak_fds[folder] = fd
+
+    def freeze(self, folder: Path) -> None:
+        """Cap ``folder`` at its usage now: it cannot grow (where its peak cannot be reset)."""
+        name = "memory.limit_in_bytes" if self.version == 1 else "memory.max"
+        (folder / name).write_text(str(self.usage(folder)))
 
     def begin_call(self, tries: int = 50) -> bool:
         """Move every process of the sandbox from ``load`` into a fresh ``call`` group (made
@@ -150,6 +165,9 @@ class Group:
             time.sleep(0.005)
 
     def remove(self) -> None:
+        for fd in self._peak_fds.values():
+            os.close(fd)
+        self._peak_fds.clear()
         self.kill_all()
         for folder in self._folders():
             for _ in range(50):  # rmdir fails while the last killed process is still exiting

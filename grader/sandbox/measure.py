@@ -116,8 +116,11 @@ class CgroupMeter(Meter):
                 return
             load = self.group.load
             self.held = max(0, self.group.not_evictable(load) - self.baseline)
-            self.group.reset_peak(load)
-            self.load_start = self.group.usage(load)
+            try:
+                self.group.reset_peak(load)
+                self.load_start = self.group.usage(load)
+            except OSError:  # cgroup v2 before Linux 6.12: no reset; then the load group may not grow
+                self.group.freeze(load)
         except (OSError, ValueError, KeyError) as e:
             self.held = None
             self.why = f"the cgroup could not be read ({type(e).__name__}: {e})"
@@ -129,7 +132,7 @@ class CgroupMeter(Meter):
         if self.held is None:
             return {"peak": None, "unavailable": self.why}
         try:
-            grown = max(0, self.group.peak(self.group.load) - self.load_start)
+            grown = 0 if self.load_start is None else max(0, self.group.peak(self.group.load) - self.load_start)
             raw = self.group.peak(self.group.call) + grown + self.held
         except (OSError, ValueError) as e:
             return {"peak": None, "unavailable": f"the cgroup could not be read ({e})"}
