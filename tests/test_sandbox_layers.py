@@ -170,6 +170,60 @@ def test_doctor_says_what_is_missing(monkeypatch):
     assert "NO" in out.output and "without it" in out.output and "bubblewrap namespaces" in out.output
 
 
+def test_doctor_never_says_every_layer_is_in_place_beside_a_no(monkeypatch):
+    """Issue 27: "NO unprivileged grader" was followed by "Every layer is in place"."""
+    out = CliRunner().invoke(main, ["doctor"]).output
+    assert not ("NO " in out and "Every sandbox layer is in place" in out), out
+    assert "unprivileged grader" not in out or os.geteuid() != 0
+
+
+def test_doctor_says_when_memory_gives_no_points(monkeypatch):
+    monkeypatch.setenv("BACKPROP_TRAPS_NO_CGROUP", "1")
+    out = CliRunner().invoke(main, ["doctor"]).output
+    assert "Memory: NOT measured" in out and "no points" in out, out
+
+
+def test_once_bwrap_worked_a_failure_is_that_sandboxs_not_a_silent_fall_back(monkeypatch, tmp_path):
+    """Issue 23, class 4: a sandbox that bwrap cannot start (something another used up) gets an
+    error; the grading process keeps bubblewrap for every later sandbox."""
+    with Sandbox("def f():\n    return 2.0\n", FAST) as box:
+        if not box.call("f").ok or not box.isolation.startswith("bubblewrap"):
+            pytest.skip(f"bubblewrap does not run here: {box.isolation}")
+    real = bwrap.executable()
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: creating new namespace failed: No space left on device' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(bwrap, "executable", lambda: str(fake))
+    monkeypatch.setattr(bwrap, "_broken", [])
+    with Sandbox("def f():\n    return 2.0\n", FAST) as box:
+        failed = box.call("f")
+    assert not failed.ok and failed.kind == "crash" and "could not start" in failed.error, failed
+    assert not bwrap._broken and bwrap.usable()
+    monkeypatch.setattr(bwrap, "executable", lambda: real)
+    with Sandbox("def f():\n    return 2.0\n", FAST) as box:
+        assert box.call("f").ok and box.isolation.startswith("bubblewrap"), box.isolation
+
+
+def test_a_cgroup_that_cannot_be_made_stops_the_sandbox_not_the_meter(monkeypatch):
+    from grader.sandbox import cgroup
+    if not cgroup.available()[0]:
+        pytest.skip("no cgroup here")
+
+    def full(*_):
+        raise cgroup.CgroupError(28, "the sandbox's cgroup could not be made (No space left on device)")
+    monkeypatch.setattr(cgroup, "create", full)
+    with Sandbox("def f():\n    return 2.0\n", FAST) as box:
+        result = box.call("f", measure_memory=True)
+    assert not result.ok and result.kind == "crash" and "cgroup" in result.error, result
+
+
+def test_an_inner_layer_once_in_place_is_never_silently_dropped():
+    from grader.sandbox.process import layers_lost
+    assert layers_lost("seccomp, landlock-abi-7") == ""
+    assert "landlock" in layers_lost("seccomp, no landlock (ENOMEM)")
+    assert "seccomp" in layers_lost("no seccomp (OSError), landlock-abi-7")
+
+
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="syscall number for x86_64")
 def test_no_cgroup_fallback_refuses_fork(monkeypatch):
     monkeypatch.setenv("BACKPROP_TRAPS_NO_CGROUP", "1")
@@ -187,6 +241,7 @@ def test_a_bwrap_that_cannot_make_sandboxes_falls_back_and_says_why(monkeypatch,
     fake.chmod(0o755)
     monkeypatch.setattr(bwrap, "executable", lambda: str(fake))
     monkeypatch.setattr(bwrap, "_broken", [])
+    monkeypatch.setattr(bwrap, "_worked", [])  # as in a process that never had bwrap work
     with Sandbox("def f():\n    return 2.0\n", FAST) as box:
         result = box.call("f")
         assert result.ok and result.value == 2.0

@@ -108,8 +108,22 @@ def usable() -> bool:
     return os.environ.get(FORCE_OFF) != "1" and executable() is not None and not _broken
 
 
+_worked: list[bool] = []
+"""Whether bwrap has started a sandbox in this process: from then on a failure is that
+sandbox's own, never a reason to drop bubblewrap for the rest of a batch."""
+
+
 def mark_broken(why: str) -> None:
     _broken.append(why)
+
+
+def worked() -> None:
+    if not _worked:
+        _worked.append(True)
+
+
+def has_worked() -> bool:
+    return bool(_worked)
 
 
 @functools.lru_cache(maxsize=1)

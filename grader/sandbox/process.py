@@ -37,6 +37,21 @@ MAX_ASKS = 100_000
 """Requests to grader-side services in one call (a Jacobian by JVPs takes hundreds)."""
 
 
+_INNER_SEEN: set[str] = set()
+"""The inner layers (seccomp, landlock) a sandbox of this process has had in place."""
+
+
+def layers_lost(inner: str) -> str:
+    """Why this sandbox must not run, where a layer that an earlier sandbox of this process
+    had in place failed this time ("no landlock (...)"): a grading process never goes on
+    silently with fewer layers. Empty where nothing was lost."""
+    parts = [p.strip() for p in inner.split(", ") if p.strip() and p.strip() != "none"]
+    missing = [p for p in parts if p.startswith("no ") and p[3:].split(" ")[0] in
+               {seen.split("-")[0] for seen in _INNER_SEEN}]
+    _INNER_SEEN.update(p for p in parts if not p.startswith("no "))
+    return f"{', '.join(missing)}, where earlier sandboxes had it" if missing else ""
+
+
 @dataclass
 class CallResult:
     """What one call into the learner's code gave."""
@@ -146,6 +161,7 @@ class Sandbox:
             writable = [self._tmp] if self._meter.whole_sandbox else []
             read_only, read_write = _read_only_rules(tuple(hidden_paths(self._hide))), writable + ["/dev/null"]
         setup = {"limits": {"memory_mb": self.limits.memory_mb, "file_mb": self.limits.file_mb,
+                            "open_files": self.limits.open_files,
                             "total_seconds": self.limits.total_seconds},
                  "tmpdir": workdir, "isolate": self.isolate, "read_only": read_only,
                  "read_write": read_write,
@@ -154,15 +170,26 @@ class Sandbox:
                  "seccomp": None if use_bwrap or not self.isolate else {"no_fork": True}}
         started = self._exchange(setup, self.limits.call_seconds + 5, what="starting the sandbox")
         if not started.ok and use_bwrap and started.kind == "crash":
-            # bwrap itself could not make the sandbox (e.g. user namespaces are blocked here):
-            # remember why, and start this and every later sandbox on the fallback layers
             said = self.output.strip().splitlines()
-            bwrap.mark_broken(inert(said[-1] if said else "bwrap said nothing", 200))
+            said = inert(said[-1] if said else "bwrap said nothing", 200)
             self.close()
+            if bwrap.has_worked():
+                # bwrap works on this machine: this failure is this sandbox's (something another
+                # used up, ...), never a reason to go on with fewer layers for the rest of a batch
+                return CallResult(False, kind="crash", error=f"the sandbox could not start (bubblewrap: {said})")
+            # bwrap never could make a sandbox here (e.g. user namespaces are blocked): remember
+            # why, and start this and every later sandbox on the fallback layers (isolation says so)
+            bwrap.mark_broken(said)
             self._output = _Output(self.limits.output_kb * 1024)
             return self._spawn()
         if started.ok:
             inner = started.value.get("isolation", "none") if isinstance(started.value, dict) else "none"
+            lost = layers_lost(inner)
+            if lost:
+                self.close()
+                return CallResult(False, kind="crash", error=f"the sandbox could not start: {lost}")
+            if use_bwrap:
+                bwrap.worked()
             outer = "bubblewrap" if use_bwrap else "no bubblewrap"
             filtered = self._bwrap_filtered if use_bwrap else inner.split(", ")[0] == "seccomp"
             if not filtered:

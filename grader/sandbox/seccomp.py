@@ -4,8 +4,9 @@ loaded by bubblewrap (``--seccomp FD``) before the worker starts.
 Without bubblewrap (``no_namespaces``) the worker loads it itself. Always refused: the
 kernel keyrings (not namespaced: a note could pass between submissions), the calls that
 change the machine (reboot, hostname, mounts, modules, the kernel log, real-time
-scheduling, ...), evicting page cache (``posix_fadvise``, ``madvise`` COLD/PAGEOUT), and
-limits, priority or CPU affinity set on any process but itself.
+scheduling, ...), evicting page cache (``posix_fadvise``, ``madvise`` COLD/PAGEOUT), what
+the kernel counts per user across the host (inotify, POSIX message queues, io_uring, locked
+memory, file locks), and limits, priority or CPU affinity set on any process but itself.
 Without bubblewrap's namespaces: sockets and SysV IPC too. Where no cgroup caps the
 sandbox's memory and processes: new processes (threads stay allowed), shared memory, memfd,
 socket pairs and pipes, which would hold memory outside the worker's address-space limit.
@@ -39,6 +40,17 @@ ALWAYS_DENIED = (
     # for activations unseen (a further layer: the call's own cgroup already counts from zero)
     "fadvise64", "process_madvise",
 )
+HELD_PER_USER = (
+    # what the kernel counts per user across the host (not per sandbox): a sandbox holding
+    # them all would starve the grader, the next submission and the user's other processes
+    "inotify_init", "inotify_init1", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
+    "mq_notify", "mq_getsetattr", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "mlock", "mlock2", "mlockall",
+    # a lock on a file every process can read (the Python installation) blocks others
+    "flock",
+)
+LOCKING_FCNTL = (6, 7, 37, 38, 1024)
+"""fcntl's F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE (ENOLCK: no locks here)."""
 EVICTING_ADVICE = (20, 21)
 """madvise's MADV_COLD and MADV_PAGEOUT: reclaim pages now (MADV_DONTNEED only unmaps a
 process's view of a file; its page cache stays charged)."""
@@ -65,7 +77,7 @@ def build(no_fork: bool, no_namespaces: bool = False):
     """The filter as a ``pyseccomp.SyscallFilter`` (raises if libseccomp is unavailable)."""
     import pyseccomp as sc
     f = sc.SyscallFilter(sc.ALLOW)
-    denied = set(ALWAYS_DENIED)
+    denied = set(ALWAYS_DENIED) | set(HELD_PER_USER)
     if no_namespaces:
         denied.update(DENIED_WITHOUT_NAMESPACES)
     if no_fork:
@@ -77,6 +89,8 @@ def build(no_fork: bool, no_namespaces: bool = False):
             pass
     for name in ONLY_ON_ITSELF:
         f.add_rule(sc.ERRNO(errno.EPERM), name, sc.Arg(0, sc.NE, 0))
+    for command in LOCKING_FCNTL:
+        f.add_rule(sc.ERRNO(errno.ENOLCK), "fcntl", sc.Arg(1, sc.EQ, command))
     for advice in EVICTING_ADVICE:
         f.add_rule(sc.ERRNO(errno.EPERM), "madvise", sc.Arg(2, sc.EQ, advice))
     # setpriority(which, who, prio): only PRIO_PROCESS on itself (who 0); never a user or group

@@ -48,6 +48,11 @@ def set_limits(limits):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_AS, (limits["memory_mb"] * mb,) * 2)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_mb"] * mb,) * 2)
+    # per-user counts of the host (issue 23, class 4): a sandbox gets a small share, hard
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.get("open_files", 512),) * 2)
+    resource.setrlimit(resource.RLIMIT_SIGPENDING, (64, 64))
+    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
     cpu = int(limits["total_seconds"]) + 5  # a backstop; the grader's wall clock rules
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over-size writes fail, not kill

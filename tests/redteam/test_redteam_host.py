@@ -41,6 +41,63 @@ def test_no_note_passes_from_one_submission_to_the_next(tmp_path, mode, name, wh
     assert ipc_after == ipc_before, f"{name}: System V IPC objects left on the host ({where})"
 
 
+# -- issue 23, class 4: host-wide per-user resources ------------------------------------------------
+def _outside_takes_its_own(locked: str) -> list[str]:
+    """What this (the grading) process and the host cannot get right now: an inotify
+    instance, a POSIX message queue, an exclusive lock on ``locked``; queued signals and open
+    files far above what one sandbox may hold."""
+    import ctypes
+    import fcntl
+    libc = ctypes.CDLL(None, use_errno=True)
+    missing = []
+    fd = libc.inotify_init1(0)
+    missing += [] if fd >= 0 else [f"inotify_init1: errno {ctypes.get_errno()}"]
+    os.close(fd) if fd >= 0 else None
+    name = f"/rt-outside-{os.getpid()}".encode()
+    fd = libc.mq_open(name, os.O_CREAT | os.O_RDWR, 0o600, None)
+    missing += [] if fd >= 0 else [f"mq_open: errno {ctypes.get_errno()}"]
+    if fd >= 0:
+        os.close(fd)
+        libc.mq_unlink(name)
+    with open(locked) as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(f, fcntl.LOCK_UN)
+        except OSError as e:
+            missing.append(f"flock {locked}: {e}")
+    queued = int(next(line for line in Path("/proc/self/status").read_text().splitlines()
+                      if line.startswith("SigQ:")).split()[1].split("/")[0])
+    missing += [f"{queued} signals queued for this user"] if queued > 1000 else []
+    return missing
+
+
+@pytest.mark.parametrize("where", ["default", "no_bwrap"])
+def test_a_sandbox_cannot_exhaust_what_the_host_counts_per_user(tmp_path, mode, where):
+    """A submission holding open files, inotify instances, message queues, queued signals,
+    io_uring rings and a lock on a shared file, from load time on: meanwhile the grading
+    process still gets each of its own, the host's open files stay bounded, and the next
+    submission is graded in full."""
+    mode(where)
+    locked = os.__file__  # readable by every process, the sandbox's too
+    files_before = int(Path("/proc/sys/fs/file-nr").read_text().split()[0])
+    result, missing, most_files = {}, [], 0
+    worker = threading.Thread(target=lambda: result.update(
+        first=grade(build("host_per_user_resources", tmp_path, locked=locked))))
+    worker.start()
+    while worker.is_alive():
+        missing += _outside_takes_its_own(locked)
+        most_files = max(most_files, int(Path("/proc/sys/fs/file-nr").read_text().split()[0]))
+        time.sleep(0.05)
+    worker.join()
+    first = result["first"]
+    assert "HELD" in first.output, f"the attack did not run: {first.output[-500:]}"
+    assert not missing, f"the sandbox exhausted a per-user resource ({where}): {sorted(set(missing))[:5]}"
+    assert most_files - files_before < 20_000, f"one sandbox held {most_files - files_before} open files"
+    assert first.score == first.max_score, [t.feedback for t in first.tests if not t.passed]
+    honest = grade(build("honest", tmp_path))
+    assert honest.score == honest.max_score
+
+
 # -- class 7: privileges ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("where", ["default", "no_bwrap"])
