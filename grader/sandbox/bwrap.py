@@ -88,7 +88,7 @@ def arguments(hidden: list[str], env: dict, tmp_mb: int, seccomp_fd: int | None,
             args += (["--tmpfs", path, "--remount-ro", path] if os.path.isdir(path)
                      else ["--ro-bind", "/dev/null", path])
     here = Path(__file__).parent
-    for name in ("worker.py", "wire.py", "landlock.py", "seccomp.py"):
+    for name in ("worker.py", "wire.py", "landlock.py", "seccomp.py", "imports.py"):
         args += ["--ro-bind", str(here / name), f"{WORKER_DIR}/{name}"]
     args += ["--chdir", "/tmp"]
     if seccomp_fd is not None:

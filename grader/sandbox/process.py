@@ -227,10 +227,9 @@ class Sandbox:
         libraries it imports do not. Only a sandbox started for a measured call pays for it."""
         if not self._measuring or not self._meter.measures:
             return None
-        from grader.sandbox.imports import import_lines
         spent = self.spent  # libraries' start-up is not the learner's time: not charged
         sources = [fallback or source for _, source, fallback in self.cells] if self.cells else [self.source]
-        done = self._exchange({"op": "load", "source": import_lines(sources), "name": "<imports>"},
+        done = self._exchange({"op": "load_imports", "sources": sources},
                               self.limits.load_budget, what="importing the libraries your code uses")
         if done.ok or done.kind in ("exception", "not_implemented"):
             done = self._exchange({"op": "settle"}, self.limits.call_seconds, what="settling")
