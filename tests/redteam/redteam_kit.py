@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -57,9 +58,59 @@ def build(name: str, folder: Path, filename: str | None = None, **fill) -> Path:
     return path
 
 
+GRADER_SLACK = 256 * 2**20
+"""Issue 23, class 3: grading any submission may raise the grading process's peak memory by
+at most this much over an honest grading's. Every grading of the suite (``grade``,
+``memory_check``, ``grade_in_subprocess``) asserts it."""
+_honest: dict = {}
+
+
+def _status(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise ValueError(field)
+
+
+def peak_growth(work):
+    """(``work()``, how far this process's peak resident memory rose above its resident
+    memory before it): the high-water mark is reset first (``clear_refs``); None where not."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return work(), None
+    before = _status("VmRSS")
+    done = work()
+    return done, _status("VmHWM") - before
+
+
+def honest_growth(key: str = "in process") -> int:
+    """An honest grading's peak growth, measured once per session (``key``: where)."""
+    if key not in _honest:
+        from grader.engine.run import grade_path
+        path = build("honest", Path(tempfile.mkdtemp(prefix="rt-honest-")))
+        if key == "in process":
+            grade_path(path, limits=QUICK)  # the first grading imports the engine: not counted
+            _honest[key] = peak_growth(lambda: grade_path(path, limits=QUICK))[1] or 0
+        else:
+            _honest[key] = grade_in_subprocess(path, check_growth=False)["grew"]
+    return _honest[key]
+
+
+def assert_grader_bounded(grew: int | None, what: str, key: str = "in process") -> None:
+    if grew is None:
+        return
+    allowed = honest_growth(key) + GRADER_SLACK
+    assert grew <= allowed, (f"{what}: the grader's peak memory rose {grew / 2**20:.0f} MB, over an honest "
+                             f"grading's {honest_growth(key) / 2**20:.0f} MB + 256 MB")
+
+
 def grade(path: Path, limits: Limits = QUICK):
     from grader.engine.run import grade_path
-    return grade_path(path, limits=limits)
+    honest_growth()
+    result, grew = peak_growth(lambda: grade_path(path, limits=limits))
+    assert_grader_bounded(grew, f"grading {path.name}")
+    return result
 
 
 def everything_said(result) -> str:
@@ -122,13 +173,20 @@ def memory_check(path: Path, limits: Limits = Limits(call_seconds=10.0, total_se
                 measured.update(result.memory or {})
             return result
         box.call = recording
-        assert box.start().ok
+        honest_growth()
+        started, grew = peak_growth(box.start)
+        assert started.ok
+        assert_grader_bounded(grew, f"loading {path.name}")
         ctx = CheckContext(vram_trap.QUESTION, box, load_solution("vram_trap"), 1, "memory")
-        try:
-            vram_trap.memory_budget_check(ctx)
-            return True, "", measured, box.output
-        except Fail as fail:
-            return False, fail.feedback, measured, box.output
+        def check():
+            try:
+                vram_trap.memory_budget_check(ctx)
+                return True, ""
+            except Fail as fail:
+                return False, fail.feedback
+        (passed, feedback), grew = peak_growth(check)
+        assert_grader_bounded(grew, f"the memory check of {path.name}")
+        return passed, feedback, measured, box.output
 
 
 # -- grading in a fresh process (its memory, its time, its environment) ------------------------
@@ -150,9 +208,10 @@ print("RESULT" + json.dumps({"result": result.to_json(), "output": result.output
 
 
 def grade_in_subprocess(path: Path, call: float = 4.0, total: float = 20.0, timeout: float = 60.0,
-                        env: dict | None = None, argv: tuple = ()) -> dict:
+                        env: dict | None = None, argv: tuple = (), check_growth: bool = True) -> dict:
     """Grade in a fresh Python process: its result, the growth of its peak resident memory
-    (``grew``, bytes), its own time; ``hung`` when it had to be killed after ``timeout``."""
+    (``grew``, bytes, asserted within an honest grading's + 256 MB), its own time; ``hung``
+    when it had to be killed after ``timeout``."""
     full_env = {**os.environ, **(env or {})}
     start = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-c", RUNNER, str(path), str(call), str(total), *argv],
@@ -176,6 +235,8 @@ def grade_in_subprocess(path: Path, call: float = 4.0, total: float = 20.0, time
     out = json.loads(lines[-1][len("RESULT"):])
     out["hung"] = False
     out["text"] = json.dumps(out["result"]) + (out.get("output") or "")
+    if check_growth:
+        assert_grader_bounded(out["grew"], f"grading {path.name} in a fresh process", key="subprocess")
     return out
 
 
