@@ -127,7 +127,7 @@ class Sandbox:
         self._tmp = tempfile.mkdtemp(prefix="bpt-sandbox-")
         self._marker = f"{os.getpid()}-{secrets.token_hex(8)}"  # whose sandbox, and which
         use_bwrap = self.isolate and bwrap.usable()
-        workdir = "/tmp" if use_bwrap else self._tmp
+        workdir = bwrap.scratch()[1] if use_bwrap else self._tmp
         env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", MARKER: self._marker}
@@ -155,7 +155,7 @@ class Sandbox:
         threading.Thread(target=self._output.drain, args=(out_r,), daemon=True).start()
         self._meter.attach(self._proc.pid, self._info_r)
         if use_bwrap:
-            read_only, read_write = bwrap.python_roots() + ["/usr", "/etc", "/dev/urandom"], ["/tmp", "/dev/null"]
+            read_only, read_write = bwrap.python_roots() + ["/usr", "/etc", "/dev/urandom"], [bwrap.scratch()[0], "/dev/null"]
         else:
             # without a cgroup nothing caps what files would hold: no writable folder at all
             writable = [self._tmp] if self._meter.whole_sandbox else []
