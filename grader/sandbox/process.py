@@ -29,6 +29,20 @@ from grader.sandbox.visibility import _read_only_rules, hidden_paths
 WORKER = Path(__file__).with_name("worker.py")
 
 
+def _tmpfs_folder() -> str | None:
+    """/dev/shm where it is a writable tmpfs (pages there are charged to the writer's cgroup)."""
+    try:
+        with open("/proc/self/mounts") as mounts:
+            if any(f.split()[1:3] == ["/dev/shm", "tmpfs"] for f in mounts):
+                return "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    except OSError:
+        pass
+    return None
+
+
+_MEMORY_BACKED = _tmpfs_folder()
+
+
 _INNER_SEEN: set[str] = set()
 """The inner layers (seccomp, landlock) a sandbox of this process has had in place."""
 
@@ -80,17 +94,20 @@ class Sandbox(Channel):
 
     # -- life cycle -------------------------------------------------------------------
     def _spawn(self) -> CallResult:
-        self._tmp = tempfile.mkdtemp(prefix="bpt-sandbox-")
         self._marker = f"{os.getpid()}-{secrets.token_hex(8)}"  # whose sandbox, and which
         use_bwrap = self.isolate and bwrap.usable()
-        workdir = bwrap.scratch()[1] if use_bwrap else self._tmp
-        env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
-               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", MARKER: self._marker}
         try:
             self._meter = measure.Meter.create(self.limits, self.isolate)
         except cgroup.CgroupError as e:  # never a silent fall back to fewer layers
             return CallResult(False, kind="crash", error=f"the sandbox could not start: {e.strerror}")
+        # Without bubblewrap, the working folder is writable only where a cgroup charges what
+        # files hold: on a tmpfs (a disk would let files fill the host's disk unbounded).
+        self._tmp = tempfile.mkdtemp(prefix="bpt-sandbox-", dir=_MEMORY_BACKED if (
+            not use_bwrap and self._meter.whole_sandbox and _MEMORY_BACKED) else None)
+        workdir = bwrap.scratch()[1] if use_bwrap else self._tmp
+        env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
+               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+               "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", MARKER: self._marker}
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -114,7 +131,7 @@ class Sandbox(Channel):
             read_only, read_write = bwrap.python_roots() + ["/usr", "/etc", "/dev/urandom"], [bwrap.scratch()[0], "/dev/null"]
         else:
             # without a cgroup nothing caps what files would hold: no writable folder at all
-            writable = [self._tmp] if self._meter.whole_sandbox else []
+            writable = [self._tmp] if self._meter.whole_sandbox and _MEMORY_BACKED else []
             read_only, read_write = _read_only_rules(tuple(hidden_paths(self._hide))), writable + ["/dev/null"]
         setup = {"limits": {"memory_mb": self.limits.memory_mb, "file_mb": self.limits.file_mb,
                             "open_files": self.limits.open_files,

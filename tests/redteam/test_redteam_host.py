@@ -98,6 +98,29 @@ def test_a_sandbox_cannot_exhaust_what_the_host_counts_per_user(tmp_path, mode, 
     assert honest.score == honest.max_score
 
 
+@pytest.mark.parametrize("where", ["default", "no_bwrap"])
+def test_a_sandbox_cannot_fill_the_hosts_disk(tmp_path, mode, where):
+    """Files of the largest allowed size, one after another (1.5 GB in all): the disk the
+    grader's temp folder lives on loses less than 100 MB meanwhile."""
+    import tempfile
+    mode(where)
+    folder = tempfile.gettempdir()
+
+    def free():
+        info = os.statvfs(folder)
+        return info.f_bavail * info.f_frsize
+    before, lowest, result = free(), free(), {}
+    worker = threading.Thread(target=lambda: result.update(first=grade(build("host_fill_disk", tmp_path))))
+    worker.start()
+    while worker.is_alive():
+        lowest = min(lowest, free())
+        time.sleep(0.02)
+    worker.join()
+    assert "WROTE" in result["first"].output, result["first"].output[-300:]
+    assert before - lowest < 100 * 2**20, f"the sandbox filled {(before - lowest) >> 20} MB of the host's disk ({where})"
+    assert result["first"].score == result["first"].max_score
+
+
 # -- class 7: privileges ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("where", ["default", "no_bwrap"])
