@@ -54,6 +54,8 @@ class Group:
     memory: Path
     pids: Path | None
     call: Path | None = None
+    cpu: Path | None = None
+    """v1: the ``cpu`` folder with the sandbox's CPU quota (v2: ``memory``'s own ``cpu.max``)."""
     _peak_fds: dict = field(default_factory=dict, repr=False)
     """v2: folder -> the ``memory.peak`` descriptor a reset was written to (resets are per fd)."""
 
@@ -64,8 +66,8 @@ class Group:
     @property
     def procs_files(self) -> list[Path]:
         """Where a new sandbox process writes its pid: the ``load`` group (v1: and ``pids``)."""
-        return [self.load / "cgroup.procs"] + ([self.pids / "cgroup.procs"]
-                                               if self.version == 1 and self.pids else [])
+        extra = [self.pids, self.cpu] if self.version == 1 else []
+        return [self.load / "cgroup.procs"] + [f / "cgroup.procs" for f in extra if f is not None]
 
     # -- measuring -------------------------------------------------------------------
     def _swap_counted(self) -> bool:
@@ -135,8 +137,8 @@ class Group:
     # -- ending ----------------------------------------------------------------------
     def _folders(self) -> list[Path]:
         """Innermost first (the order ``rmdir`` needs)."""
-        return [f for f in (self.call, self.load, self.memory, self.pids if self.pids != self.memory else None)
-                if f is not None]
+        return [f for f in (self.call, self.load, self.memory, self.pids if self.pids != self.memory else None,
+                            self.cpu) if f is not None]
 
     def pids_inside(self) -> set[int]:
         found = set()
@@ -237,13 +239,17 @@ class CgroupError(OSError):
     start without it (never silently on fewer layers)."""
 
 
-def create(memory_bytes: int, max_pids: int) -> Group | None:
+PERIOD_US = 100_000
+
+
+def create(memory_bytes: int, max_pids: int, cpus: float = 1.0) -> Group | None:
     """A new cgroup capping memory and processes, or None where cgroups are not usable
     here at all; raises ``CgroupError`` where they are but this one could not be made."""
     version, _ = available()
     if not version:
         return None
-    reap_stale([p for p in (_own(None), _own("memory"), _own("pids")) if p is not None])
+    reap_stale([p for p in (_own(None), _own("memory"), _own("pids"), _own("cpu")) if p is not None])
+    quota = f"{max(int(cpus * PERIOD_US), 1000)} {PERIOD_US}"  # CPU time per period, whole sandbox
     name = f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     try:
         if version == 2:
@@ -254,6 +260,8 @@ def create(memory_bytes: int, max_pids: int) -> Group | None:
             (folder / "memory.swap.max").write_text("0") if (folder / "memory.swap.max").exists() else None
             (folder / "pids.max").write_text(str(max_pids))
             (folder / "cgroup.subtree_control").write_text("+memory +pids")  # for load and call
+            if (folder / "cpu.max").exists():  # where the cpu controller is delegated too
+                (folder / "cpu.max").write_text(quota)
         else:
             mem = _own("memory") / name
             mem.mkdir()
@@ -261,7 +269,14 @@ def create(memory_bytes: int, max_pids: int) -> Group | None:
             pids = pids_parent / name if _writable(pids_parent) else None
             if pids is not None:
                 pids.mkdir()
-            group = Group(1, mem, pids)
+            cpu_parent = _own("cpu")
+            cpu = cpu_parent / name if _writable(cpu_parent) else None
+            if cpu is not None:
+                cpu.mkdir()
+            group = Group(1, mem, pids, cpu=cpu)
+            if cpu is not None:
+                (cpu / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+                (cpu / "cpu.cfs_quota_us").write_text(quota.split()[0])
             (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
             if group._swap_counted():  # memory and swap together: swapping out hides nothing
                 (mem / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))

@@ -53,7 +53,7 @@ class Meter:
         if not isolate:
             return Meter()
         group = cgroup.create(limits.memory_mb * MB + limits.tmp_mb * MB + 256 * MB,
-                              limits.max_processes)
+                              limits.max_processes, limits.cpus)
         return CgroupMeter(group) if group is not None else Meter(NO_CGROUP)
 
     def wrap(self, argv: list[str]) -> list[str]:

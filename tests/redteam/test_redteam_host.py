@@ -121,6 +121,44 @@ def test_a_sandbox_cannot_fill_the_hosts_disk(tmp_path, mode, where):
     assert result["first"].score == result["first"].max_score
 
 
+@pytest.mark.parametrize("cpus", [1.0, 0.1])
+def test_a_sandbox_uses_at_most_its_share_of_the_cpus(tmp_path, mode, cpus):
+    """Sixteen busy processes for three seconds: the sandbox's processes together get at most
+    its cgroup's CPU quota (one CPU by default), so the grader and neighbouring sandboxes keep
+    theirs. A tenth of a CPU shows the quota binds even on a loaded machine."""
+    import secrets
+    from grader.sandbox.limits import Limits
+    from redteam_kit import QUICK, end_processes, processes_with
+    mode("default")
+    token = f"rt{secrets.token_hex(6)}"
+    ticks = os.sysconf("SC_CLK_TCK")
+    used, first_seen, last_seen, result = {}, None, None, {}
+    limits = Limits(call_seconds=QUICK.call_seconds, total_seconds=QUICK.total_seconds, cpus=cpus)
+    worker = threading.Thread(target=lambda: result.update(
+        first=grade(build("host_cpu_hog", tmp_path, token=token), limits)))
+    worker.start()
+    try:
+        while worker.is_alive():
+            for pid in processes_with(token):
+                try:
+                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                used[pid] = (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+                first_seen = first_seen or time.monotonic()
+                last_seen = time.monotonic()
+            time.sleep(0.02)
+        worker.join()
+    finally:
+        end_processes(token)
+    if not used:
+        pytest.skip("the hog never ran (no new processes in this sandbox)")
+    wall = last_seen - first_seen
+    assert sum(used.values()) <= 1.25 * cpus * wall + 0.3, (
+        f"the sandbox used {sum(used.values()):.1f} s of CPU in {wall:.1f} s: more than {cpus} CPU")
+    assert result["first"].error is None
+
+
 # -- class 7: privileges ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("where", ["default", "no_bwrap"])
