@@ -126,6 +126,15 @@ def test_cost_score_cannot_be_forged(tmp_path, name):
         f"{name} got {result.score}/12 with uncounted or matrix-matrix products (honest: {honest})")
 
 
+@pytest.mark.parametrize("where", ["no_bwrap", "no_bwrap_no_cgroup"])
+def test_a_token_product_earns_nothing_in_the_fallbacks(tmp_path, mode, where):
+    """Issue 23, class 2: the answer computed uncounted and sent through one token product
+    (12/12 before the chain rule) stays at the bypass's score without bubblewrap too."""
+    mode(where)
+    result = grade(build("cost_token_product", tmp_path))
+    assert result.error is None and result.score <= BYPASS_HONEST, [(t.name, t.passed) for t in result.tests]
+
+
 # -- class 3: reading what it must not ---------------------------------------------------------
 @pytest.mark.parametrize("where", ["default", "no_bwrap"])
 def test_course_secret_next_to_the_submission_is_not_readable(tmp_path, mode, where):
