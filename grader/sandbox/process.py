@@ -27,6 +27,8 @@ from grader.sandbox.limits import Limits
 from grader.sandbox.visibility import _read_only_rules, hidden_paths
 
 WORKER = Path(__file__).with_name("worker.py")
+MAX_WARNINGS = 20
+"""Load warnings kept per submission (one per raising cell); the rest are counted."""
 
 
 def _tmpfs_folder() -> str | None:
@@ -69,6 +71,7 @@ class Sandbox(Channel):
         """A notebook's cells, ``(label, source, source with magics blanked)``, loaded one by one
         (``start``); None: ``source`` is one cell (a .py file)."""
         self.warnings: list[str] = []
+        self._warned: set[str] = set()  # cells whose warning was counted (once across restarts)
         """Cells that raised while loading, one sentence each, kept across restarts."""
         self.helpers = helpers
         """Trusted code run in the submission's namespace right after it loads (and after
@@ -233,8 +236,7 @@ class Sandbox(Channel):
             loaded = self._exchange(request, max(deadline - time.monotonic(), 0.01),
                                     what=f"loading {label or 'your code'}")
             if not loaded.ok and loaded.kind in ("exception", "not_implemented"):
-                if loaded.error not in self.warnings:
-                    self.warnings.append(loaded.error)
+                self._warn(label, loaded.error)
                 loaded = CallResult(True)
             elif not loaded.ok:
                 if loaded.kind == "timeout":
@@ -249,6 +251,19 @@ class Sandbox(Channel):
             self.load_error = loaded
             self.close()
         return loaded
+
+    def _warn(self, label: str, error: str) -> None:
+        """Keep a cell's load warning; past ``MAX_WARNINGS`` only count them (a notebook of
+        thousands of raising cells must not flood the report)."""
+        if label in self._warned or error in self.warnings:
+            return
+        self._warned.add(label)
+        if len(self._warned) < MAX_WARNINGS:
+            self.warnings.append(error)
+        else:
+            more = len(self._warned) - MAX_WARNINGS + 1
+            line = f"... and {more} more cells raised while loading"
+            self.warnings[MAX_WARNINGS - 1:] = [line]
 
     def close(self) -> None:
         """End the sandbox and everything it started; remove its temp dir. Never raises."""

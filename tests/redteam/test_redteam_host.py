@@ -294,6 +294,24 @@ def test_the_terminal_report_cannot_be_forged(tmp_path, name):
     assert_clean_report(shown, 8)
 
 
+def test_a_notebook_of_raising_cells_cannot_flood_the_report(tmp_path):
+    """Hunt: each raising cell became one warning line (3,000 cells: a 1.5 MB report). Twenty
+    are kept, the rest counted."""
+    import json
+    from conftest import solution_source
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": solution_source("forward_vs_reverse")}]
+    cells += [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+               "source": f"raise ValueError('cell {i} ' + 'x' * 300)"} for i in range(400)]
+    path = tmp_path / "flood.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {"backprop_traps": {"question": "forward_vs_reverse"}},
+                                "nbformat": 4, "nbformat_minor": 5}))
+    result = grade(path)
+    shown = json.dumps(result.to_json())
+    assert result.score == result.max_score and len(shown) < 64 * 1024, len(shown)
+    assert "381 more cells raised while loading" in shown  # 19 shown + 381 = 400
+
+
 def test_a_file_name_cannot_forge_the_terminal_report(tmp_path):
     """The submission's own file name (chosen by the learner, or by a classmate in a shared
     folder) carries escapes, a carriage return and a bidi override."""
