@@ -1,7 +1,7 @@
 # question: forward_vs_reverse
 # base: solution
-# Class 3, round 2: a 2 MB source whose syntax tree is huge (a million names in one tuple,
-# a quarter of a million calls in one list): whoever parses it pays in memory and time. The
+# Class 3, round 2: a source whose syntax tree is huge (hundreds of thousands of names in one tuple,
+# tens of thousands of calls in one list): whoever parses it pays in memory and time. The
 # grader must never parse it itself (the sandbox does, on its own memory), and the worker
 # must still load it (it is valid Python): the solution above it gets full marks.
 def _never_called():
