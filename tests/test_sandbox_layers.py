@@ -247,3 +247,19 @@ def test_a_bwrap_that_cannot_make_sandboxes_falls_back_and_says_why(monkeypatch,
         assert result.ok and result.value == 2.0
         assert box.isolation.startswith("no bubblewrap"), box.isolation
     assert "Permission denied" in bwrap._broken[0]
+
+
+def test_without_bwrap_the_working_folder_is_on_a_tmpfs_and_a_dead_graders_is_reaped(monkeypatch):
+    """Hunt: without bubblewrap the working folder was on the host's disk (capped files, one
+    after another, could fill it). Now it is on /dev/shm, charged to the sandbox's cgroup;
+    one a killed grader left there (holding memory until reboot) is removed."""
+    from grader.sandbox import cgroup, process
+    if process._MEMORY_BACKED is None or not cgroup.available()[0]:
+        pytest.skip("no tmpfs at /dev/shm, or no cgroup: then the sandbox has no writable folder")
+    monkeypatch.setenv("BACKPROP_TRAPS_NO_BWRAP", "1")
+    stale = os.path.join(process._MEMORY_BACKED, "bpt-sandbox-999999999-left")
+    os.makedirs(stale, exist_ok=True)
+    with Sandbox("import os\ndef f():\n    return os.getcwd()\n", FAST) as box:
+        cwd = box.call("f").value
+    assert cwd.startswith(process._MEMORY_BACKED + "/bpt-sandbox-") and not os.path.exists(cwd)
+    assert not os.path.exists(stale)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from grader.sandbox import bwrap, cgroup, measure
 from grader.sandbox.channel import CallResult, Channel, Output  # noqa: F401 (CallResult: re-exported)
-from grader.sandbox.cleanup import MARKER, kill_tree
+from grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_folders
 from grader.sandbox.inert import inert
 from grader.sandbox.limits import Limits
 from grader.sandbox.visibility import _read_only_rules, hidden_paths
@@ -105,8 +105,10 @@ class Sandbox(Channel):
             return CallResult(False, kind="crash", error=f"the sandbox could not start: {e.strerror}")
         # Without bubblewrap, the working folder is writable only where a cgroup charges what
         # files hold: on a tmpfs (a disk would let files fill the host's disk unbounded).
-        self._tmp = tempfile.mkdtemp(prefix="bpt-sandbox-", dir=_MEMORY_BACKED if (
-            not use_bwrap and self._meter.whole_sandbox and _MEMORY_BACKED) else None)
+        on_tmpfs = not use_bwrap and self._meter.whole_sandbox and _MEMORY_BACKED
+        if on_tmpfs:
+            reap_stale_folders(_MEMORY_BACKED, "bpt-sandbox-")
+        self._tmp = tempfile.mkdtemp(prefix=f"bpt-sandbox-{os.getpid()}-", dir=_MEMORY_BACKED if on_tmpfs else None)
         workdir = bwrap.scratch()[1] if use_bwrap else self._tmp
         env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
