@@ -263,3 +263,12 @@ def test_without_bwrap_the_working_folder_is_on_a_tmpfs_and_a_dead_graders_is_re
         cwd = box.call("f").value
     assert cwd.startswith(process._MEMORY_BACKED + "/bpt-sandbox-") and not os.path.exists(cwd)
     assert not os.path.exists(stale)
+
+
+def test_the_host_running_out_of_memory_kills_a_sandbox_first(mode):
+    """Hunt: several sandboxes at their memory cap can exhaust the host; the kernel's OOM killer
+    then picks the sandbox (oom_score_adj 1000; without privileges it cannot go below the
+    grader's 0), not the grader."""
+    with Sandbox("import os\ndef me():\n    return open('/proc/self/oom_score_adj').read().strip()\n", FAST) as box:
+        result = box.call("me")
+    assert result.ok and result.value == "1000", (mode, result)

@@ -55,6 +55,11 @@ def set_limits(limits):
     resource.setrlimit(resource.RLIMIT_SIGPENDING, (64, 64))
     resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
     resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
+    try:  # if the host runs out of memory, the kernel kills a sandbox first, never the grader
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
     cpu = int(limits["total_seconds"]) + 5  # a backstop; the grader's wall clock rules
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over-size writes fail, not kill
