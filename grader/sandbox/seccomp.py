@@ -5,8 +5,8 @@ Without bubblewrap (``no_namespaces``) the worker loads it itself. Always refuse
 kernel keyrings (not namespaced: a note could pass between submissions), the calls that
 change the machine (reboot, hostname, mounts, modules, the kernel log, real-time
 scheduling, ...), evicting page cache (``posix_fadvise``, ``madvise`` COLD/PAGEOUT), what
-the kernel counts per user across the host (inotify, POSIX message queues, io_uring, locked
-memory, file locks), and limits, priority or CPU affinity set on any process but itself.
+the kernel counts per user across the host (inotify, epoll, POSIX message queues, io_uring,
+locked memory, file locks), and limits, priority or CPU affinity set on any process but itself.
 Without bubblewrap's namespaces: sockets and SysV IPC too. Where no cgroup caps the
 sandbox's memory and processes: new processes (threads stay allowed), shared memory, memfd,
 socket pairs and pipes, which would hold memory outside the worker's address-space limit.
@@ -46,6 +46,9 @@ HELD_PER_USER = (
     "inotify_init", "inotify_init1", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
     "mq_notify", "mq_getsetattr", "io_uring_setup", "io_uring_enter", "io_uring_register",
     "mlock", "mlock2", "mlockall",
+    # epoll watches are counted per user (the grader's, through the user namespace): 256
+    # processes of 512 descriptors could watch each other millions of times
+    "epoll_create", "epoll_create1",
     # a lock on a file every process can read (the Python installation) blocks others
     "flock",
 )

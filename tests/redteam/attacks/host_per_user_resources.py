@@ -4,7 +4,8 @@
 # time until the sandbox ends, so that the grader, the next submission or any other process
 # of the same user cannot get one: open files, inotify instances, POSIX message queues,
 # queued real-time signals, io_uring rings, and an exclusive lock on a file every process
-# can read (__LOCKED__). The grader's test takes each of them from outside meanwhile.
+# can read (__LOCKED__), epoll instances (whose watches count per user too). The grader's
+# test takes each of them from outside meanwhile.
 import ctypes
 import os
 import signal
@@ -55,6 +56,7 @@ def _signal():
 signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
 _grab("lock", _lock, 1)
 _grab("inotify", lambda: _libc.inotify_init1(0), 4096)
+_grab("epoll", lambda: __import__("select").epoll(), 256)
 _grab("io_uring", lambda: _libc.syscall(425, 1, ctypes.create_string_buffer(120)), 256)
 _grab("mqueue", _mq, 4096)
 _grab("signals", _signal, 200_000)
