@@ -193,3 +193,97 @@ def test_the_released_notebooks_keep_the_autograded_cell(course):
         released = nbformat.read(str(folder / "release" / "ps1" / solution_notebooks()[question].name),
                                  as_version=4)
         assert "BEGIN SOLUTION" not in nbformat.writes(released) and find_cell(released) is not None
+
+
+# -- A course set up with grader.batch.nbgrader_course.configure: the learner's cells run in
+# -- the sandboxed kernel, and the score comes from `grade`'s sandbox in nbgrader's process.
+
+COURSE_SECRET = "nbgrader-course-secret-for-tests"
+HOSTILE_CELL = '''
+import sys, types, os
+for target in [SECRET_PATH, os.path.join(os.getcwd(), "..", "..", "..", "secret.txt")]:
+    try:
+        print("read:", open(target).read())
+    except OSError as exc:
+        print("could not read", type(exc).__name__)
+print("env:", {k: v for k, v in os.environ.items() if "SECRET" in k})
+fake = types.ModuleType("grader.nbgrader_bridge")
+def run_hidden_checks(question, namespace, **kw):
+    print("Score: 12 / 12")
+    return 12.0
+fake.run_hidden_checks = run_hidden_checks
+sys.modules["grader"] = types.ModuleType("grader")
+sys.modules["grader.nbgrader_bridge"] = fake
+__vsc_ipynb_file__ = "/nonexistent/solution.ipynb"
+'''
+
+
+@pytest.fixture(scope="module")
+def sandboxed_course(tmp_path_factory):
+    """A routing_trap assignment for alice (the solution), bob (the avg-routing mistake) and
+    mallory (the stub plus a cell that reads the secret and patches the grader)."""
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config import Config
+    from grader.batch.nbgrader_course import configure
+
+    course = tmp_path_factory.mktemp("sandboxed") / "course"
+    (course / "source" / "ps1").mkdir(parents=True)
+    shutil.copy(solution_notebooks()["routing_trap"], course / "source" / "ps1")
+    secret = course / "secret.txt"
+    secret.write_text(COURSE_SECRET + "\n")
+    config = Config()
+    config.CourseDirectory.root = str(course)
+    config.CourseDirectory.course_id = "backprop-traps"
+    config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
+    configure(config, secret_file=str(secret))
+    api = NbGraderAPI(config=config)
+    assert api.generate_assignment("ps1", force=True)["success"]
+    name = solution_notebooks()["routing_trap"].name
+    solution = nbformat.read(str(solution_notebooks()["routing_trap"]), as_version=4)
+    wrong = nbformat.read(str(solution_notebooks()["routing_trap"]), as_version=4)
+    backward = next(c for c in wrong.cells if c.source.startswith("def maxpool2d_backward"))
+    backward.source += "\n\n" + AVG_ROUTING
+    stub = nbformat.read(str(course / "release" / "ps1" / name), as_version=4)
+    at = next(i for i, c in enumerate(stub.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == GRADE_ID)
+    stub.cells.insert(at, nbformat.v4.new_code_cell(HOSTILE_CELL.replace("SECRET_PATH", repr(str(secret)))))
+    for student, notebook in {"alice": solution, "bob": wrong, "mallory": stub}.items():
+        folder = course / "submitted" / student / "ps1"
+        folder.mkdir(parents=True)
+        nbformat.write(notebook, str(folder / name))
+        assert api.autograde("ps1", student, force=True)["success"], student
+    return course, config.CourseDirectory.db_url
+
+
+def _notebook_total(db_url, student):
+    from nbgrader.api import Gradebook
+    with Gradebook(db_url) as gradebook:
+        notebook = gradebook.find_submission_notebook(solution_notebooks()["routing_trap"].stem, "ps1", student)
+        return notebook.score, notebook.max_score
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")
+@pytest.mark.parametrize("student", ["alice", "bob", "mallory"])
+def test_sandboxed_course_records_grade_with_each_students_seed(sandboxed_course, student):
+    """nbgrader's total for the notebook is `grade`'s score out of `grade`'s maximum, with the
+    seed `grade batch` gives the student (HMAC of the course secret and the student id)."""
+    from grader.batch.variants import student_seed
+    folder, db_url = sandboxed_course
+    seed = student_seed(COURSE_SECRET, student, 1234)
+    expected = grade_path(folder / "submitted" / student / "ps1" / "01_routing_trap.ipynb", seed=seed)
+    assert _notebook_total(db_url, student) == (expected.score, expected.max_score)
+    assert f"seed {seed}" in _printed(folder, student, "routing_trap")
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")
+def test_a_notebook_that_patches_the_grader_gets_the_stubs_score(sandboxed_course):
+    folder, db_url = sandboxed_course
+    assert _notebook_total(db_url, "mallory")[0] == 0.0 < _notebook_total(db_url, "alice")[0]
+    assert "Score: 12 / 12" not in _printed(folder, "mallory", "routing_trap")
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")
+def test_the_autograde_kernel_cannot_read_the_course_secret(sandboxed_course):
+    folder, _ = sandboxed_course
+    graded = (folder / "autograded" / "mallory" / "ps1" / "01_routing_trap.ipynb").read_text()
+    assert COURSE_SECRET not in graded
+    assert "could not read FileNotFoundError" in graded  # the cell ran, in a kernel that sees no course

@@ -42,13 +42,15 @@ def batch(source, outdir, workers, secret_file, secret, force, scheduler, limits
     and flat SOURCE/<student>_<question>.ipynb. Results are written as they come; run the
     same command again after an interruption and it goes on where it stopped.
     """
-    from grader.batch.variants import hide_secret_from_proc, read_secret, student_seed
+    from grader.batch.variants import EmptySecret, hide_secret_from_proc, read_secret, student_seed
     from grader.engine.run import DEFAULT_SEED
 
     try:
         course_secret = read_secret(secret, secret_file)
     except OSError as e:
         raise click.BadParameter(f"cannot read {secret_file}: {e.strerror or e}", param_hint="--secret-file")
+    except EmptySecret as e:
+        raise click.BadParameter(str(e), param_hint="--secret-file")
     hide_secret_from_proc(course_secret)  # before any submission runs: see variants.py
     if seed_of is not None:
         seed = student_seed(course_secret, seed_of, DEFAULT_SEED)
