@@ -88,7 +88,8 @@ def test_every_submission_has_one_result_and_a_gradebook_row(graded):
                              "could_not_grade": "1"}
     summary = (out / "summary.txt").read_text(encoding="utf-8")
     for words in ("routing_trap (out of 12)", "lost-overlap", "avg-routing", "tie-order", "overflow",
-                  "Could not be graded (1)", "frank/broken.ipynb", "per student, from the course secret"):
+                  "Needs a look (1:", "frank  frank/broken.ipynb: could not be graded: ",
+                  "per student, from the course secret"):
         assert words in summary
     assert (out / "summary.png").stat().st_size > 1000
 

@@ -185,3 +185,31 @@ def split_flat_name(stem: str, questions: list[str]) -> tuple[str, str | None]:
         if stem.endswith("_" + qid) and len(stem) > len(qid) + 1:
             return stem[: -len(qid) - 1], qid
     return stem, None
+
+
+def submitted_at(path: Path) -> str | None:
+    """When the file was handed in, as ISO 8601 UTC: nbgrader's ``timestamp.txt`` in its
+    assignment folder (what ``nbgrader collect`` keeps), else the file's modification time."""
+    from datetime import datetime, timezone
+    for folder in list(Path(path).parents)[:2]:  # <assignment>/ or <student>/
+        stamp = folder / "timestamp.txt"
+        try:
+            if stamp.is_file() and not stamp.is_symlink() and stamp.stat().st_size < 200:
+                return parse_time(stamp.read_text(encoding="utf-8").strip()).isoformat()
+        except (OSError, ValueError):
+            pass
+    try:
+        return datetime.fromtimestamp(os.lstat(path).st_mtime, timezone.utc).isoformat()
+    except OSError:
+        return None
+
+
+def parse_time(text: str):
+    """A date and time as nbgrader writes it ("2024-03-01 17:00:00.000000 UTC") or ISO 8601;
+    without a zone it is UTC."""
+    from datetime import datetime, timezone
+    text = text.strip()
+    if text.endswith(" UTC"):
+        text = text[:-4]
+    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)

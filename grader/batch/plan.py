@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.batch.grading import make_spec, max_score
-from grader.batch.layouts import Job
+from grader.batch.layouts import Job, submitted_at
 from grader.batch.store import GRADED, ResultStore, file_digest, replay_command
 from grader.batch.variants import student_seed
 from grader.sandbox.limits import Limits
@@ -75,7 +75,7 @@ class Batch:
         meta = {"student": job.student, "file": job.rel, "question_from_layout": job.question,
                 "seed": item.seed, "seeded_by": "course secret" if self.secret else "default seed",
                 "replay": replay_command(job, item.seed, self.limit_flags(), self.root),
-                "sha256": item.digest, "status": record.get("status"),
+                "sha256": item.digest, "submitted_at": submitted_at(job.path), "status": record.get("status"),
                 "isolation": record.get("isolation", ""), "seconds": record.get("seconds")}
         return self.store.write(job, record["result"], meta)
 

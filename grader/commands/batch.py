@@ -136,7 +136,7 @@ def _dry_run(jobs, outdir, known) -> str:
             question = job.question or "(the file says)"
             done = store is not None and isinstance(store.load(job)[0], dict)
             what = f"{question}{' (has a result; graded again if it changed)' if done else ''}"
-        lines.append(_shown(f"{job.student}\t{job.rel}\t{what}"))
+        lines.append("  ".join(_shown(part) for part in (job.student, job.rel, what)))
     skipped = sum(bool(j.error) for j in jobs)
     lines.append(f"{len(jobs)} files from {len({j.student for j in jobs})} students: "
                  f"{len(jobs) - skipped} to grade, {skipped} skipped (nothing was graded: --dry-run)")
