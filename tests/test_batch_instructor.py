@@ -191,3 +191,83 @@ def test_needs_a_look_names_each_kind_of_breakdown():
                          ("d", "raised while loading"), ("e", "grader error")]:
         assert f"  {student}  {student}/a.py: {why}: " in look
     assert "f/a.py" not in look
+
+
+def test_export_follows_the_contract_and_flags_late_work(course, tmp_path):
+    from grader.commands.export import export
+    _, out, _ = course
+    result = CliRunner().invoke(export, [str(out), "--due", "2026-03-01T00:00"])
+    assert result.exit_code == 0, result.output
+    table = list(csv.reader(result.output.splitlines()))
+    assert table[0] == ["student", "routing_trap", "routing_trap max", "total", "max", "percent", "late"]
+    assert table[1] == ["s001", "12", "12", "12", "12", "100.0", "no"]  # nbgrader's timestamp.txt
+    assert table[3] == ["s003", "12", "12", "12", "12", "100.0", "yes"]
+    assert [r[0] for r in table[1:]] == ["s001", "s002", "s003"]
+    canvas = CliRunner().invoke(export, [str(out), "--format", "canvas", "-o", str(tmp_path / "c.csv")])
+    assert canvas.exit_code == 0
+    lines = (tmp_path / "c.csv").read_text().splitlines()
+    assert lines[0] == "Student,ID,SIS User ID,SIS Login ID,Section,routing_trap"
+    assert lines[1] == "    Points Possible,,,,,12" and lines[2] == "s001,,,s001,,12"
+    moodle = CliRunner().invoke(export, [str(out), "--format", "moodle"])
+    assert moodle.output.splitlines()[:2] == ["Username,routing_trap,Total", "s001,12,12"]
+    bad = CliRunner().invoke(export, [str(out), "--due", "next friday"])
+    assert bad.exit_code == 2 and "not a date and time" in bad.output
+    assert CliRunner().invoke(export, [str(tmp_path)]).exit_code == 2
+
+
+def test_show_prints_a_students_stored_report_and_its_replay(course):
+    from grader.commands.show import show
+    _, out, _ = course
+    result = CliRunner().invoke(show, [str(out), "s002"])
+    assert result.exit_code == 0, result.output
+    seed = student_seed(SECRET, "s002", 1234)
+    assert "routing_trap  ·  s002/ps1/routing_trap.py" in result.output and "Score: 12 / 12" in result.output
+    assert f"replay: grade /" in result.output and f"--seed {seed}" in result.output
+    assert CliRunner().invoke(show, [str(out), "nobody"]).exit_code == 2
+
+
+def _descendants(pid):
+    """Every process below ``pid`` (by walking /proc's parent links)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                parents[int(entry)] = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def test_nothing_outlives_a_killed_batch(tmp_path):
+    """Defect 25.4: after a SIGKILL of the batch a grading process went on running its
+    sandbox for another 16 to 21 s."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from conftest import REPO
+    write(tmp_path / "class" / "ann" / "routing_trap.py", "# question: routing_trap\n" + solution_source("routing_trap")
+          + "\ndef maxpool2d_forward(x, kernel_size, stride):\n    while True:\n        pass\n")
+    cmd = [sys.executable, "-m", "grader.batch", str(tmp_path / "class"), "-o", str(tmp_path / "out"), "-j", "1",
+           "--call-timeout", "20", "--total-timeout", "40"]
+    proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline, below = time.monotonic() + 60, set()
+    while time.monotonic() < deadline and len(below) < 3:  # the grading process, bwrap, the sandbox
+        time.sleep(0.2)
+        below |= _descendants(proc.pid)
+    time.sleep(1.0)
+    below |= _descendants(proc.pid)
+    assert len(below) >= 2, "the sandbox never started"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in below):
+        time.sleep(0.2)
+    alive = [p for p in below if os.path.exists(f"/proc/{p}")
+             and open(f"/proc/{p}/stat").read().split(")")[-1].split()[0] != "Z"]
+    assert alive == [], "processes outlived the killed batch"

@@ -199,6 +199,7 @@ def test_the_released_notebooks_keep_the_autograded_cell(course):
 # -- the sandboxed kernel, and the score comes from `grade`'s sandbox in nbgrader's process.
 
 COURSE_SECRET = "nbgrader-course-secret-for-tests"
+STAMPS = {"alice": "2026-02-27 09:00:00.000000 UTC", "bob": "2026-03-02 09:00:00.000000 UTC"}
 HOSTILE_CELL = '''
 import sys, types, os
 for target in [SECRET_PATH, os.path.join(os.getcwd(), "..", "..", "..", "secret.txt")]:
@@ -250,6 +251,8 @@ def sandboxed_course(tmp_path_factory):
         folder = course / "submitted" / student / "ps1"
         folder.mkdir(parents=True)
         nbformat.write(notebook, str(folder / name))
+        if student in STAMPS:
+            (folder / "timestamp.txt").write_text(STAMPS[student])
         assert api.autograde("ps1", student, force=True)["success"], student
     return course, config.CourseDirectory.db_url
 
@@ -287,3 +290,26 @@ def test_the_autograde_kernel_cannot_read_the_course_secret(sandboxed_course):
     graded = (folder / "autograded" / "mallory" / "ps1" / "01_routing_trap.ipynb").read_text()
     assert COURSE_SECRET not in graded
     assert "could not read FileNotFoundError" in graded  # the cell ran, in a kernel that sees no course
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")
+def test_batch_export_and_show_on_the_nbgrader_course(sandboxed_course, tmp_path):
+    """`grade batch` on the course root gives each student nbgrader's total (the same seeds);
+    `grade export --due` reads nbgrader's timestamps; `grade show` prints a stored report."""
+    import csv
+    from click.testing import CliRunner
+    from grader.commands.batch import batch
+    from grader.commands.export import export
+    from grader.commands.show import show
+    folder, db_url = sandboxed_course
+    out = tmp_path / "out"
+    run = CliRunner().invoke(batch, [str(folder), "-o", str(out), "-j", "1", "--secret-file",
+                                     str(folder / "secret.txt")], catch_exceptions=False)
+    assert run.exit_code == 0, run.output
+    table = list(csv.DictReader(CliRunner().invoke(export, [str(out), "--due", "2026-03-01"]).output.splitlines()))
+    assert [r["student"] for r in table] == ["alice", "bob", "mallory"]
+    for row in table:
+        assert (float(row["total"]), float(row["max"])) == _notebook_total(db_url, row["student"])
+    assert [r["late"] for r in table[:2]] == ["no", "yes"]
+    shown = CliRunner().invoke(show, [str(out), "bob"]).output
+    assert "[trap: avg-routing]" in shown and "replay: grade " in shown

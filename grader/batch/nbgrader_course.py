@@ -37,6 +37,7 @@ from grader.authoring.nbgrader_cell import GRADE_ID
 from grader.batch.nbgrader_kernel import SandboxedKernelManager
 
 _QUESTION_IN_CELL = re.compile(r"""run_hidden_checks\(\s*['"]([A-Za-z0-9_]+)['"]""")
+SELF_GRADE_NOTE = "(nbgrader graded this notebook: the report is in the hidden-checks cell above.)\n"
 NOTE = "  (graded outside the notebook's kernel by `grade`'s sandbox, seed {seed})"
 
 
@@ -65,6 +66,10 @@ class SandboxedScore(NbGraderPreprocessor):
             cell.outputs = [v4.new_output("stream", name="stdout", text=report),
                             v4.new_output("execute_result", data={"text/plain": repr(score)},
                                           execution_count=cell.get("execution_count"))]
+        from grader.notebook_grade import GRADE_ID as SELF_GRADE
+        for cell in nb.cells:  # "Grade it" cannot import the kit in the sandboxed kernel: say why
+            if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == SELF_GRADE:
+                cell.outputs = [v4.new_output("stream", name="stdout", text=SELF_GRADE_NOTE)]
         return nb, resources
 
     def grade(self, nb: NotebookNode, cell: NotebookNode, student: str) -> tuple[str, float]:
