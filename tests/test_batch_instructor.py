@@ -271,3 +271,27 @@ def test_nothing_outlives_a_killed_batch(tmp_path):
     alive = [p for p in below if os.path.exists(f"/proc/{p}")
              and open(f"/proc/{p}/stat").read().split(")")[-1].split()[0] != "Z"]
     assert alive == [], "processes outlived the killed batch"
+
+
+def test_a_memory_error_says_nothing_about_stale_globals():
+    """Defect 25.5: a 3 GB allocation's MemoryError feedback added the stale-globals sentence."""
+    from grader.sandbox.failures import describe_failure
+    error = {"type": "MemoryError", "message": "Unable to allocate 3.00 GiB", "line": 3,
+             "cell": "<submission>", "stale": ["cache"]}
+    text = describe_failure({"kind": "exception", "error": error}, "maxpool2d_forward()", "a\nb\nc\n", None, [])
+    assert "MemoryError" in text and "changed when the grader called them" not in text
+    error["type"] = "KeyError"
+    text = describe_failure({"kind": "exception", "error": error}, "maxpool2d_forward()", "a\nb\nc\n", None, [])
+    assert "changed when the grader called them" in text
+
+
+def test_a_replay_writes_no_history_into_the_instructors_folder(course, tmp_path, monkeypatch):
+    import shlex
+    from grader.cli import main
+    _, out, _ = course
+    meta = next(m for m in sidecars(out) if m["student"] == "s001")
+    monkeypatch.chdir(tmp_path)  # any folder: the replay names the file by its absolute path
+    result = CliRunner().invoke(main, shlex.split(meta["replay"])[1:])
+    assert result.exit_code == 0, result.output
+    assert f"seed {meta['seed']}" in result.output and "Score: 12 / 12" in result.output
+    assert list(tmp_path.iterdir()) == []

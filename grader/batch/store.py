@@ -65,7 +65,7 @@ def file_digest(path: Path, cap: int | None = None) -> str | None:
 
 def replay_command(job: Job, seed: int, limits_args: list[str], root: str | None = None) -> str:
     """The `grade` command that reproduces this submission's run exactly, from any folder."""
-    args = ["grade", str(Path(job.path).absolute()), "--seed", str(seed)]
+    args = ["grade", str(Path(job.path).absolute()), "--seed", str(seed), "--replay"]
     if job.question:
         args += ["--question", job.question]
     if root:
