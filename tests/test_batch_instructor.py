@@ -295,3 +295,14 @@ def test_a_replay_writes_no_history_into_the_instructors_folder(course, tmp_path
     assert result.exit_code == 0, result.output
     assert f"seed {meta['seed']}" in result.output and "Score: 12 / 12" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_grade_new_names_the_questions_folder_in_its_next_step(tmp_path, monkeypatch):
+    """Defect 25.2: `grade new`'s "next:" line left --questions-dir out."""
+    from grader.commands.new import new
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "own").mkdir()
+    result = CliRunner().invoke(new, ["tanh_toy", "--questions-dir", "own"])
+    assert result.exit_code == 0, result.output
+    assert f"grade release tanh_toy --questions-dir {tmp_path / 'own'}" in result.output
+    assert f"grade validate tanh_toy --questions-dir {tmp_path / 'own'}" in result.output
