@@ -313,3 +313,52 @@ def test_batch_export_and_show_on_the_nbgrader_course(sandboxed_course, tmp_path
     assert [r["late"] for r in table[:2]] == ["no", "yes"]
     shown = CliRunner().invoke(show, [str(out), "bob"]).output
     assert "[trap: avg-routing]" in shown and "replay: grade " in shown
+
+
+def _run_in_sandboxed_kernel(cwd, codes):
+    """What each of ``codes`` prints (or the exception it raises) in a sandboxed kernel."""
+    import asyncio
+    from grader.batch.nbgrader_kernel import SandboxedKernelManager
+
+    async def run():
+        km = SandboxedKernelManager()
+        await km.start_kernel(cwd=str(cwd), extra_arguments=["--HistoryManager.hist_file=:memory:"])
+        kc = km.client()
+        kc.start_channels()
+        said = []
+        try:
+            await kc.wait_for_ready(timeout=60)
+            for code in codes:
+                out = []
+                await kc.execute_interactive(code, timeout=60, output_hook=lambda m: out.append(
+                    m["content"].get("text") or m["content"].get("ename", "")) if m["msg_type"] in
+                    ("stream", "error") else None)
+                said.append("".join(out))
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+        return said
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("mode", ["default", "fallback"])
+def test_the_sandboxed_kernel_sees_no_course(tmp_path, monkeypatch, mode):
+    """The autograde kernel, with bubblewrap and in the fallback (Landlock and rlimits): the
+    course's secret and the kit are out of reach, the notebook's folder is read-only."""
+    if mode == "fallback":
+        monkeypatch.setenv("BACKPROP_TRAPS_NO_BWRAP", "1")
+    monkeypatch.setenv("BACKPROP_TRAPS_SECRET", COURSE_SECRET)
+    secret = tmp_path / "secret.txt"
+    secret.write_text(COURSE_SECRET)
+    notebook_folder = tmp_path / "autograded" / "mallory" / "ps1"
+    notebook_folder.mkdir(parents=True)
+    (notebook_folder / "data.txt").write_text("the notebook's own file")
+    said = _run_in_sandboxed_kernel(notebook_folder, [
+        f"print(open({str(secret)!r}).read())", "import grader", "print(open('data.txt').read())",
+        "open('new.txt', 'w')", "import os; print(sorted(k for k in os.environ if 'SECRET' in k))",
+        "import numpy; print(numpy.ones(3).sum())"])
+    assert COURSE_SECRET not in "".join(said)
+    assert said[0] in ("FileNotFoundError", "PermissionError") and said[1] in (
+        "ModuleNotFoundError", "PermissionError")
+    assert said[2] == "the notebook's own file\n" and said[3] in ("OSError", "PermissionError")
+    assert said[4] == "[]\n" and said[5] == "3.0\n"

@@ -149,7 +149,14 @@ def bwrap_command(connection_file: str, info: dict, argv: list[str], cwd: str) -
 
 
 def _fallback(connection_file: str, info: dict, argv: list[str]) -> None:
-    """No bubblewrap: Landlock and rlimits around this very process, then ipykernel."""
+    """No bubblewrap: Landlock and rlimits around this very process, then ipykernel in it.
+
+    Landlock allows site-packages entry by entry (the kit's are left out), so a fresh Python
+    could not list site-packages to import anything; as the grader's worker does, Python's
+    import system reads the folders it needs first, then the rules apply."""
+    import ipykernel.kernelapp  # noqa: F401 (imported before the rules: see the docstring)
+    import numpy  # noqa: F401
+
     from grader.sandbox import landlock
     from grader.sandbox.visibility import _read_only_rules, hidden_paths
 
@@ -159,9 +166,13 @@ def _fallback(connection_file: str, info: dict, argv: list[str]) -> None:
         raise SystemExit("refusing to run learner cells unconfined: this machine has neither "
                          "bubblewrap nor Landlock (see `grade doctor`)")
     _set_limits()
+    os.environ.clear()
+    os.environ.update(_environment(home))
+    for name in [m for m in sys.modules if m == "grader" or m.startswith("grader.")]:
+        del sys.modules[name]  # the kit is not the learner's to import (nor readable now)
     rest = [a for a in argv if a != "-f" and a != connection_file]
-    env = _environment(home)
-    os.execve(sys.executable, [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file, *rest], env)
+    sys.argv = ["ipykernel_launcher", "-f", connection_file, *rest]
+    ipykernel.kernelapp.launch_new_instance()
 
 
 def main(argv: list[str] | None = None) -> None:
