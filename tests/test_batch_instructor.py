@@ -306,3 +306,18 @@ def test_grade_new_names_the_questions_folder_in_its_next_step(tmp_path, monkeyp
     assert result.exit_code == 0, result.output
     assert f"grade release tanh_toy --questions-dir {tmp_path / 'own'}" in result.output
     assert f"grade validate tanh_toy --questions-dir {tmp_path / 'own'}" in result.output
+
+
+def test_the_chart_is_a_grid_with_scores_on_a_numeric_axis(tmp_path):
+    """Defect 25.5: summary.png was one 2310 x 374 strip, scores drawn evenly spaced."""
+    import matplotlib.image
+    from grader.batch.gradebook import Entry, write_chart
+    from grader.batch.layouts import Job
+    known = list(solution_notebooks())[:7]
+    entries = [Entry(Job(f"s{i}", None, f"s{i}/{q}.py"),
+                     {"question": q, "score": float(score), "max_score": 12.0, "error": None,
+                      "tests": [{"trap": "lost-overlap", "passed": False}] if score < 12 else []})
+               for i, score in enumerate([0, 2, 10, 12]) for q in known]
+    assert write_chart(tmp_path / "summary.png", entries, known)
+    height, width = matplotlib.image.imread(str(tmp_path / "summary.png")).shape[:2]
+    assert width <= 1400 and height >= width // 2  # 8 panels: three a row, three rows
