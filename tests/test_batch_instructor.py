@@ -321,3 +321,18 @@ def test_the_chart_is_a_grid_with_scores_on_a_numeric_axis(tmp_path):
     assert write_chart(tmp_path / "summary.png", entries, known)
     height, width = matplotlib.image.imread(str(tmp_path / "summary.png")).shape[:2]
     assert width <= 1400 and height >= width // 2  # 8 panels: three a row, three rows
+
+
+def test_a_dask_task_never_reads_a_fifo_or_a_giant(tmp_path):
+    """A Dask task carries the file's bytes: they are read under the same rules, or the task
+    records that the file could not be read (a worker must never open the FIFO itself)."""
+    from grader.batch.grading import grade_job, make_spec
+    from grader.sandbox.limits import Limits
+    os.mkfifo(tmp_path / "blocks.py")
+    giant = tmp_path / "giant.py"
+    with open(giant, "wb") as f:
+        f.truncate(1 << 40)
+    for path in (tmp_path / "blocks.py", giant):
+        spec = make_spec(path, "routing_trap", 1234, Limits(), None, with_content=True)
+        assert spec["content"] is None
+        assert "could not be read" in grade_job(spec)["result"]["error"]

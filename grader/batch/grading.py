@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.batch.store import BROKE_WORKER, GRADED
+from grader.batch.store import BROKE_WORKER, GRADED, read_capped
 from grader.sandbox.limits import Limits
 
 
@@ -24,10 +24,7 @@ def make_spec(path: Path, question: str | None, seed: int, limits: Limits, root:
     spec = {"path": str(path), "file": str(Path(path).absolute()), "question": question,
             "seed": seed, "limits": dataclasses.asdict(limits), "root": root}
     if with_content:
-        try:
-            spec["content"] = Path(path).read_bytes()
-        except OSError:
-            spec["content"] = None  # the worker's own read then says why, as `grade` would
+        spec["content"] = read_capped(Path(path))  # None: recorded as unreadable, never read there
         spec["name"] = Path(path).name
     return spec
 
@@ -38,6 +35,9 @@ def grade_job(spec: dict) -> dict:
 
     start = time.monotonic()
     scratch = None
+    if "content" in spec and spec["content"] is None:
+        return failed_record(spec, "the file could not be read when the task was made (it vanished, is "
+                                   "unreadable, is no longer a regular file or is over the size cap)")
     try:
         limits = Limits(**spec["limits"])
         target = spec["file"]

@@ -40,27 +40,42 @@ def result_name(job: Job) -> str:
     return f"{safe}-{digest}"
 
 
-def file_digest(path: Path, cap: int | None = None) -> str | None:
-    """sha256 of the submission (a resubmitted file is graded again), read in chunks; None if
-    unreadable, not a regular file (a FIFO opened here would block), or past ``cap`` bytes."""
+def _chunks(path: Path, cap: int | None):
+    """The file's bytes in 1 MB chunks; ValueError when it is not a regular file (a FIFO
+    opened here would block), a link, or over ``cap`` bytes; OSError when unreadable."""
     from grader.batch.layouts import MAX_SUBMISSION_BYTES
     cap = MAX_SUBMISSION_BYTES if cap is None else cap
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as f:
         info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
-            return None
-        digest, left = hashlib.sha256(), cap + 1
-        try:
-            while left > 0 and (chunk := f.read(min(1 << 20, left))):
-                digest.update(chunk)
-                left -= len(chunk)
-        except OSError:
-            return None
-        return digest.hexdigest() if left > 0 else None
+            raise ValueError("not a regular file of at most the size cap")
+        left = cap + 1
+        while left > 0 and (chunk := f.read(min(1 << 20, left))):
+            left -= len(chunk)
+            if left <= 0:
+                raise ValueError("grew past the size cap")
+            yield chunk
+
+
+def file_digest(path: Path, cap: int | None = None) -> str | None:
+    """sha256 of the submission (a resubmitted file is graded again), read in chunks; None if
+    unreadable, not a regular file, or past ``cap`` bytes."""
+    digest = hashlib.sha256()
+    try:
+        for chunk in _chunks(path, cap):
+            digest.update(chunk)
+    except (OSError, ValueError):
+        return None
+    return digest.hexdigest()
+
+
+def read_capped(path: Path, cap: int | None = None) -> bytes | None:
+    """The submission's bytes under the same rules as ``file_digest`` (for a Dask task)."""
+    try:
+        return b"".join(_chunks(path, cap))
+    except (OSError, ValueError):
+        return None
 
 
 def replay_command(job: Job, seed: int, limits_args: list[str], root: str | None = None) -> str:
