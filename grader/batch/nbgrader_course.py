@@ -76,14 +76,14 @@ class SandboxedScore(NbGraderPreprocessor):
         """(the report, the score) of ``nb`` for ``student``; 0 with the reason on any failure."""
         from grader.batch.variants import read_secret, student_seed
         from grader.engine.run import DEFAULT_SEED, grade_path
+        from grader.batch.grading import known_questions, root_for
         from grader.learner.report import render
-        from grader.loading.questions import questions_root, solution_notebooks
 
         found = _QUESTION_IN_CELL.search(cell.source)  # the locked cell: nbgrader restored its source
-        root = self.questions_dir or None
         question = found.group(1) if found else None
-        if question not in solution_notebooks(questions_root(root)):
+        if question not in known_questions(self.questions_dir or None):
             return f"This hidden-checks cell names no known question ({question!r}): score 0.\n", 0.0
+        root = root_for(question, self.questions_dir or None)  # own questions beside the kit's
         secret = read_secret(None, self.secret_file or None)
         seed = student_seed(secret, student, DEFAULT_SEED)
         with tempfile.TemporaryDirectory(prefix="bpt-nbgrader-") as folder:
