@@ -147,6 +147,11 @@ def test_what_a_batch_refuses_to_read(tmp_path):
     nb = nbformat.v4.new_notebook(metadata={"backprop_traps": {"question": "=HYPERLINK(\"x\")"}})
     nbformat.write(nb, str(write(base / "dan" / "forged.ipynb", "")))
     gone = write(base / "eve" / "routing_trap.py", "# question: routing_trap\n")
+    try:  # a character device (/dev/null's numbers), where this user may make one
+        import stat
+        os.mknod(base / "cat" / "device.py", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    except OSError:
+        pass
     jobs = find_jobs(str(base) + "/*/*", list(solution_notebooks()))
     gone.unlink()
     store = ResultStore(tmp_path / "out")
@@ -156,6 +161,9 @@ def test_what_a_batch_refuses_to_read(tmp_path):
     assert "lies under a symbolic link (ben)" in errors["ben/routing_trap.py"]
     assert "over the 16 MB" in errors["cat/giant.py"]
     assert "could not be read" in errors["eve/routing_trap.py"]
+    if (base / "cat" / "device.py").exists():
+        assert "is a device, not a regular file" in errors.pop("cat/device.py")
+        (base / "cat" / "device.py").unlink()
     assert {i.job.rel for i in todo} == {"amy/routing_trap.py", "dan/forged.ipynb"}
     out = tmp_path / "graded"
     result = run_cli(str(base) + "/*/*", "-o", out, *LIMIT_ARGS)
