@@ -74,9 +74,9 @@ class SandboxedScore(NbGraderPreprocessor):
 
     def grade(self, nb: NotebookNode, cell: NotebookNode, student: str) -> tuple[str, float]:
         """(the report, the score) of ``nb`` for ``student``; 0 with the reason on any failure."""
-        from grader.batch.variants import read_secret, student_seed
-        from grader.engine.run import DEFAULT_SEED, grade_path
         from grader.batch.grading import known_questions, root_for
+        from grader.batch.variants import hide_secret_from_proc, read_secret, student_seed
+        from grader.engine.run import DEFAULT_SEED, grade_path
         from grader.learner.report import render
 
         found = _QUESTION_IN_CELL.search(cell.source)  # the locked cell: nbgrader restored its source
@@ -85,6 +85,7 @@ class SandboxedScore(NbGraderPreprocessor):
             return f"This hidden-checks cell names no known question ({question!r}): score 0.\n", 0.0
         root = root_for(question, self.questions_dir or None)  # own questions beside the kit's
         secret = read_secret(None, self.secret_file or None)
+        hide_secret_from_proc(secret)  # nbgrader's /proc entries, should the secret be in its environment
         seed = student_seed(secret, student, DEFAULT_SEED)
         with tempfile.TemporaryDirectory(prefix="bpt-nbgrader-") as folder:
             path = Path(folder) / f"{question}.ipynb"
