@@ -50,6 +50,7 @@ def course(tmp_path_factory):
     for student in ("s001", "s002", "s003"):
         write(root / "submitted" / student / "ps1" / "routing_trap.py",
               "# question: routing_trap\n" + solution_source("routing_trap"))
+    (root / "source" / "ps1").mkdir(parents=True)  # what makes it an nbgrader course root
     write(root / "submitted" / "s003" / "ps1" / "timestamp.txt", "2026-03-02 09:00:00.000000 UTC")
     write(root / "submitted" / "s001" / "ps1" / "timestamp.txt", "2026-02-27 09:00:00.000000 UTC")
     secret = write(tmp / "secret.txt", SECRET)
@@ -72,6 +73,15 @@ def test_regrading_one_students_folder_keeps_the_class_and_their_seed(course, tm
     assert len(sidecars(out)) == 3
     mine = [m for m in sidecars(out) if m["student"] == "s003"]
     assert [m["seed"] for m in mine] == [student_seed(SECRET, "s003", 1234)]
+
+
+def test_a_folder_named_submitted_outside_a_course_is_read_as_it_is(tmp_path):
+    write(tmp_path / "submitted" / "class2026" / "ann" / "routing_trap.py", "x = 1")
+    jobs = find_jobs(tmp_path / "submitted" / "class2026", list(solution_notebooks()))
+    assert [(j.student, j.rel) for j in jobs] == [("ann", "ann/routing_trap.py")]
+    (tmp_path / "source").mkdir()  # now it is an nbgrader course: class2026 is a student
+    jobs = find_jobs(tmp_path / "submitted" / "class2026", list(solution_notebooks()))
+    assert [(j.student, j.rel) for j in jobs] == [("class2026", "class2026/ann/routing_trap.py")]
 
 
 def test_student_option_regrades_in_place(course, tmp_path):

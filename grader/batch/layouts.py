@@ -85,11 +85,16 @@ def find_jobs(source: str | os.PathLike, questions: list[str],
     return sorted(jobs, key=lambda j: (j.student, j.rel))
 
 
+_NBGRADER_COURSE = ("source", "release", "autograded", "feedback", "gradebook.db", "nbgrader_config.py")
+"""What lies beside ``submitted/`` in an nbgrader course root (any one is enough)."""
+
+
 def _submitted_folder(base: Path) -> Path:
-    """nbgrader's ``submitted/`` when ``base`` lies inside it (one student's folder), else ``base``."""
+    """nbgrader's ``submitted/`` when ``base`` is one student's folder in it, or one of their
+    assignment folders (``submitted`` in a course root), else ``base`` itself."""
     absolute = Path(os.path.abspath(base))
-    for above in [absolute, *absolute.parents]:
-        if above.name == "submitted" and above != absolute:
+    for above in list(absolute.parents)[:2]:
+        if above.name == "submitted" and any((above.parent / n).exists() for n in _NBGRADER_COURSE):
             return above
     return base
 
