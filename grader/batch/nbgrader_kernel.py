@@ -6,8 +6,9 @@ secret and the gradebook. Here the kernel is ``python -m ipykernel_launcher`` st
 bubblewrap with the sandbox's own layers (``grader.sandbox.bwrap.arguments``: its own user,
 PID, network, IPC and mount namespaces, no capabilities, the seccomp filter, read-only
 Python and system folders with the kit masked, a private size-capped ``/tmp``, a clean
-environment) and the grader's rlimits. Besides those it sees only the notebook's own folder
-(read-only) and the folder of the kernel's sockets.
+environment), the grader's rlimits and, where the grader may make one, a cgroup capping
+the whole kernel's memory and processes. Besides those it sees only the notebook's own
+folder (read-only) and the folder of the kernel's sockets.
 
 The kernel's network namespace has no route to the host, so it talks to nbgrader over
 ZeroMQ's ``ipc`` transport: unix sockets in a private folder that both sides see. The
@@ -175,6 +176,20 @@ def _fallback(connection_file: str, info: dict, argv: list[str]) -> None:
     ipykernel.kernelapp.launch_new_instance()
 
 
+def _join_cgroup() -> None:
+    """A cgroup capping the whole kernel's memory and processes, as a grading sandbox has,
+    where the grader may make one (it is reaped once this process, bwrap by then, is gone)."""
+    from grader.sandbox import cgroup
+    mb = 1024 * 1024
+    group = cgroup.create(KERNEL_LIMITS.memory_mb * mb + KERNEL_LIMITS.tmp_mb * mb + 256 * mb,
+                          KERNEL_LIMITS.max_processes)
+    for procs in group.procs_files if group is not None else ():
+        try:
+            procs.write_text(str(os.getpid()))
+        except OSError:
+            pass
+
+
 def main(argv: list[str] | None = None) -> None:
     from grader.sandbox import bwrap
 
@@ -184,6 +199,7 @@ def main(argv: list[str] | None = None) -> None:
         _fallback(connection_file, info, argv)
         return
     command, fds = bwrap_command(connection_file, info, argv, os.getcwd())
+    _join_cgroup()
     _set_limits()
     for fd in fds:
         os.set_inheritable(fd, True)
