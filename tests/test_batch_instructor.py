@@ -354,3 +354,14 @@ def test_a_dask_task_never_reads_a_fifo_or_a_giant(tmp_path):
         spec = make_spec(path, "routing_trap", 1234, Limits(), None, with_content=True)
         assert spec["content"] is None
         assert "could not be read" in grade_job(spec)["result"]["error"]
+
+
+def test_times_as_nbgrader_writes_them():
+    from datetime import datetime, timedelta, timezone
+    from grader.batch.layouts import parse_time
+    utc = datetime(2026, 3, 1, 17, 0, tzinfo=timezone.utc)
+    assert parse_time("2026-03-01 17:00:00.000000 UTC") == utc == parse_time("2026-03-01T17:00")
+    assert parse_time("2026-03-01 09:00:00.000000 -0800") == utc
+    assert parse_time("2026-03-01T18:00+01:00") == utc and utc - parse_time("2026-03-01") == timedelta(hours=17)
+    with pytest.raises(ValueError):
+        parse_time("next friday")

@@ -216,5 +216,15 @@ def parse_time(text: str):
     text = text.strip()
     if text.endswith(" UTC"):
         text = text[:-4]
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        try:  # nbgrader's other zones ("... -0800", "... PST"): dateutil, which nbgrader brings
+            import warnings
+            from dateutil import parser
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # an unknown zone name: read as UTC, as documented
+                value = parser.parse(text)
+        except (ImportError, ValueError, OverflowError) as e:
+            raise ValueError(f"not a date and time: {text!r}") from e
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
