@@ -282,7 +282,7 @@ def question_cases(question: str):
 
 
 QUESTION_FILES = ("layernorm_backward", "attention_backward", "loss_scaling", "grad_accumulation",
-                  "reparameterisation", "forward_vs_reverse", "straight_through")
+                  "reparameterisation", "forward_vs_reverse", "straight_through", "maxpool_kernel")
 BUILDERS = (pool_cases, conv_cases, ce_cases, linear_cases) + tuple(question_cases(q) for q in QUESTION_FILES)
 
 

@@ -94,7 +94,8 @@ def record_launches() -> list[dict]:
     for entry in launches:
         entry["dtype"] = launch_dtype(entry["argtypes"])
         fn = entry["dispatcher"].py_func
-        entry.setdefault("kernel", f"{fn.__module__.removeprefix('kernels.')}.{fn.__name__}")
+        module = fn.__module__.removeprefix("kernels.").removeprefix("reference_")  # a solution notebook's
+        entry.setdefault("kernel", f"{module}.{fn.__name__}")
     return sorted(launches, key=lambda e: (e["kernel"], e["dtype"]))
 
 

@@ -236,7 +236,10 @@ def install():
     Idempotent; call it after NUMBA_ENABLE_CUDASIM=1 has chosen the simulator."""
     from numba.cuda.simulator import kernel as sim_kernel, kernelapi
     from numba.cuda.simulator.cudadrv import devicearray
-    if getattr(sim_kernel.FakeCUDAKernel.__call__, "_race_checked", False):
+    installed = sim_kernel.FakeCUDAKernel.__call__
+    if getattr(installed, "_race_checked", False):
+        global _stack
+        _stack = installed._race_stack  # another copy of this file installed it: share its logs
         return
     _SKIP_FILES.update({devicearray.__file__, kernelapi.__file__, sim_kernel.__file__})
     array_class = devicearray.FakeWithinKernelCUDAArray
@@ -318,7 +321,7 @@ def install():
             log.accesses += len(launch.accesses)
             _analyse(launch, log)
 
-    checked_call._race_checked = True
+    checked_call._race_checked, checked_call._race_stack = True, _stack
     sim_kernel.FakeCUDAKernel.__call__ = checked_call
 
 

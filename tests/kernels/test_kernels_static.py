@@ -63,7 +63,9 @@ def test_every_kernel_is_compiled_in_both_dtypes_for_both_targets(static):
     for row in static["rows"]:
         seen.setdefault(row["kernel"], set()).add((row["dtype"], row["target"]))
     every = {(d, t) for d in ("float32", "float64") for t in ("sm_80", "sm_90")}
-    partial = {k: sorted(every - v) for k, v in seen.items() if v != every and "[" not in k}
+    float64_only = {k for k in seen if k.startswith("20_maxpool_kernel.")}  # question 20's contract
+    partial = {k: sorted(every - v) for k, v in seen.items()
+               if v != every and "[" not in k and not (k in float64_only and all(d == "float64" for d, _ in v))}
     assert not partial, f"kernels missing a dtype or target: {partial}"
     assert len(seen) >= 40
 

@@ -101,7 +101,7 @@ def bounds_guards(ctx):
 
 @QUESTION.check("gather and scatter agree to the last bit in float64", points=1, hints=(
     "On these gradients every sum is exact in float64: any float32 step shows.",
-    "Start the gather's sum from a float64 zero (e.g. dout's own type), not a float32 literal or an int.",
+    "Start the gather's sum from the float64 literal 0.0 and add dout as it is: no float32 step anywhere.",
 ))
 def agree_to_the_last_bit(ctx):
     shape, k, s = (1, 2, 8, 8), 3, 1
