@@ -15,6 +15,7 @@ from conftest import ANSWERS, solution_source
 from grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
 from grader.authoring.validate import validate_question
 from grader.checks import attention_backward as checks
+from grader.checks.attention_backward import probes as attention_probes, traps as attention_traps
 from grader.loading.reference import load_solution
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,10 +92,10 @@ def test_a_backward_that_ignores_do_is_not_called_a_leak():
 
 
 def test_memory_budget_leaves_room_for_tiles_and_not_for_p():
-    budget = checks.memory_budget(checks.MEM_B, checks.MEM_N, checks.MEM_D)
+    budget = attention_traps.memory_budget(checks.MEM_B, checks.MEM_N, checks.MEM_D)
     matrix = checks.MEM_N * checks.MEM_N * 8
     assert budget == 32 * 1024 * 1024 and matrix == 4 * budget
-    tiles = 7 * checks.TILE_ROWS * checks.MEM_N * 8
+    tiles = 7 * attention_probes.TILE_ROWS * checks.MEM_N * 8
     assert budget - tiles == 4 * checks.MEM_N * checks.MEM_D * 8  # the outputs and one spare (N, d)
 
 

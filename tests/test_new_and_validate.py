@@ -82,7 +82,8 @@ def routing_copy(tmp_path):
         (tmp_path / folder).mkdir()
         shutil.copy(REPO / folder / "01_routing_trap.ipynb", tmp_path / folder)
     (tmp_path / "checks").mkdir()
-    shutil.copy(REPO / "grader" / "checks" / "routing_trap.py", tmp_path / "checks")
+    shutil.copytree(REPO / "grader" / "checks" / "routing_trap", tmp_path / "checks" / "routing_trap",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ANSWERS / "routing_trap", tmp_path / "tests" / "answers" / "routing_trap")
     return tmp_path
 
@@ -121,7 +122,7 @@ def planted_ones_dout(ctx):
 
 
 def test_validate_names_each_planted_fault(routing_copy):
-    checks = routing_copy / "checks" / "routing_trap.py"
+    checks = routing_copy / "checks" / "routing_trap" / "__init__.py"
     text = checks.read_text().replace("from grader.engine.question import Question, Trap",
                                       "from grader.engine.question import Fail, Question, Trap")
     # the tie check is no longer registered: the tie-order answer goes uncaught

@@ -101,7 +101,9 @@ def test_wheel_carries_the_questions_and_nothing_else(installed):
     assert solutions and all(f"grader/content/solutions/{n}" in names for n in solutions)
     assert all(f"grader/content/exercises/{n}" in names for n in solutions)
     for question in ("routing_trap", "softmax_ce"):
-        assert f"grader/checks/{question}.py" in names and f"kernels/{question}.py" in names
+        assert f"kernels/{question}.py" in names
+    assert "grader/checks/softmax_ce.py" in names  # one file, and a package of three (issue 27)
+    assert {f"grader/checks/routing_trap/{part}.py" for part in ("__init__", "probes", "traps")} <= names
     assert "grader/content/docs/contract.md" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     strays = sorted(n for n in names if n.split("/")[0] not in ("grader", "kernels")
@@ -184,7 +186,7 @@ def test_learner_code_cannot_read_the_installed_kit(installed, tmp_path):
                            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
                            check=True).stdout.strip()
     site = Path(where).parent.parent
-    kit = [site / "grader" / "content" / "solutions" / STUB, site / "grader" / "checks" / "routing_trap.py",
+    kit = [site / "grader" / "content" / "solutions" / STUB, site / "grader" / "checks" / "routing_trap" / "__init__.py",
            site / "kernels" / "routing_trap.py", site / "grader" / "content" / "exercises" / STUB]
     assert all(p.is_file() for p in kit)
     from conftest import solution_source

@@ -19,7 +19,7 @@ import pytest
 from grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
 from grader.authoring.validate import validate_question
 from grader.checks import load_question
-from grader.checks.reparameterisation_probes import moment_matched_noise
+from grader.checks.reparameterisation.probes import moment_matched_noise
 from grader.engine.run import DEFAULT_SEED, grade_path
 from grader.loading.reference import load_solution, setup_code
 from conftest import ANSWERS, REPO, solution_source

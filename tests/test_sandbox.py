@@ -106,7 +106,7 @@ def test_child_cannot_read_the_kit_or_open_sockets():
            "def connect():\n    socket.create_connection(('127.0.0.1', 9), timeout=1)\n")
     with Sandbox(src, FAST) as box:
         assert box.start().ok and "landlock-abi" in box.isolation
-        for secret in ("solutions/01_routing_trap.ipynb", "grader/checks/routing_trap.py", "pyproject.toml"):
+        for secret in ("solutions/01_routing_trap.ipynb", "grader/checks/routing_trap/__init__.py", "pyproject.toml"):
             denied = box.call("read", str(KIT_ROOT / secret))
             # bubblewrap does not mount the kit at all; Landlock alone refuses to open it
             assert not denied.ok and ("PermissionError" in denied.error or "FileNotFoundError" in denied.error), secret

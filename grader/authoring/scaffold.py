@@ -2,7 +2,8 @@
 
 Questions are discovered from ``solutions/NN_<id>.ipynb`` and their checks by module name,
 so writing the files is all it takes. In this kit the checks go to ``grader/checks/<id>.py``;
-in an instructor's own questions folder, to ``<folder>/checks/<id>.py``.
+in an instructor's own questions folder, to ``<folder>/checks/<id>.py``. Checks that outgrow one
+file become the package ``checks/<id>/`` (``__init__.py``, ``probes.py``, ``traps.py``).
 """
 from __future__ import annotations
 

@@ -184,7 +184,8 @@ def check_grading(report: QuestionReport, question: str, root: Path, seed: int =
     try:
         checks = load_question(question, root)
     except ModuleNotFoundError:
-        report.add(FAIL, f"no hidden checks: write checks/{question}.py (or grader/checks/{question}.py)")
+        report.add(FAIL, f"no hidden checks: write checks/{question}.py (or grader/checks/{question}.py; a "
+                         f"package checks/{question}/ with __init__.py, probes.py and traps.py when it needs more)")
         return
     except Exception as exc:
         report.add(FAIL, f"the checks module does not load ({type(exc).__name__}: {exc})")

@@ -41,12 +41,11 @@ def _declared(question: str, root: Path) -> tuple[str, str] | None:
     import ast
     import io
     import tokenize
-    from importlib.util import find_spec
-    source = root / "checks" / f"{question}.py"
-    if not source.is_file():
-        spec = find_spec("grader.checks")
-        source = Path(spec.origin).with_name(f"{question}.py") if spec and spec.origin else source
+    from grader.checks import checks_source
+    source = checks_source(question, root)
     try:
+        if source is None:
+            return None
         text = source.read_text(encoding="utf-8")
         start = text.find("QUESTION = Question(")
         if start < 0 or (start and text[start - 1] != "\n"):

@@ -31,7 +31,7 @@ for _start in _mentioned_paths():
     _folder = _start
     while _folder not in ("/", "") and _folder not in _tried:
         _tried.add(_folder)
-        for _secret in ("grader/checks/routing_trap.py", "solutions/01_routing_trap.ipynb"):
+        for _secret in ("grader/checks/routing_trap/__init__.py", "solutions/01_routing_trap.ipynb"):
             try:
                 with open(os.path.join(_folder, _secret)) as f:
                     f.read(64)

@@ -7,67 +7,24 @@ and rstd, and dx, dgamma and dbeta have checks of their own: each is compared wi
 differences of the reference forward (``ctx.ref``, the solution notebook). A wrong answer
 is named two ways: by equality with a trap's formula on the same inputs (trap forms are
 read off the reference's answers where they can be), and otherwise by its behaviour on
-purpose-built probes (``layernorm_backward_probes``): rows of known variance with a large eps, a
+purpose-built probes (``probes.py``): rows of known variance with a large eps, a
 row whose dx must not move when the other rows change, the properties dx . 1 = 0 and
 dx . x-hat = 0 at eps = 0, a batch repeated twice. Each trap has a runnable wrong answer in
 tests/answers/layernorm_backward/.
 """
 from __future__ import annotations
 
-from grader.checks import layernorm_backward_probes as probes
-from grader.checks.layernorm_backward_probes import BWD, EPS, FWD, GRADS, OUTPUTS, params, rows
+from grader.checks.layernorm_backward import probes
+from grader.checks.layernorm_backward.probes import BWD, EPS, FWD, GRADS, OUTPUTS, params, rows
+from grader.checks.layernorm_backward.traps import EXPLANATION, TRAPS, backward_traps, fail, forward_traps
 from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail, Question, Trap
+from grader.engine.question import Fail, Question
 
-QUESTION = Question("layernorm_backward", "LayerNorm backward: the statistics depend on x too", traps=[
-    Trap("stats-as-constants", "The mean and the variance are treated as constants in the "
-         "backward. Both are computed from x, so moving one x_i moves them, and through them "
-         "every output of the row: x-hat has three paths back to x (directly, through the mean, "
-         "through the variance). Keep all three: with g = dy times gamma, dx is rstd times (g, "
-         "minus the row mean of g, minus x-hat times the row mean of g times x-hat). Check: "
-         "every row of dx sums to zero."),
-    Trap("wrong-axis", "A reduction runs over the wrong axis. LayerNorm normalises each row over "
-         "its D features (the last axis): one mean and one rstd per row, and in the backward both "
-         "means (of g and of g times x-hat) are taken along each row. Reducing over axis 0, the "
-         "batch, is BatchNorm. And N per-row values must be used as a column (keep the reduced "
-         "axis): a flat array of N numbers broadcasts across the features instead."),
-    Trap("unbiased-variance", "The variance is divided by D - 1 (the unbiased sample "
-         "variance). LayerNorm uses the biased variance, divided by D, as PyTorch's layer_norm "
-         "does (numpy's var with its default ddof = 0; torch.var defaults to D - 1). In the "
-         "backward the variance's term divides by D as well."),
-    Trap("dgamma-not-summed", "dgamma or dbeta is not the sum over the batch. Every row uses "
-         "the same gamma and beta, so each gradient adds up one contribution per row: dbeta is dy "
-         "summed over the rows, dgamma is dy times x-hat summed over the rows. Not their mean (a "
-         "1/N, if any, is already inside dy), not one row, not the unreduced (N, D) array."),
-    Trap("eps-outside-sqrt", "eps is added outside the square root: 1 / (sqrt(var) + eps) "
-         "instead of 1 / sqrt(var + eps). For ordinary rows the two barely differ; for a row of "
-         "(nearly) equal values the variance is about 0, and yours gives 1 / eps (100,000 for "
-         "eps = 1e-5) instead of 1 / sqrt(eps) (about 316). Add eps to the variance, then take "
-         "the square root, as PyTorch's layer_norm does."),
-    Trap("eps-missing", "eps is missing: rstd is 1 / sqrt(var), so a row of equal values "
-         "divides 0 by 0 and a nearly constant one blows up. rstd is 1 / sqrt(var + eps). In the "
-         "backward, use the rstd the forward returned (eps is inside it) instead of recomputing "
-         "the spread from x."),
-], difficulty="medium")
+QUESTION = Question("layernorm_backward", "LayerNorm backward: the statistics depend on x too", traps=TRAPS,
+                    difficulty="medium")
 
 
 # -- comparing, and naming what is wrong --------------------------------------------------
-def fail(failure: Fail, where: str | None, got, candidates: dict, diagnose) -> Fail:
-    """``failure`` with the input's sizes (``where``) and, if one is recognised, the trap: first
-    by equality with a known-wrong form (any shape, NaN where the trap has NaN), then by the
-    probe ``diagnose()``, which returns (trap or None, what it showed or None)."""
-    trap, observed = failure.trap, None
-    if trap is None:
-        trap = probes.same_as(got, candidates)
-    if trap is None and diagnose is not None:
-        trap, observed = diagnose()
-    head, _, details = failure.feedback.partition("\n")
-    text = f"{head.rstrip('.')}; input {where}." if where else head
-    if observed:
-        text += f" {observed}"
-    if trap is not None and QUESTION.trap(trap).explanation not in text:
-        text += f" {QUESTION.trap(trap).explanation}"
-    return Fail(text + (f"\n{details}" if details else ""), trap)
 
 
 def expect_value(ctx, name, got, expected, fn, where, candidates, diagnose, example=None):
@@ -77,9 +34,9 @@ def expect_value(ctx, name, got, expected, fn, where, candidates, diagnose, exam
         raise fail(failure, where, got, candidates, diagnose) from None
 
 
-def expect_grad(ctx, name, got, f, wrt, dy, where, candidates, diagnose, example=None):
+def expect_grad(ctx, name, got, f, wrt, dy, where, candidates, diagnose, example=None, rows=False):
     try:
-        ctx.expect_gradient(name, got, f, wrt, dy, BWD, example=example)
+        ctx.expect_gradient(name, got, f, wrt, dy, BWD, example=example, rows=rows)
     except Fail as failure:
         raise fail(failure, where, got, candidates, diagnose) from None
 
@@ -91,7 +48,7 @@ def called(ctx, fn, args, where, echo_args=False):
     except Fail as failure:
         if failure.trap is None and probes.broadcast_slip(failure.feedback):
             raise Fail(f"{failure.feedback.rstrip('.')}; input {where}. "
-                       f"{QUESTION.trap('wrong-axis').explanation}", "wrong-axis") from None
+                       f"{EXPLANATION['wrong-axis']}", "wrong-axis") from None
         raise
 
 
@@ -107,7 +64,7 @@ def check_forward(ctx, x, gamma, beta, eps, example=None):
     where = f"N={n}, D={d}, eps={eps:g}"
     got = call3(ctx, FWD, (x, gamma, beta, eps), "y, mean, rstd", where)
     expected = ctx.ref.layernorm_forward(x, gamma, beta, eps)
-    wrong = probes.forward_traps(ctx, x, gamma, beta, eps)
+    wrong = forward_traps(ctx, x, gamma, beta, eps)
     for i in (1, 2, 0):
         candidates = {trap: [form[i] for form in forms] for trap, forms in wrong.items()}
         expect_value(ctx, OUTPUTS[i], got[i], expected[i], FWD, where, candidates,
@@ -129,7 +86,7 @@ def backward_setup(ctx, x, gamma, beta, eps):
 def check_gradient(ctx, index, x, gamma, beta, eps, example=True):
     """One of dx, dgamma, dbeta against central differences of the reference forward."""
     dy, mean, rstd, got, where = backward_setup(ctx, x, gamma, beta, eps)
-    wrong = probes.backward_traps(ctx, dy, x, gamma, mean, rstd, eps)[GRADS[index]]
+    wrong = backward_traps(ctx, dy, x, gamma, mean, rstd, eps)[GRADS[index]]
     args = [x, gamma, beta]
     wrt = args[index]
 
@@ -140,7 +97,8 @@ def check_gradient(ctx, index, x, gamma, beta, eps, example=True):
     diagnose = (lambda: probes.diagnose_backward(ctx)) if index == 0 else \
         (lambda: probes.diagnose_param(ctx, index))
     expect_grad(ctx, GRADS[index], got[index], f, wrt, dy, where, wrong, diagnose,
-                example=probes.backward_example(ctx, index, eps) if example else None)
+                example=probes.backward_example(ctx, index, eps) if example else None,
+                rows=index == 0)  # LayerNorm normalises each row of x on its own
     return got
 
 
@@ -206,9 +164,9 @@ def dx_properties(ctx):
             trap = probes.PROPERTY_TRAPS.get(kind)
         raise fail(Fail(f"`dx` from {BWD} (input {where}) breaks a property every LayerNorm "
                              f"gradient has: {sentence}"), None, got[0], {}, lambda: (trap, observed))
-    wrong = probes.backward_traps(ctx, dy, x, gamma, mean, rstd, 0.0)["dx"]
+    wrong = backward_traps(ctx, dy, x, gamma, mean, rstd, 0.0)["dx"]
     expect_grad(ctx, "dx", got[0], lambda v: ctx.ref.layernorm_forward(v, gamma, beta, 0.0)[0],
-                x, dy, where, wrong, lambda: probes.diagnose_backward(ctx))
+                x, dy, where, wrong, lambda: probes.diagnose_backward(ctx), rows=True)
 
 
 @QUESTION.check("dgamma: dy * x-hat summed over the batch", points=2, hints=(

@@ -107,45 +107,6 @@ def exact_gradient(ctx, mu, sigma, coef):
 
 
 # -- trap forms: the wrong answers on a check's inputs ------------------------------------------
-def pathwise_traps(ctx, mu, sigma, eps, coef) -> dict:
-    """{"dmu" | "dsigma": {trap: [wrong values]}}."""
-    dmu, _ = ctx.ref.pathwise_grad(mu, sigma, eps, coef)   # f'(z)
-    z = mu + sigma * eps
-    return {"dmu": {"sample-as-constant": [np.zeros_like(eps)]},
-            "dsigma": {"sample-as-constant": [np.zeros_like(eps)],
-                       "sigma-grad-from-z": [dmu * z, dmu * (z - mu)]}}
-
-
-def score_traps(ctx, mu, sigma, eps, coef) -> dict:
-    z = mu + sigma * eps
-    fz = ctx.ref.f(z, coef)
-    _, dsigma = ctx.ref.score_function_grad(mu, sigma, eps, coef)
-    return {"dmu": {},
-            "dsigma": {"score-missing-sigma-term": [dsigma + fz / sigma],
-                       "sigma-grad-from-z": [fz * (z ** 2 - 1.0) / sigma]}}
-
-
-def forward_traps(ctx, logits, gumbel, tau) -> dict:
-    s = ctx.ref.gumbel_softmax_forward(logits, gumbel, 1.0)  # N, K; softmax with no temperature
-    return {"temperature-after-softmax": [s / tau, s ** (1.0 / tau),
-                                          ctx.ref.gumbel_softmax_forward(s, np.zeros_like(s), tau)]}
-
-
-def backward_traps(ctx, dy, y, tau) -> dict:
-    right = ctx.ref.gumbel_softmax_backward(dy, y, tau)
-    return {"backward-missing-temperature": [right * tau, right * tau * tau]}
-
-
-def same_as(got, candidates: dict):
-    """The first trap one of whose forms ``got`` equals (same shape, close values)."""
-    if not isinstance(got, np.ndarray) or got.dtype.kind not in "fiu":
-        return None
-    for trap, forms in candidates.items():
-        for form in forms:
-            if np.shape(form) == got.shape and np.all(np.isfinite(form)) and np.allclose(
-                    got.astype(np.float64), form, rtol=RTOL, atol=ATOL):
-                return trap
-    return None
 
 
 # -- probes: the learner's functions on purpose-built inputs ------------------------------------
@@ -262,45 +223,3 @@ def diagnose_backward(ctx):
     return None, None
 
 
-def _ratio(score, path):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.var(score) / np.var(path)
-
-
-def diagnose_ratio(ctx, got, mu, sigma, eps, coef):
-    """(trap or None, what is off or None) for a failing variance ratio: each entry is the
-    right one or a trap's (the ratio of a wrong estimator's variance), upside down, of
-    standard deviations, or not finite because the pathwise estimates do not vary."""
-    if not (isinstance(got, np.ndarray) and got.shape == (2,) and got.dtype.kind in "fiu"):
-        return None, None
-    got = got.astype(np.float64)
-    if not np.all(np.isfinite(got)):
-        for i in (0, 1):
-            trap, shown = diagnose_pathwise(ctx, i)
-            if trap == "sample-as-constant":
-                return trap, ("Your ratio divides by a pathwise variance of 0. " + shown)
-        return None, None
-    right = ctx.ref.variance_ratio(mu, sigma, eps, coef)
-    if np.all(got != 0) and _close(1.0 / got, right):
-        return None, ("Yours is upside down: pathwise over score function. The ratio puts the "
-                      "score function's variance on top.")
-    if _close(got ** 2, right):
-        return None, "Yours is a ratio of standard deviations; the ratio is of variances."
-    path = ctx.ref.pathwise_grad(mu, sigma, eps, coef)
-    score = ctx.ref.score_function_grad(mu, sigma, eps, coef)
-    wrong_path, wrong_score = pathwise_traps(ctx, mu, sigma, eps, coef), score_traps(ctx, mu, sigma, eps, coef)
-    for trap in {t for w in (wrong_path, wrong_score) for forms in w.values() for t in forms}:
-        matched = []
-        for i, name in enumerate(GRADS):
-            paths = [path[i]] + wrong_path[name].get(trap, [])
-            scores = [score[i]] + wrong_score[name].get(trap, [])
-            forms = [_ratio(s, p) for p in paths for s in scores]   # forms[0]: the right ratio
-            hit = [j for j, r in enumerate(forms) if np.isfinite(r) and np.isclose(got[i], r, rtol=RTOL)]
-            if not hit:
-                break
-            matched.append(0 not in hit)
-        else:
-            if any(matched):
-                return trap, ("Your ratio is what the estimators give with this mistake in them "
-                              "(variance_ratio itself may be right).")
-    return None, None

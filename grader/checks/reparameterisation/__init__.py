@@ -8,68 +8,27 @@ times central differences of log N(z; mu, sigma^2) with z held fixed, both means
 exact gradient of E[f(z)] on noise whose moments match the normal's up to the fifth (exact
 for a cubic f), Gumbel-softmax's backward with central differences of the reference forward
 (``ctx.ref``, the solution notebook). A wrong answer is named by equality with a trap's form
-on the same inputs, else by probes (``reparameterisation_probes``). Each trap has a runnable
+on the same inputs, else by probes (``probes.py``). Each trap has a runnable
 wrong answer in tests/answers/reparameterisation/.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from grader.engine import gradcheck
-from grader.checks import reparameterisation_probes as probes
-from grader.checks.reparameterisation_probes import (BWD, FWD, GRADS, PATH, RATIO, SCORE,
+from grader.checks.reparameterisation import probes, traps
+from grader.checks.reparameterisation.probes import (BWD, FWD, GRADS, PATH, RATIO, SCORE,
                                                      gaussian_problem, gumbel_problem,
                                                      moment_matched_noise, polynomial)
+from grader.checks.reparameterisation.traps import TRAPS, fail
+from grader.engine import gradcheck
 from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail, Question, Trap
+from grader.engine.question import Fail, Question
 
 QUESTION = Question("reparameterisation", "Gradients through samples: reparameterisation, score "
-                    "function, Gumbel-softmax", traps=[
-    Trap("sample-as-constant", "The sample is treated as a constant, so no gradient passes "
-         "through it. With the noise drawn first, z = mu + sigma * eps is a differentiable "
-         "function of mu and sigma: dz/dmu = 1 and dz/dsigma = eps. Per sample, dmu is f'(z) and "
-         "dsigma is f'(z) times eps."),
-    Trap("sigma-grad-from-z", "dsigma uses z (or z - mu) where eps belongs. The derivative of "
-         "z = mu + sigma * eps with respect to sigma is eps = (z - mu) / sigma, the noise itself: "
-         "the pathwise dsigma is f'(z) times eps, and the score function's is f(z) times "
-         "(eps squared - 1) / sigma."),
-    Trap("score-missing-sigma-term", "The score function's dsigma misses the -1/sigma term. "
-         "log N(z; mu, sigma^2) contains -log sigma (from the normaliser), so its derivative "
-         "with respect to sigma is (eps squared - 1) / sigma, not eps squared / sigma. That term "
-         "is what makes the score average to 0: without it, a constant f, whose expectation does "
-         "not depend on sigma, gets the gradient f / sigma."),
-    Trap("temperature-after-softmax", "The temperature is applied after the softmax, to the "
-         "probabilities. It divides the noisy logits before it: y = softmax((logits + gumbel) / "
-         "tau). Dividing the probabilities by tau gives rows that sum to 1 / tau, and neither that "
-         "nor a second softmax gets sharper as tau falls."),
-    Trap("backward-missing-temperature", "dlogits misses the chain rule through the division "
-         "by tau. With h = (logits + gumbel) / tau and y = softmax(h), softmax's backward gives "
-         "the gradient at h, y * (dy - <dy, y>) per row, and dh/dlogits = 1 / tau: divide by "
-         "tau, once."),
-    Trap("overflow", "y is not finite for large (logits + gumbel) / tau: exp overflows past "
-         "about 709 (a logit of 40 at tau = 0.05 is 800). Subtract each row's max from h before "
-         "exp: softmax does not change, and every exponent is at most 0."),
-], difficulty="medium", grader_setup=True)
+                    "function, Gumbel-softmax", traps=TRAPS, difficulty="medium", grader_setup=True)
 
 
-# -- comparing, and naming what is wrong --------------------------------------------------
-def fail(failure: Fail, where: str | None, got, candidates: dict, diagnose) -> Fail:
-    """``failure`` with the input (``where``) and, if one is recognised, the trap: first by
-    equality with a known-wrong form, then by the probe ``diagnose()``."""
-    trap, observed = failure.trap, None
-    if trap is None:
-        trap = probes.same_as(got, candidates)
-    if trap is None and diagnose is not None:
-        trap, observed = diagnose()
-    head, _, details = failure.feedback.partition("\n")
-    text = f"{head.rstrip('.')}; input {where}." if where else head
-    if observed:
-        text += f" {observed}"
-    if trap is not None and QUESTION.trap(trap).explanation not in text:
-        text += f" {QUESTION.trap(trap).explanation}"
-    return Fail(text + (f"\n{details}" if details else ""), trap)
-
-
+# -- comparing ----------------------------------------------------------------------------
 def as_samples(ctx, name, got, expected, fn):
     """``got`` as a finite float array of ``expected``'s shape; a single number where one per
     sample belongs is told so."""
@@ -106,23 +65,23 @@ def describe(mu, sigma, eps, coef):
     return f"mu={mu:.3g}, sigma={sigma:.3g}, S={np.size(eps)}, f of degree {len(coef) - 1}"
 
 
-def check_estimator(ctx, fn, by_differences, traps, diagnose, mu, sigma, eps, coef):
+def check_estimator(ctx, fn, by_differences, wrong_forms, diagnose, mu, sigma, eps, coef):
     """dmu and dsigma, sample by sample, against central differences."""
     where = describe(mu, sigma, eps, coef)
     got = pair(ctx, fn, (mu, sigma, eps, coef), where)
     expected = by_differences(ctx, mu, sigma, eps, coef)
-    wrong = traps(ctx, mu, sigma, eps, coef)
+    wrong = wrong_forms(ctx, mu, sigma, eps, coef)
     for i, name in enumerate(GRADS):
         expect_close(ctx, name, got[i], expected[i], fn, where, wrong[name],
                      lambda i=i: diagnose(ctx, i), tol=gradcheck.GRAD_RTOL)
 
 
-def check_mean(ctx, fn, traps, diagnose, mu, sigma, eps, coef):
+def check_mean(ctx, fn, wrong_forms, diagnose, mu, sigma, eps, coef):
     """The mean of dmu and dsigma against the exact gradient of E[f(z)] (moment-matched eps)."""
     where = describe(mu, sigma, eps, coef) + ", noise with the normal's first five moments"
     got = pair(ctx, fn, (mu, sigma, eps, coef), where)
     exact = probes.exact_gradient(ctx, mu, sigma, coef)
-    wrong = traps(ctx, mu, sigma, eps, coef)
+    wrong = wrong_forms(ctx, mu, sigma, eps, coef)
     for i, name in enumerate(GRADS):
         try:
             value = as_samples(ctx, name, got[i], eps, fn)
@@ -154,7 +113,7 @@ def moment_problem(ctx, degree, pairs=6):
 ))
 def pathwise_values(ctx):
     for samples, degree in ((12, 3), (9, 4)):
-        check_estimator(ctx, PATH, probes.pathwise_by_differences, probes.pathwise_traps,
+        check_estimator(ctx, PATH, probes.pathwise_by_differences, traps.pathwise_traps,
                         probes.diagnose_pathwise, *gaussian_problem(ctx.rng, samples, degree))
 
 
@@ -164,7 +123,7 @@ def pathwise_values(ctx):
 ))
 def pathwise_mean(ctx):
     for degree in (2, 3):
-        check_mean(ctx, PATH, probes.pathwise_traps, probes.diagnose_pathwise,
+        check_mean(ctx, PATH, traps.pathwise_traps, probes.diagnose_pathwise,
                    *moment_problem(ctx, degree))
 
 
@@ -177,7 +136,7 @@ def pathwise_mean(ctx):
 ))
 def score_values(ctx):
     for samples, degree in ((12, 3), (9, 2)):
-        check_estimator(ctx, SCORE, probes.score_by_differences, probes.score_traps,
+        check_estimator(ctx, SCORE, probes.score_by_differences, traps.score_traps,
                         probes.diagnose_score, *gaussian_problem(ctx.rng, samples, degree))
 
 
@@ -189,10 +148,10 @@ def score_values(ctx):
 ))
 def score_mean(ctx):
     mu, sigma, eps, _ = moment_problem(ctx, 0)
-    check_mean(ctx, SCORE, probes.score_traps, probes.diagnose_score, mu, sigma, eps,
+    check_mean(ctx, SCORE, traps.score_traps, probes.diagnose_score, mu, sigma, eps,
                np.array([ctx.rng.uniform(1.0, 3.0)]))
     for degree in (2, 3):
-        check_mean(ctx, SCORE, probes.score_traps, probes.diagnose_score,
+        check_mean(ctx, SCORE, traps.score_traps, probes.diagnose_score,
                    *moment_problem(ctx, degree))
 
 
@@ -218,7 +177,7 @@ def estimator_edges(ctx):
             where = describe(mu, sigma, eps, coef)
             got = pair(ctx, fn, (mu, sigma, eps, coef), where)
             expected = getattr(ctx.ref, fn)(mu, sigma, eps, coef)
-            wrong = (probes.pathwise_traps if fn == PATH else probes.score_traps)(ctx, mu, sigma, eps, coef)
+            wrong = (traps.pathwise_traps if fn == PATH else traps.score_traps)(ctx, mu, sigma, eps, coef)
             for i, name in enumerate(GRADS):
                 expect_close(ctx, name, got[i], expected[i], fn, where, wrong[name],
                              lambda i=i, d=diagnose: d(ctx, i))
@@ -240,7 +199,7 @@ def ratio_values(ctx):
             raise Fail(f"{failure.feedback.rstrip('.')}; input {where}.") from None
         expected = ctx.ref.variance_ratio(mu, sigma, eps, coef)
         expect_close(ctx, "ratio", got, expected, RATIO, where, {},
-                     lambda got=got, args=(mu, sigma, eps, coef): probes.diagnose_ratio(ctx, got, *args))
+                     lambda got=got, args=(mu, sigma, eps, coef): traps.diagnose_ratio(ctx, got, *args))
 
 
 # -- checks: Gumbel-softmax --------------------------------------------------------------
@@ -252,7 +211,7 @@ def check_forward(ctx, logits, gumbel, tau, where=None):
     except Fail as failure:
         raise Fail(f"{failure.feedback.rstrip('.')}; input {where}.") from None
     expect_close(ctx, "y", got, ctx.ref.gumbel_softmax_forward(logits, gumbel, tau), FWD, where,
-                 probes.forward_traps(ctx, logits, gumbel, tau), lambda: probes.diagnose_forward(ctx))
+                 traps.forward_traps(ctx, logits, gumbel, tau), lambda: probes.diagnose_forward(ctx))
 
 
 def check_backward(ctx, logits, gumbel, tau):
@@ -266,7 +225,7 @@ def check_backward(ctx, logits, gumbel, tau):
         raise Fail(f"{failure.feedback.rstrip('.')}; input {where}.") from None
     try:
         ctx.expect_gradient("dlogits", got, lambda v: ctx.ref.gumbel_softmax_forward(v, gumbel, tau),
-                            logits, dy, BWD, traps=probes.backward_traps(ctx, dy, y, tau))
+                            logits, dy, BWD, traps=traps.backward_traps(ctx, dy, y, tau))
     except Fail as failure:
         raise fail(failure, where, got, {}, lambda: probes.diagnose_backward(ctx)) from None
 

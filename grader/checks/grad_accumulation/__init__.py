@@ -4,7 +4,7 @@ The model is question 05's MLP with params = (W1, b1, W2, b2); shapes x (N, D_in
 W1 (D_in, H), b1 (H,), W2 (H, D_out), b2 (D_out,); m = micro_batch, K = ceil(N / m) micro-batches.
 ``mlp_grads`` is checked against central differences of the reference's ``mlp_loss``;
 ``accumulated_grads`` against the reference's ``mlp_grads`` on the whole batch, tightly, and a
-wrong answer is diagnosed by how it behaves: both in ``_grad_accumulation_judge``, with the traps.
+wrong answer is diagnosed by how it behaves: both in ``traps.py``; the inputs are in ``probes.py``.
 Peak memory is measured once, on a batch whose hidden activations dwarf its inputs (N = 4096,
 H = 256: one (N, H) float64 array is 8 MiB, the budget half of it; measured on the 2-core
 reference machine, 3 runs each: the solution 0.8 to 1.0 MiB, the PyTorch answer 1.1 to 1.3 MiB,
@@ -17,13 +17,13 @@ import math
 
 import numpy as np
 
-from grader.checks._grad_accumulation_judge import ACC, GRADS, TRAPS, call_acc, expect_accumulated
+from grader.checks.grad_accumulation.probes import cancelling_rows, draw_params, draw_rows
+from grader.checks.grad_accumulation.traps import ACC, GRADS, TRAPS, call_acc, expect_accumulated
 from grader.engine.question import Fail, Question
 
 LOSS, GRAD = "mlp_loss", "mlp_grads"
 ONE = np.float64(1.0)  # the loss is a scalar: no upstream gradient to contract with
 MARGIN = 0.02          # |z| at least this where finite differences (1e-6 steps) are taken
-C_BIG = 1e6            # the targets' size in the cancelling batch
 MEM_N, MEM_D_IN, MEM_H, MEM_D_OUT, MEM_M = 4096, 16, 256, 8, 32
 MiB = 1024 * 1024
 ACTIVATION = MEM_N * MEM_H * 8        # one (N, H) float64 array of the whole batch: 8 MiB
@@ -33,36 +33,6 @@ QUESTION = Question("grad_accumulation", "Gradient accumulation: micro-batches t
                     "full batch", traps=TRAPS, difficulty="medium")
 
 
-# -- inputs ------------------------------------------------------------------------------
-def draw_params(rng, d_in, hidden, d_out):
-    """(W1, b1, W2, b2), scaled so z and out are of order 1."""
-    return (rng.standard_normal((d_in, hidden)) / math.sqrt(d_in), 0.3 * rng.standard_normal(hidden),
-            rng.standard_normal((hidden, d_out)) / math.sqrt(hidden), 0.3 * rng.standard_normal(d_out))
-
-
-def draw_rows(rng, params, n, margin=1e-9):
-    """x (n, D_in) with every |z| >= margin (no ReLU kink flips with a product's rounding, or, at
-    MARGIN, within a finite-difference step), y (n, D_out)."""
-    W1, b1, W2, _ = params
-    x = rng.standard_normal((n, W1.shape[0]))
-    for _ in range(200):
-        near = np.min(np.abs(x @ W1 + b1), axis=1) < margin
-        if not near.any():
-            break
-        x[near] = rng.standard_normal((int(near.sum()), W1.shape[0]))
-    return x, rng.standard_normal((n, W2.shape[1]))
-
-
-def cancelling_rows(rng, params, m, pairs, tail=0):
-    """Pairs of micro-batches with the same rows and targets +C and -C (plus noise): each
-    micro-batch's gradient is of order C, the whole batch's of order 1. ``tail`` rows of ordinary
-    targets make a shorter last micro-batch."""
-    x0, _ = draw_rows(rng, params, m)
-    d_out = params[2].shape[1]
-    x = np.concatenate([x0] * (2 * pairs) + [draw_rows(rng, params, tail)[0]])
-    y = np.concatenate([s * C_BIG + rng.standard_normal((m, d_out)) for s in [1.0, -1.0] * pairs]
-                       + [rng.standard_normal((tail, d_out))])
-    return x, y
 
 
 # -- mlp_loss, mlp_grads -----------------------------------------------------------------------

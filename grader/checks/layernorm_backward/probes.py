@@ -65,16 +65,6 @@ def near_constant_rows(rng, d):
 
 
 # -- recognising a trap by its value ------------------------------------------------------------
-def same_as(got, candidates: dict):
-    """The first trap one of whose forms ``got`` equals (any shape; NaN where the form has NaN)."""
-    if not isinstance(got, np.ndarray) or got.dtype.kind not in "fiu":
-        return None
-    for trap, forms in candidates.items():
-        for form in forms:
-            if form is not None and np.shape(form) == got.shape and np.allclose(
-                    got.astype(np.float64), form, rtol=RTOL, atol=ATOL, equal_nan=True):
-                return trap
-    return None
 
 
 _BROADCAST = re.compile(r"could not be broadcast together with shapes "
@@ -85,62 +75,6 @@ def broadcast_slip(message: str) -> bool:
     """numpy refusing an (N, D) array against N per-row values: a flat (N,) statistic."""
     m = _BROADCAST.search(message)
     return bool(m) and (m.group(1) == m.group(3) if m.group(1) else m.group(4) == m.group(5))
-
-
-def forward_traps(ctx, x, gamma, beta, eps) -> dict:
-    """{trap: [(y, mean, rstd), ...]}: each wrong forward, built from the reference's answer."""
-    n, d = x.shape
-    y, mean, rstd = ctx.ref.layernorm_forward(x, gamma, beta, eps)
-    xc = ctx.ref.layernorm_forward(x, np.ones(d), np.zeros(d), eps)[0] / rstd[:, None]  # N, D
-    var = np.maximum(1.0 / rstd ** 2 - eps, 0.0)  # N; the biased variance
-    with np.errstate(divide="ignore", invalid="ignore"):
-        wrong_rstd = {
-            "unbiased-variance": 1.0 / np.sqrt(var * d / (d - 1) + eps) if d > 1 else np.full(n, np.nan),
-            "eps-outside-sqrt": 1.0 / (np.sqrt(var) + eps),
-            "eps-missing": 1.0 / np.sqrt(var),
-        }
-        wrong = {trap: [(xc * r[:, None] * gamma + beta, mean, r)] for trap, r in wrong_rstd.items()}
-        bn_y, bn_mean, bn_rstd = ctx.ref.layernorm_forward(x.T, np.ones(n), np.zeros(n), eps)  # BatchNorm
-    wrong["wrong-axis"] = [(bn_y.T * gamma + beta, bn_mean, bn_rstd)]
-    if n == d:  # flat (N,) statistics broadcast across the features: mean, rstd or both
-        row, flat = (mean[:, None], rstd[:, None]), (mean[None, :], rstd[None, :])
-        for m, r in ((flat[0], flat[1]), (flat[0], row[1]), (row[0], flat[1])):
-            wrong["wrong-axis"].append(((x - m) * r * gamma + beta, mean, rstd))
-    return wrong
-
-
-def backward_traps(ctx, dy, x, gamma, mean, rstd, eps=EPS) -> dict:
-    """{"dx" | "dgamma" | "dbeta": {trap: [wrong values]}} on one input."""
-    n, d = x.shape
-    dx, dgamma, dbeta = ctx.ref.layernorm_backward(dy, x, gamma, mean, rstd)
-    r = rstd[:, None]                                       # N, 1
-    xhat = (x - mean[:, None]) * r                          # N, D
-    g = dy * gamma                                          # N, D
-    mean_term = r * g.mean(axis=1, keepdims=True)           # what the path through the mean takes off
-    var_term = r * xhat * (g * xhat).mean(axis=1, keepdims=True)  # ... the path through the variance
-    dx_forms = {"stats-as-constants": [r * g, dx + mean_term, dx + var_term],
-                "wrong-axis": [r * (g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0))]}
-    if d > 1:  # the variance's term divided by D - 1 instead of D
-        dx_forms["unbiased-variance"] = [dx + var_term * (1.0 - d / (d - 1))]
-    if n == d:  # flat (N,) row values broadcast across the features
-        flat_r, flat_xhat = rstd[None, :], (x - mean[None, :]) * rstd[None, :]
-        dx_forms["wrong-axis"] += [
-            r * (g - g.mean(axis=1)[None, :] - xhat * (g * xhat).mean(axis=1)[None, :]),
-            flat_r * (g - g.mean(axis=1)[None, :] - flat_xhat * (g * flat_xhat).mean(axis=1)[None, :])]
-    p = dy * xhat                                           # N, D: dgamma's terms
-    param_forms = {"dgamma": {"dgamma-not-summed": [p, p.mean(axis=0), p[0], p[-1]],
-                              "wrong-axis": [p.sum(axis=1), p.mean(axis=1)]},
-                   "dbeta": {"dgamma-not-summed": [dy, dy.mean(axis=0), dy[0], dy[-1]],
-                             "wrong-axis": [dy.sum(axis=1), dy.mean(axis=1)]}}
-    # a backward that recomputes the spread from x, without eps or with it outside the root
-    var = np.maximum(1.0 / rstd ** 2 - eps, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for trap, wrong_rstd in (("eps-missing", 1.0 / np.sqrt(var)),
-                                 ("eps-outside-sqrt", 1.0 / (np.sqrt(var) + eps))):
-            wdx, wdgamma, _ = ctx.ref.layernorm_backward(dy, x, gamma, mean, wrong_rstd)
-            dx_forms[trap] = [wdx]
-            param_forms["dgamma"][trap] = [wdgamma]
-    return {"dx": dx_forms, **param_forms}
 
 
 # -- probes: what the learner's functions do on purpose-built inputs --------------------------

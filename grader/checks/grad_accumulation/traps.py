@@ -1,5 +1,5 @@
 """grad_accumulation's traps, and how an answer of accumulated_grads is judged and diagnosed
-(used by grad_accumulation.py).
+(used by the checks in ``__init__.py``).
 
 An answer is compared with the reference's ``mlp_grads`` on the whole batch first, tightly: its
 error may be at most TOL times the sum of the micro-batches' absolute contributions (float64

@@ -1,4 +1,4 @@
-"""loss_scaling's traps, and how an answer is compared and diagnosed (used by loss_scaling.py).
+"""loss_scaling's traps, and how an answer is compared and diagnosed (used by the checks in ``__init__.py``).
 
 An answer is compared with the reference (``ctx.ref``) first; only a wrong one is diagnosed.
 A state trap is recognised by what the learner's ``update_scale`` or ``amp_step`` does to
