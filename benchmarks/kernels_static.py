@@ -182,7 +182,7 @@ def assemble(ptx: str, cc: tuple[int, int]) -> dict:
             "smem": number(r"(\d+) bytes smem")}
 
 
-def compile_all(launches: list[dict]) -> list[dict]:
+def compile_all(launches: list[dict], only: str = "") -> list[dict]:
     from types import SimpleNamespace
     from numba import cuda
     from numba.cuda import dispatcher as cuda_dispatcher
@@ -191,7 +191,7 @@ def compile_all(launches: list[dict]) -> list[dict]:
     device = SimpleNamespace(compute_capability=TARGETS[0])
     cuda_dispatcher.get_current_device = lambda: device
     rows = []
-    for entry in launches:
+    for entry in (e for e in launches if only in e["kernel"]):
         dispatcher = entry["dispatcher"]
         options = {k: v for k, v in dispatcher.targetoptions.items()
                    if k in ("fastmath", "lineinfo", "debug", "opt")}
@@ -260,18 +260,18 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run() -> dict:
+def run(only: str = "") -> dict:
     """The whole static pass as plain data: {"skip": reason} or rows, coverage and failures.
     Rows hold only JSON types (the compile step's objects are dropped)."""
     reason = nvvm_missing()
     if reason:
         return {"skip": reason}
     launches = record_launches()
-    rows = compile_all(launches)
+    rows = compile_all(launches, only)
     for row in rows:
         row["block"] = list(row["block"])
     covered = {r["kernel"] for r in rows}
-    return {"rows": rows, "uncovered": sorted(module_kernels() - covered),
+    return {"rows": rows, "uncovered": [] if only else sorted(module_kernels() - covered),
             "register_bound": REGISTER_BOUND,
             "failures": [f"{r['kernel']} ({r['dtype']}, {r['target']}): {p}"
                          for r in rows for p in problems(r)]}
@@ -314,13 +314,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
     parser.add_argument("--out", type=Path, help="write the markdown table here")
+    parser.add_argument("--only", default="", metavar="TEXT",
+                        help="compile only the kernels whose name holds TEXT (no cache, no table file)")
     parser.add_argument("--cache", type=Path, metavar="DIR",
                         help="keep the result in DIR and reuse it while the kernels, cases and compilers are unchanged")
     args = parser.parse_args(argv)
     os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
     import warnings
     warnings.simplefilter("ignore")  # numba's performance warnings about tiny grids: not ours
-    result = cached_run(args.cache)
+    result = run(args.only) if args.only else cached_run(args.cache)
     if args.json:
         print(json.dumps(result))
     elif "skip" in result:
@@ -331,7 +333,7 @@ def main(argv=None) -> int:
             print("FAIL", line)
         for name in result["uncovered"]:
             print("FAIL", name, "is launched by no benchmark case: not compiled")
-    if args.out and "rows" in result:
+    if args.out and "rows" in result and not args.only:
         args.out.write_text(markdown(result["rows"]))
     return 1 if result.get("failures") or result.get("uncovered") else 0
 

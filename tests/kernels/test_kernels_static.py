@@ -25,8 +25,6 @@ KNOWN_OPEN = {
     "attention_backward.backward_dk_dv [T=32, d=64]": "the same, in float64",
     "attention_backward.backward_dq [T=64, d=64]": "three local rows of d: spills",
     "attention_backward.backward_dq [T=32, d=64]": "the same, in float64",
-    "loss_scaling.unscale_check_sqnorm": "unscales and sums in float64 inside a float32 launch",
-    "loss_scaling.finish": "the norm's last step in float64",
     "straight_through.fake_quant_forward_kernel": "round() gives an int64, so q * scale is float64",
 }
 
