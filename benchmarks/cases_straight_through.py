@@ -34,6 +34,7 @@ def cases(tiny: bool, dtype, rng) -> list:
     d_mask = cuda.device_array(math.ceil(E / 8), dtype=np.uint8)
     tpb = st.THREADS_PER_BLOCK
     scale, lo, hi = (dtype.type(v) for v in (SCALE, QMIN, QMAX))
+    magic = dtype.type(1.5 * 2 ** np.finfo(dtype).nmant)
     x64, dout64 = x.astype(np.float64), dout.astype(np.float64)
 
     def torch_fake_quant(device):
@@ -55,7 +56,7 @@ def cases(tiny: bool, dtype, rng) -> list:
 
     return [
         Case(f"fake-quant forward + bit mask (E={E})", {"x": d_x}, {"out": out, "mask": d_mask},
-             lambda: st.fake_quant_forward_kernel[blocks(d_mask.size, tpb), tpb](d_x, scale, lo, hi, out, d_mask),
+             lambda: st.fake_quant_forward_kernel[blocks(d_mask.size, tpb), tpb](d_x, scale, lo, hi, magic, out, d_mask),
              lambda: {"out": ref.fake_quant_forward(x64, SCALE, QMIN, QMAX), "mask": mask},
              lambda dev: torch_fake_quant(dev)["forward"]),
         Case(f"straight-through backward from the mask (E={E})", {"dout": d_dout, "mask": d_mask_in},

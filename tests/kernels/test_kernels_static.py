@@ -25,7 +25,6 @@ KNOWN_OPEN = {
     "attention_backward.backward_dk_dv [T=32, d=64]": "the same, in float64",
     "attention_backward.backward_dq [T=64, d=64]": "three local rows of d: spills",
     "attention_backward.backward_dq [T=32, d=64]": "the same, in float64",
-    "straight_through.fake_quant_forward_kernel": "round() gives an int64, so q * scale is float64",
 }
 
 
