@@ -239,9 +239,11 @@ def linear_cases(sizes, dtype, rng):
     dh, dW, db = (cuda.device_array(s, dtype=dtype) for s in (h.shape, W.shape, D_out))
     tpb, zero = vt.THREADS_PER_BLOCK, dtype.type(0)
 
+    d_partials = cuda.device_array(vt.partials_shape(N, D_in, D_out), dtype=dtype)
+
     def backward():
-        vt.linear_backward_params_kernel[blocks(dW.size, tpb), tpb](d_da, d_mask, True, d_h, dW, db, zero)
-        vt.linear_backward_input_kernel[blocks(dh.size, tpb), tpb](d_da, d_mask, True, d_W, dh, zero)
+        vt.backward_params(d_da, d_mask, True, d_h, dW, db, zero, d_partials=d_partials)
+        vt.backward_input(d_da, d_mask, True, d_W, dh, zero)
 
     def grads():
         dz = ref.relu_backward_packed(da.astype(np.float64), mask, da.shape)

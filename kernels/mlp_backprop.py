@@ -7,10 +7,10 @@ of solutions/05_mlp_backprop.ipynb goes, and keeps every intermediate array on t
                z > 0 (np.packbits order), never the float z: the backward needs its sign only.
             2. linear_forward_kernel: out = h @ W2 + b2.
   loss      3. mse_loss_backward_kernel: dout = (out - y) / N and each row's squared error.
-  backward  4. linear_backward_params_kernel: dW2 = h.T @ dout, db2 = sum_n dout. One thread
-               per weight sums over the batch: the weight gradient is a batch sum of outer
-               products (saved input x upstream gradient), the bias gradient the same sum
-               without the input.
+  backward  4. linear_params_partials_kernel + linear_params_sum_kernel: dW2 = h.T @ dout,
+               db2 = sum_n dout, a two-stage reduction over the batch: the weight gradient is
+               a batch sum of outer products (saved input x upstream gradient), the bias
+               gradient the same sum without the input.
             5. linear_backward_input_kernel: dh = dout @ W2.T, one thread per element of dh.
             6. + 7. the same two kernels for the first layer, with x as its input and dh as
                its upstream gradient, gated by the mask bit as it is read (relu=True): dz is
@@ -32,8 +32,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from kernels.vram_trap import (THREADS_PER_BLOCK, linear_backward_input_kernel,
-                               linear_backward_params_kernel, linear_forward_kernel,
+from kernels.vram_trap import (THREADS_PER_BLOCK, backward_input, backward_params, linear_forward_kernel,
                                linear_relu_forward_kernel, mse_loss_backward_kernel)
 
 
@@ -85,9 +84,9 @@ def _layer_backward_dev(d_up, d_mask, d_input, d_W):
     zero = _zero(d_up)
     d_dW = cuda.device_array(d_W.shape, dtype=d_W.dtype)
     d_db = cuda.device_array(d_W.shape[1], dtype=d_W.dtype)
-    _launch(linear_backward_params_kernel, d_dW.size, d_up, d_mask, relu, d_input, d_dW, d_db, zero)
+    backward_params(d_up, d_mask, relu, d_input, d_dW, d_db, zero)
     d_dinput = cuda.device_array(d_input.shape, dtype=d_input.dtype)
-    _launch(linear_backward_input_kernel, d_dinput.size, d_up, d_mask, relu, d_W, d_dinput, zero)
+    backward_input(d_up, d_mask, relu, d_W, d_dinput, zero)
     return d_dinput, d_dW, d_db
 
 
