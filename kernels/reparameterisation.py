@@ -33,19 +33,14 @@ import numba
 import numpy as np
 from numba import cuda
 
+from kernels.row_reduction import block_max_sum, block_sum, online_add
+
 THREADS_PER_BLOCK = 256
 
 
 def _check_tpb(tpb: int) -> None:
     if tpb < 1 or tpb & (tpb - 1):
         raise ValueError(f"threads_per_block must be a power of two, got {tpb}")
-
-
-@cuda.jit(device=True)
-def online_merge(m_a, s_a, m_b, s_b):
-    """Merge two partial (max, sum of exp(h - max)) pairs into one (exponents stay <= 0)."""
-    m = max(m_a, m_b)
-    return m, s_a * math.exp(m_a - m) + s_b * math.exp(m_b - m)
 
 
 # 1. the fused forward ---------------------------------------------------------------------
@@ -68,28 +63,10 @@ def forward_kernel(threads_per_block: int, dtype: np.dtype):
         m = (logits[row, 0] + gumbel[row, 0]) * inv_tau
         s = zero
         for j in range(tid, k, tpb):
-            h = (logits[row, j] + gumbel[row, j]) * inv_tau
-            if h > m:
-                s = s * math.exp(m - h) + one  # rescale the old sum to the new max
-                m = h
-            else:
-                s += math.exp(h - m)
-
+            m, s = online_add(m, s, (logits[row, j] + gumbel[row, j]) * inv_tau, one)
         shared_m = cuda.shared.array(tpb, shared_type)
         shared_s = cuda.shared.array(tpb, shared_type)
-        shared_m[tid] = m
-        shared_s[tid] = s
-        cuda.syncthreads()
-        stride = tpb // 2
-        while stride > 0:
-            if tid < stride:
-                m, s = online_merge(shared_m[tid], shared_s[tid],
-                                    shared_m[tid + stride], shared_s[tid + stride])
-                shared_m[tid] = m
-                shared_s[tid] = s
-            cuda.syncthreads()
-            stride //= 2
-        row_max, total = shared_m[0], shared_s[0]
+        row_max, total = block_max_sum(shared_m, shared_s, m, s, tid, tpb)  # kernels/row_reduction.py
         for j in range(tid, k, tpb):  # pass 2: h again, from the inputs, never stored
             y[row, j] = math.exp((logits[row, j] + gumbel[row, j]) * inv_tau - row_max) / total
 
@@ -114,15 +91,7 @@ def backward_kernel(threads_per_block: int, dtype: np.dtype):
         for j in range(tid, k, tpb):
             acc += dy[row, j] * y[row, j]
         shared = cuda.shared.array(tpb, shared_type)
-        shared[tid] = acc
-        cuda.syncthreads()
-        stride = tpb // 2
-        while stride > 0:
-            if tid < stride:
-                shared[tid] += shared[tid + stride]
-            cuda.syncthreads()
-            stride //= 2
-        dot = shared[0]
+        dot = block_sum(shared, acc, tid, tpb)
         for j in range(tid, k, tpb):  # pass 2: softmax's backward, then the division's
             dlogits[row, j] = y[row, j] * (dy[row, j] - dot) * inv_tau
 
