@@ -152,10 +152,10 @@ def conv_cases(sizes, dtype, rng):
     grid = lambda total: (blocks(total, tpb, cap=ps.MAX_BLOCKS), tpb)
 
     def backward_weight():  # stage 1 then stage 2, for dw and for db
-        ps.conv1d_backward_weight_partials_kernel[(values, parts), tpb](d_dout, d_x, K, stride, pad, w_parts)
-        ps.sum_partials_kernel[values, tpb](w_parts, dw)
-        ps.conv1d_backward_bias_partials_kernel[(C_out, parts), tpb](d_dout, b_parts)
-        ps.sum_partials_kernel[C_out, tpb](b_parts, db)
+        ps.reduction_launch(ps.conv1d_backward_weight_partials_kernel, (values, parts), tpb)(d_dout, d_x, K, stride, pad, w_parts)
+        ps.reduction_launch(ps.sum_partials_kernel, values, tpb)(w_parts, dw)
+        ps.reduction_launch(ps.conv1d_backward_bias_partials_kernel, (C_out, parts), tpb)(d_dout, b_parts)
+        ps.reduction_launch(ps.sum_partials_kernel, C_out, tpb)(b_parts, db)
 
     def torch_conv(device):
         import torch

@@ -15,9 +15,11 @@ Thread mapping: one thread per output entry, neighbouring threads on the contigu
   consecutive b read consecutive V[j, b] (coalesced) and the same A[i, j] (a broadcast).
 - vjp_step: thread (j, b) computes out[b, j] = sum_i U[b, i] A[i, j]. Threads with
   consecutive j read consecutive A[i, j] (coalesced) and the same U[b, i]. A^T is never formed.
-With B = 1 the JVP step's neighbours differ in i and read A a row apart (uncoalesced); a
-real gemv gives each row a warp and reduces across it. That is where cuBLAS wins, and why
-this file shows the mapping rather than replacing the library.
+With B = 1 a (16, 16) block has a single column b: 15 of every 16 threads find no b and
+return at once, so each warp of 32 runs two live threads, rows i and i + 1, and each reads a
+row of A alone, strided through it. A real gemv gives each row a warp (or a block) whose
+threads read consecutive A[i, j] and reduce across the warp. That is where cuBLAS wins, and
+why this file shows the mapping rather than replacing the library.
 
 Run: the tests run it under the Numba CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, set by
 tests/conftest.py): ``python -m pytest tests/kernels/test_forward_vs_reverse_kernels.py``;

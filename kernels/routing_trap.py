@@ -55,7 +55,9 @@ def covering_windows(h, k, s, Ho):
 
     Window o covers o * s .. o * s + k - 1, so o runs from ceil((h - k + 1) / s) to h // s,
     clipped to [0, Ho). Returns (first, stop); the range is empty when first >= stop. The
-    numerator is kept non-negative: the simulator and the GPU disagree on negative division.
+    numerator is kept non-negative, so the bound is plainly the ceiling it stands for: Numba
+    gives Python's floor division on integers on a GPU and in the simulator alike (it is C's
+    truncating / that would round a negative quotient the other way).
     """
     first = 0 if h < k else (h - k + s) // s
     stop = min(h // s + 1, Ho)
