@@ -194,7 +194,7 @@ def compile_all(launches: list[dict], only: str = "") -> list[dict]:
     for entry in (e for e in launches if only in e["kernel"]):
         dispatcher = entry["dispatcher"]
         options = {k: v for k, v in dispatcher.targetoptions.items()
-                   if k in ("fastmath", "lineinfo", "debug", "opt")}
+                   if k in ("fastmath", "lineinfo", "debug", "opt", "launch_bounds")}
         for cc in TARGETS:
             row = {"kernel": entry["kernel"], "dtype": entry["dtype"], "target": f"sm_{cc[0]}{cc[1]}",
                    "block": entry["block"], "error": None,
