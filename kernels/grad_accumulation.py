@@ -38,8 +38,16 @@ NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does):
     python -m pytest tests/kernels/test_grad_accumulation_kernels.py
 on a GPU, BACKPROP_TRAPS_REAL_GPU=1. These are plain loops written to be read, a reference for
 the accumulation, not a fast GEMM.
+
+Check and time it: python -m kernels.grad_accumulation (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
+
+if __name__ == "__main__":  # python -m kernels.grad_accumulation: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
 
 import math
 
@@ -143,3 +151,9 @@ def accumulated_grads(params, x, y, micro_batch, buffer_dtype=np.float64, fused=
 def mlp_grads(params, x, y, threads_per_block=THREADS_PER_BLOCK):
     """As the solution's mlp_grads: one micro-batch holding the whole batch."""
     return accumulated_grads(params, x, y, x.shape[0], np.dtype(x.dtype), True, threads_per_block)
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("grad_accumulation"))

@@ -31,8 +31,16 @@ Shapes: N = total gradient entries; TPB = threads per block (a power of two); B 
 at most MAX_BLOCKS (grid-stride loops cover the rest). scale and stats live on the device.
 Run: tests run these under the simulator (NUMBA_ENABLE_CUDASIM=1, tests/conftest.py); with
 a GPU, BACKPROP_TRAPS_REAL_GPU=1 python -m pytest tests/kernels/test_loss_scaling_kernels.py.
+
+Check and time it: python -m kernels.loss_scaling (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
+
+if __name__ == "__main__":  # python -m kernels.loss_scaling: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
 
 import functools
 import math
@@ -231,3 +239,9 @@ def amp_step(params, grads, loss, state, hparams, threads_per_block=THREADS_PER_
     new_state = (float(d_scale.copy_to_host()[0]), int(d_tracker.copy_to_host()[0]))
     clipped = None if skipped else _split(d_grads.copy_to_host(), params)
     return _split(d_params.copy_to_host(), params), new_state, clipped, skipped
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("loss_scaling"))

@@ -26,7 +26,16 @@ Numba's CUDA simulator:
     python -m pytest tests/kernels/test_mlp_backprop_kernels.py
 On a GPU they compile for the device (BACKPROP_TRAPS_REAL_GPU=1 for the tests). Generic over
 the float dtype: the zero and 1 / N the kernels need come in the arrays' dtype.
+
+Check and time it: python -m kernels.mlp_backprop (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
+
+if __name__ == "__main__":  # python -m kernels.mlp_backprop: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
+
 import math
 
 import numpy as np
@@ -129,3 +138,9 @@ def mlp_loss_and_grads(x, y, W1, b1, W2, b2):
     d_out, d_h, d_mask = _forward_dev(d_x, d_W1, _to_device(b1), d_W2, _to_device(b2))
     loss, d_dout = _mse_loss_dev(d_out, _to_device(y))
     return loss, _host(*_backward_dev(d_dout, d_x, d_mask, d_h, d_W1, d_W2))
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("mlp_backprop"))

@@ -31,7 +31,16 @@ Tests: ``python -m pytest tests/kernels/test_per_step_update_trap_kernels.py -q`
 Shapes: N batch, C_in / C_out input / output channels, L input length, K filter taps,
 S stride, P zero padding at each end, L_out = (L + 2P - K) // S + 1 output positions.
 x (N, C_in, L), w (C_out, C_in, K), b (C_out,), out and dout (N, C_out, L_out).
+
+Check and time it: python -m kernels.per_step_update_trap (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
+
+if __name__ == "__main__":  # python -m kernels.per_step_update_trap: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
+
 import math
 
 import numpy as np
@@ -274,3 +283,9 @@ def conv1d_backward(dout, x, w, stride, padding):
     dw = conv1d_backward_weight(dout, x, w.shape[2], stride, padding)
     db = conv1d_backward_bias(dout)
     return dx, dw, db
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("per_step_update_trap"))

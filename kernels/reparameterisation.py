@@ -23,8 +23,16 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
 
 Shapes: N rows, K categories, TPB threads per block (a power of two); logits, gumbel, y, dy,
 dlogits (N, K); tau a float > 0. Math runs in the logits' dtype (float32 or float64).
+
+Check and time it: python -m kernels.reparameterisation (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
+
+if __name__ == "__main__":  # python -m kernels.reparameterisation: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
 
 import functools
 import math
@@ -123,3 +131,9 @@ def gumbel_softmax_backward(dy, y, tau, threads_per_block=THREADS_PER_BLOCK):
         backward_kernel(threads_per_block, dtype)[n, threads_per_block](
             cuda.to_device(dy), cuda.to_device(y), dtype.type(1.0 / tau), dlogits)
     return dlogits.copy_to_host()
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("reparameterisation"))

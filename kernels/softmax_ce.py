@@ -27,8 +27,16 @@ Run it: tests run it under the simulator (``NUMBA_ENABLE_CUDASIM=1``, set by
 
 Shapes: N = rows (batch), K = classes; TPB = threads per block (a power of two).
 The math is done in the logits' dtype (float32 or float64).
+
+Check and time it: python -m kernels.softmax_ce (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
+
+if __name__ == "__main__":  # python -m kernels.softmax_ce: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
 
 import functools
 import math
@@ -123,3 +131,9 @@ def softmax_cross_entropy(logits, labels, inplace=False, threads_per_block=THREA
     d_losses, d_dlogits = softmax_cross_entropy_device(
         cuda.to_device(logits), cuda.to_device(labels), inplace, threads_per_block)
     return float(d_losses.copy_to_host().mean()), d_dlogits.copy_to_host()
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("softmax_ce"))
