@@ -45,3 +45,22 @@ def test_directional_check_stacked_gives_the_same_verdict():
         errs = [gradcheck.gradient_error(layer, x, dout, dx, np.random.default_rng(3), rows=r)
                 for r in (False, True)]
         assert all((e <= gradcheck.GRAD_RTOL) == ok for e in errs), errs
+
+
+def test_rows_with_companion_arrays_takes_each_stacked_rows_own_companions():
+    """Attention-like: f(q, k) mixes q's row b with k's row b; perturbing q's rows stacked
+    must pair each with the k row it came from."""
+    rng = np.random.default_rng(4)
+    q, k = rng.standard_normal((3, 4, 2)), rng.standard_normal((3, 4, 2))
+    f = lambda x, k: np.tanh(x @ np.swapaxes(k, 1, 2))  # noqa: E731  (B, 4, 4)
+    dout = rng.standard_normal((3, 4, 4))
+    loop = gradcheck.numerical_gradient(lambda x: f(x, k), q, dout)
+    rows = gradcheck.numerical_gradient(gradcheck.Rows(f, k), q, dout, rows=True)
+    assert np.allclose(rows, loop, atol=1e-8)
+    big = rng.standard_normal((30, 8, 3))
+    kk = rng.standard_normal((30, 8, 3))
+    d = rng.standard_normal((30, 8, 8))
+    right = gradcheck.numerical_gradient(gradcheck.Rows(f, kk), big, d, rows=True)
+    errs = [gradcheck.gradient_error(g, big, d, right, np.random.default_rng(5), rows=r)
+            for g, r in ((lambda x: f(x, kk), False), (gradcheck.Rows(f, kk), True))]
+    assert max(errs) < 1e-6

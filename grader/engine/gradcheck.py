@@ -13,7 +13,9 @@ vector-Jacobian product the backward must return.
   ``i`` of ``f(x)`` depends on row ``i`` of ``x`` only, as pooling, convolution or LayerNorm
   over a batch do). Then every perturbed row is stacked into one array and ``f`` runs once
   (in chunks of at most ``STACK_BYTES``) instead of twice per element: the grader's own
-  share of a grading drops from thousands of reference calls to a handful.
+  share of a grading drops from thousands of reference calls to a handful. Where ``f`` also
+  reads other arrays that share that leading axis (keys and values beside the queries),
+  wrap it in ``Rows``: each stacked row then gets its own row of those arrays.
 
 Tolerances (float64, ``EPS = 1e-6``): central differences have truncation error
 ``O(eps^2 f''')`` and rounding error about ``1e-16 |g| / eps``, i.e. about 1e-10 relative
@@ -40,6 +42,23 @@ def rel_error(got: np.ndarray, expected: np.ndarray) -> float:
     expected = np.asarray(expected, dtype=np.float64)
     scale = max(float(np.max(np.abs(expected), initial=0.0)), 1.0)
     return float(np.max(np.abs(got - expected), initial=0.0)) / scale
+
+
+class Rows:
+    """``f(x, *batched)`` as a function of ``x`` alone, for ``rows=True``: the arrays in
+    ``batched`` share ``x``'s leading axis, and a stacked call takes the rows of them that
+    its stacked rows came from."""
+
+    def __init__(self, f: Callable, *batched: np.ndarray):
+        self.f, self.batched = f, batched
+
+    def __call__(self, x: np.ndarray, index: np.ndarray | None = None):
+        return self.f(x, *(b if index is None else b[index] for b in self.batched))
+
+
+def _stacked(f: Callable, stack: np.ndarray, index: np.ndarray):
+    """``f`` of a stack whose row ``r`` is a variant of row ``index[r]`` of the input."""
+    return f(stack, index) if isinstance(f, Rows) else f(stack)
 
 
 def _scalar(f: Callable, dout: np.ndarray) -> Callable[[np.ndarray], float]:
@@ -80,7 +99,8 @@ def _rows_gradient(f: Callable, x: np.ndarray, dout: np.ndarray, eps: float) -> 
         stack = np.repeat(x.reshape(n, per)[row][None], 2, axis=0)  # 2, B, per
         stack[0, np.arange(len(which)), col] += eps
         stack[1, np.arange(len(which)), col] -= eps
-        out = np.asarray(f(stack.reshape(2 * len(which), *x.shape[1:])), dtype=np.float64)
+        out = np.asarray(_stacked(f, stack.reshape(2 * len(which), *x.shape[1:]), np.tile(row, 2)),
+                         dtype=np.float64)
         out = out.reshape(2, len(which), -1)
         weights = dout.reshape(n, -1)[row]  # the upstream gradient of each element's row
         grad[which] = np.sum((out[0] - out[1]) * weights, axis=1) / (2 * eps)
@@ -98,7 +118,8 @@ def directional_errors(f: Callable, x: np.ndarray, dout: np.ndarray, dx: np.ndar
     if rows and x.ndim >= 1 and x.size * 2 * directions * 8 <= STACK_BYTES:
         # every x + eps u and x - eps u as rows of one stack: one call of f
         stack = np.concatenate([x + s * eps * u for u in us for s in (1.0, -1.0)])
-        out = np.asarray(f(stack), dtype=np.float64).reshape(2 * directions, -1)
+        index = np.tile(np.arange(x.shape[0]), 2 * directions)
+        out = np.asarray(_stacked(f, stack, index), dtype=np.float64).reshape(2 * directions, -1)
         values = out @ np.asarray(dout, dtype=np.float64).reshape(-1)
         numerics = (values[0::2] - values[1::2]) / (2 * eps)
     else:
