@@ -7,6 +7,7 @@ from numba import cuda
 from kernels import race_checker
 
 pytestmark = pytest.mark.races_expected  # these tests read the flags themselves
+race_checker.install()  # idempotent: also with BACKPROP_TRAPS_NO_RACE_CHECK=1
 
 
 @cuda.jit
