@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from grader.commands import batch, bench, doctor, learner, new, release, validate
+from grader.commands import batch, bench, doctor, interview, learner, new, release, reveal, validate
 from grader.commands.options import limit_options
 
 
@@ -123,5 +123,5 @@ def check(submissions, question, seed, as_json, hint, limits, questions_dir):
 
 # Subcommands, one module each in grader/commands/.
 for _command in (release.release, learner.list_questions, learner.start, new.new, validate.validate,
-                 bench.bench, batch.batch, doctor.doctor):
+                 bench.bench, batch.batch, doctor.doctor, reveal.reveal, interview.interview):
     main.add_command(_command)

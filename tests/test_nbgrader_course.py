@@ -126,6 +126,9 @@ def course(tmp_path_factory):
     config.CourseDirectory.root = str(course)
     config.CourseDirectory.course_id = "backprop-traps"
     config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
+    from nbgrader.converters import GenerateAssignment  # the stub layout, as docs/authoring.md says
+    config.GenerateAssignment.preprocessors = ["grader.authoring.nbgrader_layout.StubLayout",
+                                               *GenerateAssignment.preprocessors.default()]
     api = NbGraderAPI(config=config)
     assert api.generate_assignment("ps1", force=True)["success"]
     submissions = {"alice": {q: _without_demos(nbformat.read(str(solution_notebooks()[q]), as_version=4))
@@ -193,3 +196,20 @@ def test_the_released_notebooks_keep_the_autograded_cell(course):
         released = nbformat.read(str(folder / "release" / "ps1" / solution_notebooks()[question].name),
                                  as_version=4)
         assert "BEGIN SOLUTION" not in nbformat.writes(released) and find_cell(released) is not None
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")
+def test_the_derivation_answer_is_a_manually_graded_cell(course):
+    """Issue 22: each notebook's "Your derivation" cell reaches the course as an nbgrader
+    manually graded answer, left for the instructor; the autograded score is unchanged."""
+    from nbgrader.api import Gradebook
+    folder, db_url = course
+    with Gradebook(db_url) as gradebook:
+        for question in QUESTIONS:
+            released = nbformat.read(str(folder / "release" / "ps1" / solution_notebooks()[question].name),
+                                     as_version=4)
+            answer = [c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "derivation_answer"]
+            assert len(answer) == 1 and answer[0].cell_type == "markdown" and "YOUR ANSWER HERE" in answer[0].source
+            assert not [c for c in released.cells if {"derivation", "solution-only"} & set(c.metadata.get("tags", []))]
+            grade = gradebook.find_grade("derivation_answer", solution_notebooks()[question].stem, "ps1", "alice")
+            assert grade.needs_manual_grade and grade.max_score == 2
