@@ -79,7 +79,7 @@ def _refuse(sub, root: Path, known: dict, result: GradeResult) -> GradeResult:
 def _run_checks(sub, root: Path, seed: int, sandbox: Sandbox, result: GradeResult,
                 visible_tests: bool = False) -> GradeResult:
     question = load_question(sub.question, root)
-    ref = load_solution(sub.question, root)
+    ref = _Reference(sub.question, root)  # loaded on first use
     helpers, services = question.services() if question.services else ("", {})
     if question.grader_setup and not helpers:
         helpers = setup_code(sub.question, root)
@@ -102,6 +102,20 @@ def _run_checks(sub, root: Path, seed: int, sandbox: Sandbox, result: GradeResul
     result.warnings = list(sandbox.warnings)
     result.score = sum(t.points for t in result.tests)
     return result
+
+
+class _Reference:
+    """The solution's functions, loaded on first use: a question whose checks never read
+    ``ctx.ref`` (maxpool_kernel: its reference is numpy in the checks) does not pay for
+    running the solution's imports (numba) in the grader."""
+
+    def __init__(self, question: str, root: Path):
+        self._question, self._root, self._loaded = question, root, None
+
+    def __getattr__(self, name):
+        if self._loaded is None:
+            self._loaded = load_solution(self._question, self._root)
+        return getattr(self._loaded, name)
 
 
 def _run_one(check, ctx: CheckContext) -> CheckResult:

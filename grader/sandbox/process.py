@@ -130,7 +130,9 @@ class Sandbox(Channel):
         workdir = bwrap.scratch()[1] if use_bwrap else self._tmp
         env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", MARKER: self._marker}
+               "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", MARKER: self._marker,
+               # no GPU device inside the sandbox: learner kernels (maxpool_kernel) run in Numba's simulator
+               "NUMBA_ENABLE_CUDASIM": "1"}
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         out_r, out_w = os.pipe()
