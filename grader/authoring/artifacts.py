@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -199,6 +200,8 @@ def start_kernel_check(question: str, root: Path):
                PYTHONDONTWRITEBYTECODE="1")
     if tests.is_file():
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)]
+        if importlib.util.find_spec("xdist") is not None:
+            cmd[4:4] = ["-n", "0"]  # one small file: no worker processes (the repo's addopts ask for them)
         what = _shown(tests, root)
     elif module.is_file() and "def validate_kernels" in module.read_text(encoding="utf-8"):
         cmd = [sys.executable, "-c", "import importlib.util, sys; spec = importlib.util."
