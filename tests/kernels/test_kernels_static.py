@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.xdist_group("test_kernels_static.py")  # one worker builds the fixture, once
 REPO = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "backprop-traps"
 
