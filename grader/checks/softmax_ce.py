@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.engine import gradcheck
-from grader.engine.context import same_answer
+from grader.engine.context import low_precision, same_answer
 from grader.engine.question import Fail, Question, Trap
 
 CE, JAC = "softmax_cross_entropy", "softmax_jacobian"
@@ -240,6 +240,9 @@ def right_on_moderate_logits(ctx) -> bool:
 def huge_logits(ctx):
     logits, labels = huge(ctx.rng, 6, 10)
     loss, dlogits = call_ce(ctx, logits, labels)
+    narrow = low_precision("dlogits", dlogits, CE, reference(ctx, logits, labels)[1])
+    if narrow:  # the dtype is the mistake, not an overflow: say so and name no trap
+        raise Fail(narrow)
     if not np.isfinite(loss) or non_finite(dlogits):
         raise overflowed(CE)
     try:
@@ -282,21 +285,28 @@ def vocabulary_sized(ctx):
     "So the gradient along (1, 1, ..., 1) vanishes: a row's entries must cancel.",
 ))
 def rows_sum_to_zero(ctx):
+    """Only what the name says: every row sums to 0, relative to the row's own size (a scaled
+    answer whose rows cancel passes here and fails the value checks). A row of zeros sums to 0
+    but cancels nothing, so it fails: an answer of zeros gets no point."""
     logits, labels = moderate(ctx.rng, 7, 50)
     logits *= 3.0
     _, dlogits = call_ce(ctx, logits, labels)
     dlogits = ctx.as_array("dlogits", dlogits, logits, CE)
-    sums = dlogits.sum(axis=1)
-    worst = int(np.argmax(np.abs(sums)))
-    if abs(sums[worst]) <= 1e-10:
-        # Zero sums alone would pass an all-zeros answer: the values must be right too.
-        expect_values(ctx, "dlogits", dlogits, reference(ctx, logits, labels)[1], CE,
-                      wrong_dlogits(ctx, logits, labels))
+    size = np.abs(dlogits).sum(axis=1)                                # N
+    empty = np.flatnonzero(size == 0.0)
+    if empty.size:
+        raise Fail(f"row {int(empty[0])} of `dlogits` from {CE} is all zeros: it sums to 0 without "
+                   "any gradient to cancel.")
+    relative = np.abs(dlogits.sum(axis=1)) / size                     # N
+    worst = int(np.argmax(relative))
+    if relative[worst] <= 1e-10:
         return
     trap = first_match(ctx, dlogits, wrong_dlogits(ctx, logits, labels))
     why = QUESTION.trap(trap).explanation if trap else (
-        "The softmax sums to 1 and the one-hot sums to 1, so their difference sums to 0.")
-    raise Fail(f"row {worst} of `dlogits` from {CE} sums to {sums[worst]:.6g}, not 0. {why}", trap)
+        "Adding the same number to every logit of a row changes no probability, so the gradient "
+        "along (1, ..., 1) must vanish.")
+    raise Fail(f"row {worst} of `dlogits` from {CE} sums to {dlogits[worst].sum():.6g}, not 0 "
+               f"(its entries add up to {size[worst]:.3g} in absolute value). {why}", trap)
 
 
 @QUESTION.check("softmax_jacobian: symmetric and matches finite differences", points=2, hints=(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.checks import load_question
+from grader.engine.call_memo import CallMemo
 from grader.engine.context import CheckContext
 from grader.engine.question import Fail
 from grader.loading.questions import questions_root, solution_notebooks
@@ -59,6 +60,11 @@ def _grade(path, question, seed, limits, root, visible_tests=False) -> GradeResu
         result.error = ("could not tell which question this answers: no question in the notebook's "
                         f"metadata or a '# question: <id>' line; use --question ({', '.join(known)})")
         return result
+    from grader.engine.wrong_question import looks_like, sentence
+    other = looks_like(sub, sub.question, root)
+    if other is not None:
+        result.error = sentence(sub.path, sub.question, other, root)
+        return result
     return _run_checks(sub, root, seed, limits, result, visible_tests)
 
 
@@ -74,13 +80,14 @@ def _run_checks(sub, root: Path, seed: int, limits: Limits, result: GradeResult,
                  cells=sub.cells) as sandbox:  # a notebook loads cell by cell, past errors
         loaded = sandbox.start()
         result.isolation = sandbox.isolation
+        calls = CallMemo(sandbox)  # a function that timed out once is not run again
         for check in question.checks:
             if not loaded.ok:
                 outcome = CheckResult(check.name, 0.0, check.points, False,
                                       feedback=f"Your code could not be loaded: {loaded.error}.",
                                       hints=check.hints)
             else:
-                outcome = _run_one(check, CheckContext(question, sandbox, ref, seed, check.name))
+                outcome = _run_one(check, CheckContext(question, calls, ref, seed, check.name))
             result.tests.append(outcome)
         if visible_tests and loaded.ok:
             from grader.engine.visible_tests import run_visible_tests

@@ -1,0 +1,67 @@
+"""Grading fidelity across questions (issue 24): each check tests only what its name says, a
+function that timed out is not run again, a file for another question is told so, and
+`grade --json` carries every key the README promises."""
+from __future__ import annotations
+
+import json
+import re
+
+from click.testing import CliRunner
+
+from conftest import REPO
+from grader.cli import main
+from grader.engine.call_memo import CallMemo
+from grader.engine.context import low_precision
+from grader.sandbox.process import CallResult
+
+import numpy as np
+
+
+def test_json_objects_carry_every_key_the_readme_promises():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    promise = re.search(r"every object also carries its (.+?)\s\(", readme, re.S)
+    keys = re.findall(r"`(\w+)`", promise.group(1))
+    assert keys == ["seed", "isolation"], keys
+    out = CliRunner().invoke(main, [str(REPO / "solutions" / "04_softmax_ce.ipynb"), "--json"])
+    doc = json.loads(out.output)
+    assert all(key in doc for key in keys) and doc["isolation"], doc.keys()
+
+
+class _Slow:
+    """A sandbox whose `loop` never finishes and whose `fine` answers."""
+    def __init__(self):
+        self.calls = []
+        self.output = "printed"
+
+    def call(self, fn, *args, **how):
+        self.calls.append(fn)
+        if fn == "loop":
+            return CallResult(False, kind="timeout", error="loop() did not finish within 10 s")
+        return CallResult(True, value=1.0)
+
+
+def test_a_function_that_timed_out_once_is_not_called_again():
+    sandbox = _Slow()
+    calls = CallMemo(sandbox)
+    first, second = calls.call("loop", 1), calls.call("loop", 2, echo_args=True)
+    assert not first.ok and not second.ok and second.kind == "timeout"
+    assert second.error.startswith("loop() did not finish within 10 s") and "not called again" in second.error
+    assert calls.call("fine").ok and sandbox.calls == ["loop", "fine"]
+    assert calls.output == "printed"  # the rest is the sandbox's
+
+
+def test_float32_is_a_dtype_message_not_a_trap():
+    expected = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    right32 = low_precision("dx", expected.astype(np.float32), "f", expected)
+    assert "float32 where the contract wants float64" in right32 and "right to float32" in right32
+    assert "wrong even at float32" in low_precision("dx", 2 * expected.astype(np.float32), "f", expected)
+    assert low_precision("dx", expected, "f", expected) is None
+
+
+def test_a_file_for_another_question_is_told_so():
+    notebook = REPO / "solutions" / "04_softmax_ce.ipynb"
+    out = CliRunner().invoke(main, [str(notebook), "-q", "layernorm_backward", "--json"])
+    doc = json.loads(out.output)
+    assert out.exit_code == 0 and doc["score"] == 0 and doc["tests"] == []
+    assert "looks like an answer to 'softmax_ce', not 'layernorm_backward'" in doc["error"]
+    assert "--question softmax_ce" in doc["error"]
