@@ -23,6 +23,7 @@ from grader.engine.context import ATOL, RTOL
 from grader.engine.question import Fail
 
 PATH, SCORE, RATIO = "pathwise_grad", "score_function_grad", "variance_ratio"
+LOG_PATH = "pathwise_grad_log_sigma"  # sigma = exp(log_sigma), as a VAE encoder outputs it
 FWD, BWD = "gumbel_softmax_forward", "gumbel_softmax_backward"
 GRADS = ("dmu", "dsigma")  # each estimator's answer, in order
 H = 1e-6                   # central differences' step, relative to the parameter's size
@@ -223,3 +224,28 @@ def diagnose_backward(ctx):
     return None, None
 
 
+
+
+def log_sigma_by_differences(ctx, mu, log_sigma, eps, coef):
+    """(dmu, dlog_sigma) per sample: f(mu + exp(log_sigma) * eps) differentiated, noise fixed."""
+    return (central(lambda m: ctx.ref.f(m + np.exp(log_sigma) * eps, coef), mu),
+            central(lambda ls: ctx.ref.f(mu + np.exp(ls) * eps, coef), log_sigma))
+
+
+def diagnose_log_sigma(ctx, index):
+    """(trap or None, what the probe showed or None) for a failing dlog_sigma: with f(z) = z and
+    sigma = 2, dlog_sigma must be sigma * eps = 2 eps; eps alone is dsigma (the chain rule's
+    factor sigma missing)."""
+    if index != 1:
+        return None, None
+    args = (PROBE_MU, float(np.log(PROBE_SIGMA)), PROBE_EPS.copy(), np.array([0.0, 1.0]))
+    got = _answer(ctx, LOG_PATH, args, 1, PROBE_EPS.shape)
+    if got is None:
+        return None, None
+    shown = (f"On a probe with f(z) = z, mu = 3, log_sigma = ln 2 (sigma = 2) and eps = {fmt(PROBE_EPS)}, "
+             f"your `dlog_sigma` is {fmt(got)}; it should be {fmt(PROBE_SIGMA * PROBE_EPS)}.")
+    if _close(got, PROBE_EPS):
+        return "log-sigma-chain-missing", shown
+    if _close(got, 0.0):
+        return "sample-as-constant", shown
+    return None, shown
