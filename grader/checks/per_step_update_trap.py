@@ -56,7 +56,7 @@ QUESTION = Question("per_step_update_trap", "A shared filter's gradient is the s
     Trap("stride-ignored", "Your windows sit one step apart, as if the stride were 1: window t starts "
          "at t instead of t * stride in the padded input, so gradients come from and land on the "
          "wrong inputs. Use the same window starts in the backward pass as in the forward pass."),
-])
+], kinks={})
 
 
 # -- inputs ------------------------------------------------------------------------------

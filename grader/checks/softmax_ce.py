@@ -34,7 +34,7 @@ QUESTION = Question("softmax_ce", "Derive and implement d(loss)/d(logits) = soft
          "Every probability depends on every logit through the shared normaliser, so each "
          "off-diagonal entry is -p_i p_j: the Jacobian is diag(p) minus the outer product of p "
          "with itself (and its diagonal is p_i (1 - p_i), not p_i)."),
-])
+], kinks={})
 
 
 # -- input generators ------------------------------------------------------------------

@@ -60,7 +60,8 @@ QUESTION = Question("vram_trap", "Keep fewer activations, recompute the rest", t
          "array of the same size as z, or z itself). The backward pass needs one bit per element: "
          "pack the signs eight to a byte with np.packbits over the flattened array, and unpack them "
          "with np.unpackbits in the backward pass."),
-])
+], kinks={"relu-at-0": "a pre-activation z exactly 0 (the mask is z > 0)"},
+   memory_paths=("segment_size divides L",))
 
 
 # -- input generators ------------------------------------------------------------------
@@ -220,7 +221,8 @@ def small_net_gradcheck(ctx):
         ctx.expect_gradient(f"db_{i}", db, loss_of(ctx, params, x, y, i, 1), b, ONE, MLP)
 
 
-@QUESTION.check("same gradients as full backpropagation (deeper net, uneven widths)", points=2, hints=(
+@QUESTION.check("same gradients as full backpropagation (deeper net, uneven widths)", points=2,
+                kinks=("relu-at-0",), hints=(
     "Recomputation must reproduce the forward pass exactly: same layers, same input.",
     "Check every shape: layer i maps width D_i to D_{i+1}, and widths differ here.",
 ))
@@ -291,7 +293,8 @@ def cost_per_segment_layer(ctx, params, x, y, peak) -> float | None:
     return ((peak2 - peak) / activation + fewer_checkpoints) / (s2 - MEM_S)
 
 
-@QUESTION.check(f"peak memory within budget ({MEM_L} layers, segment_size={MEM_S})", points=3, hints=(
+@QUESTION.check(f"peak memory within budget ({MEM_L} layers, segment_size={MEM_S})", points=3,
+                memory=("segment_size divides L",), hints=(
     "A name that still points at an array keeps it alive: reuse names, `del`, or `pop` what you consumed.",
     "At the peak you need the checkpoints plus one segment's layer inputs and packed masks, nothing more.",
 ))

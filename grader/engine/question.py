@@ -47,6 +47,11 @@ class Check:
     """``run(ctx)``: returns on success, raises ``Fail`` otherwise."""
     hints: tuple[str, ...] = ()
     """Up to three hints, from a nudge to the key idea; never code."""
+    kinks: tuple[str, ...] = ()
+    """The question's kinks (``Question.kinks``) this check probes exactly at the boundary,
+    with an input built to land on it."""
+    memory: tuple[str, ...] = ()
+    """The memory paths (``Question.memory_paths``) whose peak this check measures."""
 
 
 @dataclass
@@ -63,16 +68,28 @@ class Question:
     on, e.g. ``matvec`` that counts multiply-adds: ``grade`` runs the solution's copy of that
     cell in the sandbox right after the learner's code loads, so the grader's helpers replace
     the learner's copies, edited or missing."""
+    kinks: dict[str, str] | None = None
+    """Every kink, tie or threshold of the question's functions (ReLU at 0, a tied max, a clip
+    edge, float16's overflow...), id -> where it lies; ``{}`` for a question with none. ``grade
+    validate`` fails a question that does not declare them (None) or whose checks leave one
+    unprobed: each needs a check registered with ``kinks=(id,)`` that lands an input on it."""
+    memory_paths: tuple[str, ...] = ()
+    """The code paths a memory promise covers (e.g. ``("causal=False", "causal=True")``): every
+    argument that changes the code path of a function whose peak memory is promised. ``grade
+    validate`` fails a question whose checks measure memory without declaring its paths, or
+    leave one unmeasured: each needs a check registered with ``memory=(path,)``."""
     services: Callable | None = None
     """``services() -> (helpers_source, {name: function})``: functions that run in the grader,
     not the sandbox, for what must not be counted or decided inside it (e.g. multiply-adds).
     ``helpers_source`` runs after the learner's code and reaches them with
     ``_grader_ask(name, *args)``; checks read the same functions through ``ctx.service``."""
 
-    def check(self, name: str, points: float, hints: tuple[str, ...] = ()):
-        """Decorator: register ``run(ctx)`` as a check worth ``points``."""
+    def check(self, name: str, points: float, hints: tuple[str, ...] = (), kinks: tuple[str, ...] = (),
+              memory: tuple[str, ...] = ()):
+        """Decorator: register ``run(ctx)`` as a check worth ``points``; ``kinks`` and ``memory``
+        say which declared kinks it probes and which memory paths it measures."""
         def register(run: Callable) -> Callable:
-            self.checks.append(Check(name, float(points), run, tuple(hints)))
+            self.checks.append(Check(name, float(points), run, tuple(hints), tuple(kinks), tuple(memory)))
             return run
         return register
 

@@ -36,7 +36,9 @@ from grader.engine.gradcheck import upstream
 from grader.engine.question import Fail, Question
 
 QUESTION = Question("attention_backward", "Attention backward without storing the N x N matrix", traps=TRAPS,
-                    difficulty="hard")
+                    difficulty="hard",
+                    kinks={"causal-diagonal": "the causal mask's edge: query i sees key i, not key i + 1"},
+                    memory_paths=("causal=False", "causal=True"))
 
 
 @QUESTION.check("forward: output and log-sum-exp (causal and not; N = 1 and N across tiles)", points=2, hints=(
@@ -91,7 +93,8 @@ def backward_gradcheck(ctx):
             expect_backward(ctx, grads, do, q, k, v, o, lse, False, gradcheck=True)
 
 
-@QUESTION.check("backward: causal, finite differences; no gradient reaches later keys", points=2, hints=(
+@QUESTION.check("backward: causal, finite differences; no gradient reaches later keys", points=2,
+                kinks=("causal-diagonal",), hints=(
     "Apply the same causal mask when you recompute the scores in the backward.",
     "If only the first query has an upstream gradient, which keys and values can get any?",
 ))

@@ -50,6 +50,9 @@ TRAPS = [
          "micro-batches drifts by about a thousandth of its size, and float16 overflows past 65504. "
          "Mixed-precision training keeps its accumulation buffers in float32 or wider; the contract "
          "asks for float64."),
+    Trap("relu-mask-at-zero", "Your ReLU passes the gradient where z is exactly 0: the mask is "
+         "taken as z >= 0. The ReLU's derivative at 0 is taken as 0 (as PyTorch does), so the mask is "
+         "z > 0, the same comparison the forward's max(z, 0) makes."),
     Trap("stale-buffer", "Your function keeps its buffer between calls (a global, a default "
          "argument, an attribute) and does not zero it at the start of each call, so every call "
          "adds its gradient to what the previous call left. Create (or zero) the buffers inside the "

@@ -25,7 +25,8 @@ from grader.engine.gradcheck import upstream
 from grader.engine.question import Fail, Question
 
 QUESTION = Question("reparameterisation", "Gradients through samples: reparameterisation, score "
-                    "function, Gumbel-softmax", traps=TRAPS, difficulty="medium", grader_setup=True)
+                    "function, Gumbel-softmax", traps=TRAPS, difficulty="medium", grader_setup=True,
+                    kinks={})
 
 
 # -- comparing ----------------------------------------------------------------------------
