@@ -128,6 +128,10 @@ class CheckContext:
         if not isinstance(got, np.ndarray):
             raise Fail(f"{fn} must return `{name}` as a numpy array, but it returned {type(got).__name__}")
         if got.shape != np.shape(expected):
+            if got.size == np.size(expected) and [d for d in got.shape if d != 1] == [
+                    d for d in np.shape(expected) if d != 1]:  # keepdims, or a squeeze too many
+                raise Fail(f"`{name}` from {fn} has shape {got.shape}, expected {np.shape(expected)}: the "
+                           "same number of values, with an axis of length 1 more or fewer", settled=True)
             raise Fail(f"`{name}` from {fn} has shape {got.shape}, expected {np.shape(expected)}")
         if integer and got.dtype.kind not in "iu":
             raise Fail(f"`{name}` from {fn} must hold integers (int64 indices), not {got.dtype}")
@@ -204,6 +208,8 @@ class CheckContext:
         try:
             return self.as_array(name, got, expected, fn, integer=integer)
         except Fail as fail:
+            if fail.settled:
+                raise
             trap = self.match_trap(got, traps or {}) if isinstance(got, np.ndarray) else None
             if trap is None:
                 raise

@@ -31,10 +31,13 @@ class Trap:
 class Fail(Exception):
     """A check failed; ``feedback`` is one or two sentences for the learner."""
 
-    def __init__(self, feedback: str, trap: str | None = None):
+    def __init__(self, feedback: str, trap: str | None = None, settled: bool = False):
         super().__init__(feedback)
         self.feedback = feedback
         self.trap = trap
+        self.settled = settled
+        """The feedback is the whole story (e.g. a shape off by an axis of length 1): checks that
+        diagnose failures further must not give it a trap's name."""
 
 
 @dataclass(frozen=True)
