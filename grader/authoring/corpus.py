@@ -13,9 +13,10 @@ with:
 - ``# expect: error``: not graded at all (``error`` says why, e.g. the file answers another
   question).
 
-Two optional lines refine any of these: ``# not named: <trap-id> ...`` (those traps must not
+Optional lines refine any of these: ``# not named: <trap-id> ...`` (those traps must not
 be named: another question's classic mistake of the same shape, or a second mistake that a
-trap's formula does not explain), and ``# says: <text>`` (the report, an error or a failing
+trap's formula does not explain), ``# also named: <trap-id> ...`` (an answer that combines
+mistakes: each must be named by some check), and ``# says: <text>`` (the report, an error or a failing
 check's feedback, contains that text, case-insensitive).
 
 Without one, the file's name decides, as before: ``<trap id, - as _>.py`` expects that
@@ -31,6 +32,7 @@ from pathlib import Path
 
 _EXPECT = re.compile(r"^#\s*expect:\s*(full|wrong|unnamed|error|trap\s*=\s*([A-Za-z0-9_-]+))\s*$")
 _NOT_NAMED = re.compile(r"^#\s*not named:\s*([A-Za-z0-9_ -]+?)\s*$")
+_ALSO_NAMED = re.compile(r"^#\s*also named:\s*([A-Za-z0-9_ -]+?)\s*$")
 _SAYS = re.compile(r"^#\s*says:\s*(.+?)\s*$")
 _QUESTION = re.compile(r"^#\s*question:\s*[A-Za-z0-9_]+\s*$", re.MULTILINE)
 
@@ -47,6 +49,8 @@ class Answer:
     """Traps no failing check may name on this answer."""
     says: str = ""
     """Text the report must contain (an error, or a failing check's feedback)."""
+    also_named: tuple[str, ...] = ()
+    """More traps a failing check must name (mistakes combined in one answer)."""
 
     @property
     def expects(self) -> str:
@@ -90,7 +94,8 @@ def read_answer(path: Path, trap_ids) -> Answer:
     found = header_expectation(text)
     if found is not None:
         not_named = tuple(t for line in header_lines(text, _NOT_NAMED) for t in line.split())
-        return Answer(path, found[0], found[1], complete, not_named, " ".join(header_lines(text, _SAYS)))
+        also = tuple(t for line in header_lines(text, _ALSO_NAMED) for t in line.split())
+        return Answer(path, found[0], found[1], complete, not_named, " ".join(header_lines(text, _SAYS)), also)
     if path.stem.replace("_", "-") in trap_ids:
         return Answer(path, "trap", path.stem.replace("_", "-"), complete)
     if path.stem == "torch_answer":
@@ -151,6 +156,9 @@ def mismatch(answer: Answer, result, shown: str) -> str | None:
     if answer.kind == "unnamed" and (lost == 0 or named):
         return (f"{shown} should lose points with no trap named, but "
                 + (f"is named {', '.join(named)}{first}" if named else "gets full marks"))
+    missing = sorted(set(answer.also_named) - set(named))
+    if missing:
+        return f"{shown} combines mistakes, but {', '.join(missing)} is not named (named: {', '.join(named) or 'none'})"
     wrongly = sorted(set(named) & set(answer.not_named))
     if wrongly:
         return f"{shown} is named {', '.join(wrongly)}, a trap that does not explain it{first}"

@@ -229,7 +229,15 @@ def right_on_moderate_logits(ctx) -> bool:
     log(p + eps) with any small eps, a clipped probability)."""
     logits, labels = moderate(ctx.rng, 6, 10)
     result = ctx.sandbox.call(CE, logits, labels)
-    return result.ok and same_answer(result.value, ctx.ref.softmax_cross_entropy(logits, labels))
+    if not result.ok:
+        return False
+    right = ctx.ref.softmax_cross_entropy(logits, labels)
+    if same_answer(result.value, right):
+        return True
+    # a recognised scale factored out (the batch-not-averaged factor N, named by its own checks):
+    # the rest is what the size of the logits is tested against (issue 24, class 3)
+    n = logits.shape[0]
+    return same_answer(result.value, (right[0] * n, right[1] * n))
 
 
 @QUESTION.check("logits up to +-1e4: finite and correct", points=2, hints=(

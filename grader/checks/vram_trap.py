@@ -260,10 +260,14 @@ def every_segment_size(ctx):
     params, x, y = mlp(ctx.rng, [6] * 10, 8)  # L = 9
     L = len(params)
     expected = ctx.ref.mlp_loss_and_grads(params, x, y, L)[1]
-    right_at_one = False
+    ref_loss = float(ctx.ref.mlp_loss_and_grads(params, x, y, L)[0])
+    answers = {}  # every segment size first: a recompute is judged by how the answers depend on it
     for s in (1, 3, L, 4):
+        answers[s] = learner_grads(ctx, ctx.call(MLP, params, x, y, s), params,
+                                   f"With segment_size={s} on a {L}-layer net: ")
+    right_at_one = False
+    for s, (_, grads) in answers.items():
         where = f"With segment_size={s} on a {L}-layer net: "
-        _, grads = learner_grads(ctx, ctx.call(MLP, params, x, y, s), params, where)
         try:
             expect_grads(ctx, grads, expected, where, traps=wrong_recomputes(params, x, y, s), n=len(x))
         except Fail as fail:
@@ -274,8 +278,32 @@ def every_segment_size(ctx):
                            "layers recomputed inside a segment differ from the forward pass "
                            "(a ReLU left out, another input, a layer run twice or skipped). "
                            + QUESTION.trap("wrong-recompute").explanation, "wrong-recompute") from None
+            depends = segment_dependent(ctx, answers, ref_loss)
+            if fail.trap is None and depends and not missing_layers(grads, expected):
+                # The forward is right (the loss is), but the gradients change with segment_size:
+                # only the recomputation depends on it (issue 24: a segment that skips its last ReLU).
+                raise Fail(f"{fail.feedback} Your loss is right at every segment_size, but your gradients "
+                           f"change with it ({depends}): the forward pass is right and the recomputed "
+                           "segments are not. " + QUESTION.trap("wrong-recompute").explanation,
+                           "wrong-recompute") from None
             raise
         right_at_one = right_at_one or s == 1
+
+
+def segment_dependent(ctx, answers: dict, ref_loss: float) -> str | None:
+    """"segment_size=a and b give different gradients" when every loss so far is right and two
+    segment sizes' gradients differ; None otherwise. Checkpointing must not change a gradient."""
+    losses_right = all(isinstance(loss, (int, float, np.floating, np.ndarray)) and np.size(loss) == 1
+                       and ctx.close(float(np.asarray(loss).reshape(-1)[0]), ref_loss)
+                       for loss, _ in answers.values())
+    if not losses_right or len(answers) < 2:
+        return None
+    sizes = list(answers)
+    for a in sizes:
+        for b in sizes:
+            if a < b and not ctx.close(flat(answers[a][1]), flat(answers[b][1])):
+                return f"segment_size={a} and {b} give different gradients"
+    return None
 
 
 def cost_per_segment_layer(ctx, params, x, y, peak) -> float | None:

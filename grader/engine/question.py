@@ -22,10 +22,25 @@ from typing import Callable
 
 @dataclass(frozen=True)
 class Trap:
-    """A known mistake: its id (CONTRACT.md) and what to tell the learner about it."""
+    """A known mistake: its id (CONTRACT.md) and what to tell the learner about it.
+
+    The failure report shows the ``symptom`` only (what is wrong, never the fix); the fix comes
+    from ``--hint``, one step at a time: the question to ask yourself, the rule, the pointer
+    (issue 22). Checks may still put ``explanation`` in their feedback: the engine replaces it
+    by the symptom (``grader.engine.trap_feedback``)."""
     id: str
     explanation: str
     """What went wrong and how to fix it, in plain words, without the solution code."""
+    symptom: str = ""
+    """One line: what is wrong, as the learner sees it. Default: the explanation's first sentence."""
+    hints: tuple[str, ...] = ()
+    """Three steps to the fix: the question to ask yourself, the rule, the pointer. Default: built
+    from the failing check's hints around the explanation's remaining sentences."""
+
+    @property
+    def what_is_wrong(self) -> str:
+        from grader.engine.trap_feedback import first_sentence
+        return self.symptom or first_sentence(self.explanation)
 
 
 class Fail(Exception):

@@ -102,8 +102,10 @@ def _run_one(check, ctx: CheckContext) -> CheckResult:
     try:
         check.run(ctx)
     except Fail as fail:
+        from grader.engine.trap_feedback import split
+        feedback, hints = split(ctx.question, check, fail.feedback, fail.trap)
         return CheckResult(check.name, 0.0, check.points, False, trap=fail.trap,
-                           feedback=fail.feedback, hints=check.hints)
+                           feedback=feedback, hints=hints)
     except Exception as exc:  # not a Fail: the check itself broke, which is the grader's fault
         return CheckResult(check.name, 0.0, check.points, False, hints=check.hints, grader_error=True,
                            feedback=f"Internal grader error in this check ({type(exc).__name__}: "

@@ -179,16 +179,20 @@ PROBE_LOGITS, PROBE_GUMBEL = np.array([[0.0, np.log(2.0)]]), np.array([[np.log(3
 PROBE_SHOWN = "a probe row with logits + gumbel = [ln 3, ln 2] and tau = 0.5"
 
 
+OVERFLOW_ROWS = np.array([[1000.0, 999.0, 0.0], [-1000.0, -1001.0, -2000.0]])
+
+
 def diagnose_forward(ctx):
     """(trap or None, what the probes showed or None) for a failing forward."""
-    try:
-        raw = ctx.call(FWD, np.array([[1000.0, 999.0, 0.0]]), np.zeros((1, 3)), 1.0)
+    try:  # two rows whose maxima lie 2000 apart: a max taken over the whole array fails the second
+        raw = ctx.call(FWD, OVERFLOW_ROWS.copy(), np.zeros((2, 3)), 1.0)
     except Fail:
         raw = None
     if isinstance(raw, np.ndarray) and raw.dtype.kind == "f" and not np.all(np.isfinite(raw)):
-        return "overflow", ("On a probe row of logits [1000, 999, 0] at tau = 1, your y is not "
-                            "finite; it should be about [0.731, 0.269, 0]. Subtract each row's "
-                            "max before exp.")
+        bad = sorted({int(i) for i in np.argwhere(~np.isfinite(raw))[:, 0]})
+        return "overflow", (f"On probe rows of logits [1000, 999, 0] and [-1000, -1001, -2000] at tau = 1, "
+                            f"your y is not finite in row{'s' * (len(bad) > 1)} {', '.join(map(str, bad))}; "
+                            "each row should be about [0.731, 0.269, 0].")
     got = _answer(ctx, FWD, (PROBE_LOGITS.copy(), PROBE_GUMBEL.copy(), 0.5), None, (1, 2))
     if got is None:
         return None, None
