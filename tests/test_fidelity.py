@@ -65,3 +65,20 @@ def test_a_file_for_another_question_is_told_so():
     assert out.exit_code == 0 and doc["score"] == 0 and doc["tests"] == []
     assert "looks like an answer to 'softmax_ce', not 'layernorm_backward'" in doc["error"]
     assert "--question softmax_ce" in doc["error"]
+
+
+def test_a_looping_function_costs_one_time_limit_not_one_per_check(tmp_path):
+    """Through the real sandbox: the first check that calls the looping backward waits out the
+    limit; every later check that calls it fails at once, with the same reason."""
+    from conftest import ANSWERS, solution_source
+    from grader.engine.run import grade_path
+    from grader.sandbox.limits import Limits
+    body = solution_source("routing_trap") + "\n" + (ANSWERS / "hostile" / "loop_in_function.py").read_text()
+    path = tmp_path / "loops.py"
+    path.write_text("# question: routing_trap\n" + body)
+    result = grade_path(path, limits=Limits(call_seconds=2.0, total_seconds=60.0))
+    timed_out = [t for t in result.tests if "did not finish within" in t.feedback]
+    assert len(timed_out) >= 3, [(t.name, t.feedback) for t in result.tests]
+    first, *later = timed_out
+    assert "not called again" not in first.feedback
+    assert all("not called again in this grading" in t.feedback for t in later)
