@@ -82,3 +82,20 @@ def test_a_looping_function_costs_one_time_limit_not_one_per_check(tmp_path):
     first, *later = timed_out
     assert "not called again" not in first.feedback
     assert all("not called again in this grading" in t.feedback for t in later)
+
+
+def test_the_report_names_the_trap_and_its_symptom_and_the_hints_give_the_fix(answer_file):
+    """Issue 22: what is wrong in the report, the fix only behind --hint, following the trap;
+    a sentence repeated across checks is printed once."""
+    from grader.checks import load_question
+    from grader.engine.run import grade_path
+    from grader.learner.report import render
+    trap = load_question("routing_trap").trap("lost-overlap")
+    result = grade_path(answer_file("routing_trap", "lost_overlap"))
+    named = [t for t in result.tests if t.trap == "lost-overlap"]
+    assert len(named) >= 2
+    for t in named:
+        assert trap.what_is_wrong in t.feedback and "np.add.at" not in t.feedback, t.feedback
+        assert any("np.add.at" in hint for hint in t.hints), t.hints
+    report = " ".join(render(result, color=False).split())  # as read, across wrapped lines
+    assert report.count(trap.what_is_wrong) == 1 and "(The rest as above.)" in report
