@@ -83,4 +83,3 @@ def test_every_shipped_question_declares_its_kinks_and_attention_measures_both_p
     attention = load_question("attention_backward")
     assert set(attention.memory_paths) == {"causal=False", "causal=True"}
     assert all(set(c.memory) == set(attention.memory_paths) for c in attention.checks if c.memory)
-

@@ -77,7 +77,8 @@ def check_boundaries(report, question, ref, seed: int, solution_code: str = "") 
     if problems:
         report.add(FAIL, "kinks and memory paths", problems)
     else:
-        what = (f"{len(kinks)} kink(s) each probed at the boundary" if kinks else "no kinks declared")
+        what = (f"{len(kinks)} kink(s) each probed at the boundary" if kinks else
+                "the question declares that its functions have no kink, tie or threshold")
         what += f", {len(paths)} memory path(s) each measured" if paths else ""
         report.add(OK, what)
 

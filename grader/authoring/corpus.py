@@ -158,7 +158,8 @@ def mismatch(answer: Answer, result, shown: str) -> str | None:
                 + (f"is named {', '.join(named)}{first}" if named else "gets full marks"))
     missing = sorted(set(answer.also_named) - set(named))
     if missing:
-        return f"{shown} combines mistakes, but {', '.join(missing)} is not named (named: {', '.join(named) or 'none'})"
+        return (f"{shown} combines mistakes, but {', '.join(missing)} is not named "
+                f"(named: {', '.join(named) or 'none'})")
     wrongly = sorted(set(named) & set(answer.not_named))
     if wrongly:
         return f"{shown} is named {', '.join(wrongly)}, a trap that does not explain it{first}"
