@@ -16,8 +16,11 @@ A kernel has no ``__file__``, so the notebook is found in this order:
 2. what the front end tells the kernel: ``JPY_SESSION_NAME`` (Jupyter Server 2 and later
    set it to the notebook's path, relative to the server's root), ipykernel's
    ``__session__``, or VS Code's ``__vsc_ipynb_file__``;
-3. ``NN_<id>.ipynb`` in the kernel's working folder (Jupyter starts a kernel in the
-   notebook's folder; `grade start` and ``exercises/`` use that name);
+3. among several notebooks of the question in the kernel's working folder (a Jupyter
+   "Duplicate" such as ``NN_<id>-Copy1.ipynb`` beside the original), the one whose graded
+   cells this kernel ran as they are saved (the newest file if several match);
+   then ``NN_<id>.ipynb`` there (Jupyter starts a kernel in the notebook's folder; `grade
+   start` and ``exercises/`` use that name);
 4. the one notebook in that folder whose metadata names the question;
 5. the kit's own notebook for the question (solution or stub) when this kernel has run
    every one of its graded cells verbatim (e.g. a solution executed from another folder).
@@ -92,12 +95,15 @@ def find_notebook(question: str | None = None, path: str | os.PathLike | None = 
         return None
     name = solution_path(question).name
     here = Path.cwd()
+    mine = [p for p in sorted(here.glob("*.ipynb")) if notebook_question(_read(p) or {}) == question]
+    executed = executed_cells()
+    ran = [p for p in mine if executed and not not_run(p, executed)]
+    if ran and len(mine) > 1:  # a copy (Jupyter's "Duplicate": NN_<id>-Copy1.ipynb) grades itself
+        return max(ran, key=lambda p: p.stat().st_mtime_ns)
     if (here / name).is_file():
         return here / name
-    mine = [p for p in sorted(here.glob("*.ipynb")) if notebook_question(_read(p) or {}) == question]
     if len(mine) == 1:
         return mine[0]
-    executed = executed_cells()
     for kit in (solution_path(question), exercise_path(question)):
         if executed and kit.is_file() and not not_run(kit, executed):
             return kit

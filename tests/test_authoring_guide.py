@@ -26,6 +26,9 @@ FILL = {
         'raise NotImplementedError("SCAFFOLD: the backward\'s solution (and its size hint above)")':
             "dx = dout * (1.0 - np.tanh(x) ** 2)  # N, D",
         "SCAFFOLD: a hand-worked example.": "tanh is odd: tanh(-x) = -tanh(x).",
+        "SCAFFOLD: the derivation, one step per markdown cell tagged `derivation` (the stub\n"
+        "drops them; `grade reveal` shows them one at a time): the forward, then the backward it implies.":
+            "d tanh(x) / dx = 1 - tanh(x)**2, so each dx is dout times that slope.",
         "SCAFFOLD: the interview, part by part, in your own words: this question as an interviewer asks it.":
             "Why does a deep tanh network stop learning?",
     },
@@ -83,8 +86,8 @@ def test_the_guide_end_to_end(tmp_path):
 
     unfilled = grade("validate", "tanh_layer", "--questions-dir", tmp_path)
     assert unfilled.exit_code == 1 and "Traceback" not in unfilled.output
-    assert unfilled.output.count("FILL ") == 12
-    assert "solutions/01_tanh_layer.ipynb (cell 3, line 6): the forward's solution" in unfilled.output
+    assert unfilled.output.count("FILL ") == 13
+    assert "solutions/01_tanh_layer.ipynb (cell 5, line 6): the forward's solution" in unfilled.output
     assert "kernels/tanh_layer.py (line 21): the forward of one element" in unfilled.output
     assert "fill in the lines above" in unfilled.output
 
@@ -94,6 +97,6 @@ def test_the_guide_end_to_end(tmp_path):
     assert done.exit_code == 0, done.output
     for line in ("the solution gets full marks (3/3)", "trap 'sign-flipped' loses 2 points and is named",
                  "the solution runs clean in a Jupyter kernel",
-                 "the stub stops at its first NotImplementedError in a kernel",
+                 "Run All goes through the stub to its grade cell",
                  "the kernels agree with the solution under the simulator"):
         assert line in done.output

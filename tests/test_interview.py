@@ -25,8 +25,13 @@ def test_solution_has_a_well_formed_interview_cell(question):
 
 
 @pytest.mark.parametrize("question", list(QUESTIONS))
-def test_stub_carries_the_same_interview_cell(question):
-    assert interview.read_notebook(exercise_path(question))[0] == interview.read_notebook(QUESTIONS[question])[0]
+def test_stub_carries_the_interview_question_only(question):
+    """Issue 22: the stub asks the question and sends the learner to `grade interview`; the
+    answers stay in the solution."""
+    stub = interview.read_notebook(exercise_path(question))[0]
+    asked = interview.parse(interview.read_notebook(QUESTIONS[question])[0]).question
+    assert stub.startswith(interview.HEADING) and asked in " ".join(stub.split())
+    assert f"grade interview {question}" in stub and "**The wrong answer.**" not in stub
 
 
 def test_revision_page_is_what_the_notebooks_generate():
@@ -58,6 +63,12 @@ chain rule.
 - *And then?* Then this,
   over two lines.
 - *And after?* That.
+
+**Key points.**
+- the chain rule: chain rule; chain + rule
+- it sums over paths: sum + path; add up
+- zero: sum to 0; zero-sum
+- a fourth: fourth
 """
 
 
@@ -77,6 +88,9 @@ def test_parse_reads_the_five_parts():
     (GOOD.replace("- *And after?* That.\n", ""), "1 follow-ups"),
     (GOOD.replace("- *And after?* That.", "- And after? That."), "is not '- *question* answer'"),
     (GOOD.replace("## In the interview", "## Interview"), "heading"),
+    (GOOD.replace("- a fourth: fourth\n", ""), "3 key points; write 4 to 7"),
+    (GOOD.replace("- a fourth: fourth", "- a fourth without ways"), "is not '- phrase: a way of saying it"),
+    (GOOD.replace("**Key points.**", "Key points:"), "missing **Key points.**"),
 ])
 def test_parse_names_what_is_wrong(broken, problem):
     assert any(problem in p for p in interview.parse(broken).problems), interview.parse(broken).problems

@@ -132,7 +132,7 @@ def test_validate_names_each_planted_fault(routing_copy):
     solution = routing_copy / "solutions" / "01_routing_trap.ipynb"
     nb = nbformat.read(str(solution), as_version=4)
     leaked = "argmax = (h * W + w).astype(np.int64)"
-    assert leaked in nb.cells[3].source
+    assert any(leaked in c.source for c in nb.cells if c.cell_type == "code")
     nb.cells[0].source += f"\n\nA hint: `{leaked}`\n\n    {leaked}"
     nbformat.write(nb, str(solution))
     release("routing_trap", routing_copy)

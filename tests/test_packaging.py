@@ -140,6 +140,18 @@ def test_installed_wheel_runs_the_learners_loop_from_an_empty_folder(installed, 
     assert "Score: 12 / 12" in graded.stdout and "FAIL" not in graded.stdout, graded.stdout
     assert "hidden: 8/8, visible tests: 3/3" in graded.stdout, graded.stdout
     assert "best 12/12" in grade("list").stdout
+    assert "kernels/routing_trap.py" in graded.stdout  # full marks say where the kernels are
+    revealed = grade("reveal", "routing_trap")  # the solution's derivation is package data
+    assert revealed.returncode == 0 and "step 1 of" in revealed.stdout, revealed.stderr
+    copied = grade("start", "routing_trap", "--solution")  # so are the solution and the kernels
+    assert copied.returncode == 0 and (work / "routing_trap_kernels.py").is_file(), copied.stdout + copied.stderr
+
+    spoken = subprocess.run([str(venv / "bin" / "grade"), "interview", "routing_trap", "--answer", "-"],
+                            cwd=work, env=env, capture_output=True, text=True, timeout=120,
+                            input="only the winner gets the gradient, so save the argmax index")
+    assert spoken.returncode == 0 and "2/5 key points" in spoken.stdout, spoken.stderr
+    row = next(line for line in grade("list").stdout.splitlines() if " routing_trap " in line)
+    assert "12/12, best 12/12" in row and " 2/5 " in row
 
     doc = json.loads(grade(STUB, "--json", "--seed", "7").stdout)
     assert doc["score"] == doc["max_score"] == 12.0 and doc["seed"] == 7

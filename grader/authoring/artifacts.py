@@ -2,8 +2,8 @@
 
 - no ``SCAFFOLD:`` placeholder from ``grade new`` is left in the question's files;
 - the stub is what ``grade release`` generates and leaks no solution line or hidden check;
-- both notebooks execute in a real Jupyter kernel: the solution clean, the stub stopping
-  at its first NotImplementedError;
+- both notebooks execute in a real Jupyter kernel: the solution clean, the stub to its
+  end as Run All runs it (its visible tests fail with NotImplementedError and do not stop it);
 - the kernels agree with the solution under the Numba CUDA simulator: the question's
   ``tests/kernels/test_<id>_kernels.py`` runs with pytest in a subprocess, or, without
   one, the kernel module's ``validate_kernels()`` hook. A question with no kernels says
@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -26,8 +27,19 @@ _SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 
 
 def checks_module_path(question: str, root: Path) -> Path:
-    external = root / "checks" / f"{question}.py"
-    return external if external.is_file() else REPO_ROOT / "grader" / "checks" / f"{question}.py"
+    """The checks module, or the folder of a checks package (``checks/<id>/``), in the
+    questions folder first, then in this kit."""
+    for base in (root / "checks", REPO_ROOT / "grader" / "checks"):
+        for path in (base / f"{question}.py", base / question):
+            if path.exists():
+                return path
+    return REPO_ROOT / "grader" / "checks" / f"{question}.py"
+
+
+def checks_files(question: str, root: Path) -> list[Path]:
+    """The checks module, or every module of a checks package."""
+    path = checks_module_path(question, root)
+    return sorted(path.glob("*.py")) if path.is_dir() else [path]
 
 
 def kernel_test_path(question: str, root: Path) -> Path:
@@ -36,7 +48,7 @@ def kernel_test_path(question: str, root: Path) -> Path:
 
 def question_files(question: str, root: Path) -> list[Path]:
     """Every file of a question that ``grade new`` writes, where it exists."""
-    files = [solution_path(question, root), checks_module_path(question, root),
+    files = [solution_path(question, root), *checks_files(question, root),
              root / "kernels" / f"{question}.py", kernel_test_path(question, root),
              root / "tests" / f"test_{question}.py"]
     answers = root / "tests" / "answers" / question
@@ -116,36 +128,45 @@ def check_stub_files(report: QuestionReport, question: str, root: Path) -> None:
         for body in _SOLUTION.findall(cell.source):
             leaks += [f"solution line: {ln.strip()}" for ln in body.splitlines()
                       if len(ln.strip()) > 25 and ln.strip() in lines]
-    checks = checks_module_path(question, root)
-    if checks.is_file():
-        leaks += [f"hidden-check line: {ln}" for ln in sorted(code_lines(checks) & lines)]
+    for checks in checks_files(question, root):
+        if checks.is_file():
+            leaks += [f"hidden-check line: {ln}" for ln in sorted(code_lines(checks) & lines)]
     if leaks:
         report.add(FAIL, f"the stub leaks the solution or a hidden check ({_shown(stub, root)})", leaks)
     else:
         report.add(OK, "the stub leaks no solution line or hidden check")
 
 
-def execute(path: Path, workdir: str, root: Path):
-    """Run a notebook top to bottom in a fresh Python 3 kernel; returns the error, if any.
-    The kernel is told the questions folder, for the hidden-checks cell."""
+def execute(path: Path, workdir: str, root: Path, skip_demos: bool = False):
+    """Run a notebook top to bottom in a fresh Python 3 kernel, as Jupyter's Run All does
+    (cells tagged ``raises-exception`` do not stop it); returns (the executed notebook, the
+    error that stopped it or None). The kernel is told the questions folder, for the
+    hidden-checks cell; ``skip_demos`` leaves out the demo cells ("Grade it" among them)."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
     nb = nbformat.read(str(path), as_version=4)
     env = dict(os.environ, BACKPROP_TRAPS_QUESTIONS=str(root))
+    extra = {"skip_cells_with_tag": "demo"} if skip_demos else {}
     try:
         NotebookClient(nb, timeout=180, kernel_name="python3",
-                       resources={"metadata": {"path": workdir}}).execute(
+                       resources={"metadata": {"path": workdir}}, **extra).execute(
             env=env, stderr=subprocess.DEVNULL)  # the kernel's own log lines are noise here
     except CellExecutionError as err:
-        return err
-    return None
+        return nb, err
+    return nb, None
+
+
+def raised(cell) -> str | None:
+    """The name of the exception a cell's outputs show, if it raised."""
+    return next((o.get("ename") for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
 
 
 def check_notebooks(report: QuestionReport, question: str, root: Path) -> None:
+    from grader.authoring.stub_layout import is_visible_test
     solution, stub = solution_path(question, root), exercise_path(question, root)
     with tempfile.TemporaryDirectory(prefix="bpt-validate-") as work:
-        err = execute(solution, work, root)
+        _, err = execute(solution, work, root)
         if err is not None:
             report.add(FAIL, f"the solution does not run clean in a kernel: {err.ename}: {err.evalue}",
                        [_last_lines(str(err))])
@@ -153,14 +174,18 @@ def check_notebooks(report: QuestionReport, question: str, root: Path) -> None:
             report.add(OK, "the solution runs clean in a Jupyter kernel")
         if not stub.is_file():
             return
-        err = execute(stub, work, root)
-        if err is None:
-            report.add(FAIL, "the stub runs to the end: it should stop at its first NotImplementedError")
-        elif err.ename != "NotImplementedError":
-            report.add(FAIL, f"the stub stops at {err.ename}: {err.evalue}, before any NotImplementedError",
+        ran, err = execute(stub, work, root, skip_demos=True)
+        tests = [raised(c) for c in ran.cells if is_visible_test(c)]
+        if err is not None:
+            report.add(FAIL, f"Run All stops in the stub at {err.ename}: {err.evalue}, before the grade "
+                             "cell (tag the visible tests `raises-exception`: `grade release` does)",
                        [_last_lines(str(err))])
+        elif tests and tests[0] != "NotImplementedError":
+            report.add(FAIL, f"the stub's first visible test fails with {tests[0] or 'nothing'}, "
+                             "not NotImplementedError")
         else:
-            report.add(OK, "the stub stops at its first NotImplementedError in a kernel")
+            report.add(OK, "Run All goes through the stub to its grade cell; its visible tests stop at "
+                           "NotImplementedError")
 
 
 def _last_lines(text: str, n: int = 6) -> str:
@@ -175,6 +200,8 @@ def start_kernel_check(question: str, root: Path):
                PYTHONDONTWRITEBYTECODE="1")
     if tests.is_file():
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)]
+        if importlib.util.find_spec("xdist") is not None:
+            cmd[4:4] = ["-n", "0"]  # one small file: no worker processes (the repo's addopts ask for them)
         what = _shown(tests, root)
     elif module.is_file() and "def validate_kernels" in module.read_text(encoding="utf-8"):
         cmd = [sys.executable, "-c", "import importlib.util, sys; spec = importlib.util."

@@ -4,10 +4,13 @@ nbgrader's own preprocessors do the work, in the order ``nbgrader generate_assig
 runs them: check the cell metadata, lock the read-only cells, replace every
 ``### BEGIN SOLUTION`` … ``### END SOLUTION`` region with ``raise NotImplementedError()``,
 drop hidden tests and outputs, and record checksums so an nbgrader course can spot edited
-test cells. Notebook metadata (the question id) is kept.
+test cells. Notebook metadata (the question id) is kept. Before them the stub layout
+(``grader.authoring.stub_layout``) drops the derivation and solution-only cells and cuts the
+interview cell to its question.
 
 First, each solution's nbgrader hidden-checks cell is brought in line with the question's
-checks (``grader.authoring.nbgrader_cell``): added if missing, its points the full score.
+checks (``grader.authoring.nbgrader_cell``): added if missing, its points the full score; and
+its "Your derivation" answer cell is added before the first derivation cell if missing.
 """
 from __future__ import annotations
 
@@ -22,7 +25,11 @@ def make_stub(solution: Path):
     from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearOutput,
                                         ClearSolutions, ComputeChecksums, LockCells)
 
+    from grader.authoring.stub_layout import to_stub_layout
     nb = nbformat.read(str(solution), as_version=4)
+    question = ((nb.metadata.get("backprop_traps") or {}).get("question")
+                or solution.stem.split("_", 1)[-1])
+    nb = to_stub_layout(nb, question)  # derivations, mistakes and answers stay in the solution
     resources: dict = {}
     for step in (CheckCellMetadata(), LockCells(), ClearSolutions(), ClearOutput(),
                  ClearHiddenTests(), ComputeChecksums()):
@@ -44,10 +51,12 @@ def release(question: str | None = None, root: Path | None = None, check: bool =
     root = questions_root(root)
     ids = [question] if question else list(solution_notebooks(root))
     from grader.authoring.nbgrader_cell import max_score_or_none, sync_cell
+    from grader.authoring.stub_layout import sync_answer_cell
     changed = []
     for qid in ids:
         solution = solution_notebooks(root)[qid]
         cell_stale = sync_cell(solution, qid, max_score_or_none(qid, root), write=not check)
+        cell_stale |= sync_answer_cell(solution, qid, write=not check)
         target = exercise_path(qid, root)
         text = stub_text(solution)
         current = target.read_text(encoding="utf-8") if target.exists() else None

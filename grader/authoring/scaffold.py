@@ -12,6 +12,8 @@ from pathlib import Path
 
 from grader.authoring import templates
 from grader.authoring.nbgrader_cell import make_cell
+from grader.authoring.stub_layout import (DERIVATION, RUN_ALL_GOES_ON, SOLUTION_ONLY, answer_cell,
+                                          goes_on_in_run_all)
 from grader.notebook_grade import self_grade_cells
 from grader.loading.questions import REPO_ROOT, questions_root, solution_notebooks
 
@@ -34,7 +36,9 @@ def planned_files(question: str, root: Path, number: int) -> dict[str, Path]:
 
 def solution_notebook(question: str, title: str):
     """The solution notebook template: nbgrader metadata on every cell, the question id in
-    the notebook's metadata, the autograded hidden-checks cell, then the "Grade it" cells."""
+    the notebook's metadata, the stub layout's cells (the "Your derivation" answer cell, a
+    derivation step, the solution-only mistakes), the autograded hidden-checks cell, then the
+    "Grade it" cells."""
     import nbformat
     v4 = nbformat.v4
 
@@ -54,15 +58,20 @@ def solution_notebook(question: str, title: str):
         v4.new_markdown_cell(templates.MARKDOWN_INTRO.substitute(values)),
         code(templates.SETUP, "setup"),
         v4.new_markdown_cell(templates.MARKDOWN_TASK),
+        v4.new_markdown_cell(templates.MARKDOWN_DERIVATION, metadata={"tags": [DERIVATION]}),
         code(templates.SOLUTION.substitute(values), question, solution=True),
         code(templates.VISIBLE_TEST.substitute(values), f"test_{question}", grade=True, points=1),
-        v4.new_markdown_cell(templates.MARKDOWN_TRAPS),
+        v4.new_markdown_cell(templates.MARKDOWN_TRAPS, metadata={"tags": [SOLUTION_ONLY]}),
         v4.new_markdown_cell(templates.MARKDOWN_INTERVIEW, metadata={"tags": ["interview"]}),
         make_cell(question, 3),  # the template's checks are worth 1 + 2 points
         *self_grade_cells(question),
     ]
+    nb.cells.insert(3, nbformat.from_dict(answer_cell(question)))  # before the first derivation step
+    for cell in nb.cells:  # Run All goes on past a failing visible test to "Grade it"
+        if goes_on_in_run_all(cell):
+            cell.metadata["tags"] = [*cell.metadata.get("tags", []), RUN_ALL_GOES_ON]
     for i, cell in enumerate(nb.cells):  # stable ids: the scaffold is reproducible
-        cell["id"] = cell.get("id") if cell.get("id") == "hidden-checks" else f"cell-{i}"
+        cell["id"] = cell.get("id") if cell.get("id") in ("hidden-checks", "derivation-answer") else f"cell-{i}"
     return nb
 
 

@@ -1,6 +1,8 @@
 """The files ``grade new`` writes, as templates (``$qid``, ``$title``).
 
-The scaffold is a working elementwise question, ``<id>_forward(x) -> out`` and
+The solution notebook follows the stub layout (grader/authoring/stub_layout.py): the
+question and conventions first, the derivation in cells tagged ``derivation``, the mistakes
+in a cell tagged ``solution-only``. The scaffold is a working elementwise question, ``<id>_forward(x) -> out`` and
 ``<id>_backward(dout, x) -> dx``, with one example check, one trap (``sign-flipped``) and its
 runnable wrong answer. Every line the author must write is marked ``SCAFFOLD:``;
 ``grade validate`` lists the marks that are left, one per line.
@@ -11,8 +13,11 @@ MARKDOWN_INTRO = Template("""\
 # $title
 
 **The scenario.** SCAFFOLD: the story: who hits this bug, where, and why it matters.
+This cell holds the question as asked, the shapes and conventions, and no derivation.""")
 
-**The derivation.** Write it in your own words: the forward, then the backward it implies.""")
+MARKDOWN_DERIVATION = """\
+**Step 1.** SCAFFOLD: the derivation, one step per markdown cell tagged `derivation` (the stub
+drops them; `grade reveal` shows them one at a time): the forward, then the backward it implies."""
 
 SETUP = """\
 # Setup (locked): the imports every later cell needs; numpy and the standard library only.
@@ -50,7 +55,7 @@ assert ${qid}_forward(x).shape == x.shape
 assert ${qid}_backward(dout, x).shape == x.shape""")
 
 MARKDOWN_TRAPS = """\
-## The mistakes the grader looks for
+## The mistakes the grader names
 
 - **sign-flipped**: the backward returns the gradient with the wrong sign."""
 
@@ -67,7 +72,13 @@ MARKDOWN_INTERVIEW = """\
 
 **Follow-ups.**
 - *A follow-up an interviewer asks next?* Its short answer, with numbers where they exist.
-- *Another follow-up?* Its short answer."""
+- *Another follow-up?* Its short answer.
+
+**Key points.**
+- the spoken answer's first point, as a learner recognises it: spoken answer; a synonym; two parts + that both appear
+- a second point (4 to 7 in all): at most; a formula in several spellings such as 1/sqrt(d)
+- a third: 120 words; a word that longer words start (sum finds sums)
+- a fourth: about; replace all four with the question's own"""
 
 CHECKS = Template('''\
 """Hidden checks for $qid: $title.

@@ -2,7 +2,8 @@
 
 A question is sound when its scaffold placeholders are filled in, its hidden checks pass
 the solution and fail the stub, every trap's wrong answer and every automatic wrong answer
-(``soundness``), the stub is fresh and leaks nothing, both notebooks run in a real kernel
+(``soundness``), the stub is fresh and leaks nothing (no solution line, no hidden check, and
+none of the answers the stub layout keeps in the solution: ``stub_leaks``), both notebooks run in a real kernel
 and the kernels agree with the solution (``artifacts``). ``quick`` skips the two slow
 steps (notebooks and kernels).
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.authoring import artifacts, soundness
+from grader.authoring import artifacts, soundness, stub_leaks, trap_list
 from grader.authoring.findings import SKIP, QuestionReport
 from grader.engine.run import DEFAULT_SEED
 from grader.loading.questions import questions_root, solution_notebooks, solution_path
@@ -27,7 +28,9 @@ def validate_question(question: str, root: Path | str | None = None, quick: bool
     try:
         soundness.check_grading(report, question, root, seed)
         artifacts.check_stub_files(report, question, root)
+        stub_leaks.check_stub_practice(report, question, root, _trap_ids(question, root))
         check_interview(report, question, root)
+        trap_list.check_trap_list(report, question, root)
         if quick:
             report.add(SKIP, "notebooks in a Jupyter kernel and kernels under the simulator (--quick)")
         else:
@@ -36,6 +39,14 @@ def validate_question(question: str, root: Path | str | None = None, quick: bool
         if kernels is not None:
             artifacts.finish_kernel_check(report, kernels)
     return report
+
+
+def _trap_ids(question: str, root: Path) -> list[str]:
+    from grader.checks import load_question
+    try:
+        return [t.id for t in load_question(question, root).traps]
+    except Exception:  # no checks yet: soundness says so
+        return []
 
 
 def check_interview(report: QuestionReport, question: str, root: Path) -> None:
@@ -48,6 +59,9 @@ def check_interview(report: QuestionReport, question: str, root: Path) -> None:
                                                    "tagged `interview`, see grader/authoring/interview.py)"))
     else:
         report.add(OK, "the solution ends in the interview (its cell has every part)")
+    if source is not None:
+        from grader.authoring import interview, keypoint_proofs
+        keypoint_proofs.prove(report, interview.parse(source))
 
 
 def validate(questions=(), root: Path | str | None = None, quick: bool = False,

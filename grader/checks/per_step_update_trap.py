@@ -162,13 +162,13 @@ def expect_value(ctx, name, got, expected, fn, candidates=()):
         raise
 
 
-def expect_gradient(ctx, name, got, f, at, dout, candidates=(), right=None, counts=None):
+def expect_gradient(ctx, name, got, f, at, dout, candidates=(), right=None, counts=None, rows=False):
     """``got`` must be the gradient of <dout, f(at)>; else name the trap it matches, if any
-    (``right`` and ``counts`` as in ``fail_if_trap``)."""
+    (``right`` and ``counts`` as in ``fail_if_trap``; ``rows`` as in ``ctx.expect_gradient``)."""
     if isinstance(got, np.ndarray) and got.shape != at.shape:
         fail_if_trap(ctx, name, got, BWD, candidates)
     try:
-        ctx.expect_gradient(name, got, f, at, dout, BWD, reference=right, counts=counts)
+        ctx.expect_gradient(name, got, f, at, dout, BWD, reference=right, counts=counts, rows=rows)
     except Fail:
         fail_if_trap(ctx, name, got, BWD, candidates, what="does not match finite differences",
                      right=right, counts=counts)
@@ -212,7 +212,8 @@ def backward_dx(ctx):
         traps = [("kernel-flip", ctx.ref.conv1d_backward(dout, x, w[:, :, ::-1], s, p)[0])]
         if s > 1:
             traps.append(("stride-ignored", stride_one(ctx.ref, dout, x, w, p)[0]))
-        expect_gradient(ctx, "dx", dx, lambda z: ctx.ref.conv1d_forward(z, w, b, s, p), x, dout, traps)
+        expect_gradient(ctx, "dx", dx, lambda z: ctx.ref.conv1d_forward(z, w, b, s, p), x, dout, traps,
+                        rows=True)  # each example of the batch is convolved on its own
 
 
 @QUESTION.check("dw sums over every position and example (finite differences)", points=2, hints=(

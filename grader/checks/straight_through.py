@@ -134,7 +134,7 @@ def _backward(ctx, x, scale, qmin, qmax):
     """The learner's dx against finite differences of the surrogate (x is kink-free)."""
     dout = upstream(ctx.rng, x.shape)
     dx = ctx.call(BWD, dout, x, scale, qmin, qmax)
-    ctx.expect_gradient("dx", dx, surrogate(ctx, scale, qmin, qmax), x, dout, BWD,
+    ctx.expect_gradient("dx", dx, surrogate(ctx, scale, qmin, qmax), x, dout, BWD, rows=True,
                         traps=backward_traps(dout),
                         reference=ctx.ref.fake_quant_backward(dout, x, scale, qmin, qmax),
                         regions=regions(x, scale, qmin, qmax), example=backward_example(ctx),

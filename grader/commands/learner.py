@@ -79,12 +79,35 @@ def describe(question: str, solution: Path, root: Path) -> tuple[str, str]:
         return _first_heading(solution) or "(no description yet)", "medium"
 
 
+def _derivation_steps(solution: Path) -> int:
+    """How many cells of the solution are tagged ``derivation`` (what `grade reveal` shows)."""
+    from grader.loading.notebook import NotebookError, parse_notebook
+    try:
+        nb = parse_notebook(solution.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, NotebookError):
+        return 0
+    return sum(1 for c in nb["cells"] if isinstance(c, dict) and isinstance(c.get("metadata"), dict)
+               and "derivation" in (c["metadata"].get("tags") or []))
+
+
+def _scores(history, qid: str, solution: Path) -> tuple[str, str, str]:
+    """The three score columns of `grade list`: code, interview, derivation."""
+    last, best = history.last(qid), history.best(qid)
+    code = f"{last[0]:g}/{last[1]:g}, best {best[0]:g}/{best[1]:g}" if last and best else "not graded"
+    runs = history.interviews(qid)
+    spoken = f"{runs[-1]['hit']}/{runs[-1]['of']}" if runs else "-"
+    steps = _derivation_steps(solution)
+    revealed = f"{min(history.revealed(qid), steps)}/{steps} shown" if steps else "-"
+    return code, spoken, revealed
+
+
 @click.command("list")
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo).")
 def list_questions(questions_dir):
-    """List the questions: what each is about, its difficulty, your best score so far in this
-    folder, and how to start it (or your notebook here, once started)."""
+    """List the questions: what each is about, its difficulty, your scores in this folder
+    side by side (the last code score with the best, the last interview checklist, the
+    derivation steps revealed), and how to start it (or your notebook here, once started)."""
     from grader.learner.history import FILENAME, History
     from grader.loading.questions import questions_root, solution_notebooks
 
@@ -96,19 +119,18 @@ def list_questions(questions_dir):
         title, difficulty = describe(qid, solution, root)
         mine = Path.cwd() / solution.name
         to_open = solution.name if mine.is_file() else f"grade start {qid}"
-        best = history.best(qid)
-        score = f"best {best[0]:g}/{best[1]:g}" if best else "not graded"
-        rows.append((solution.name[:2], qid, difficulty, score, to_open, title))
+        rows.append((solution.name[:2], qid, difficulty, *_scores(history, qid, solution), to_open, title))
     if not rows:
         click.echo(f"No questions found in {root / 'solutions'}.")
         return
-    idw = max(len(r[1]) for r in rows)
-    scw = max(len(r[3]) for r in rows)
-    graded = " (best scores: this folder's " + FILENAME + ")" if history.questions else ""
+    header = ("", "question", "level", "code (last, best)", "interview", "derivation", "start with")
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    graded = " (scores: this folder's " + FILENAME + ")" if history.questions else ""
     click.echo(f"{len(rows)} questions{graded}:\n")
-    for num, qid, difficulty, score, to_open, title in rows:
-        click.echo(f"  {num}  {qid.ljust(idw)}  {difficulty:<6}  {score.ljust(scw)}  {to_open}")
-        click.echo(f"      {title}")
+    for row in [header] + rows:
+        click.echo("  " + "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths)).rstrip())
+        if row is not header:
+            click.echo(f"      {row[-1]}")
     fresh = [r[1] for r in rows if not history.best(r[1]) and not (Path.cwd() / notebooks[r[1]].name).exists()]
     if fresh:
         click.echo(f"\nStart one in this folder: `grade start {fresh[0]}`, "
@@ -117,16 +139,21 @@ def list_questions(questions_dir):
     if page.is_file():
         click.echo(f"Before an interview, revise every question's spoken answer and follow-ups "
                    f"on one page: {_shown_path(page)}")
+    click.echo("Rehearse the spoken answer aloud, the question that is due first: `grade interview`.")
 
 
 @click.command("start")
 @click.argument("question")
 @click.argument("folder", required=False, type=click.Path(file_okay=False), default=".")
 @click.option("--force", is_flag=True, help="Overwrite the notebook if it is already there (your work is lost).")
+@click.option("--solution", is_flag=True,
+              help="Also copy the solution notebook and the question's kernels next to your stub "
+                   "(for after you have solved it).")
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo).")
-def start(question, folder, force, questions_dir):
-    """Copy QUESTION's stub notebook into FOLDER (default: here) and say how to grade it."""
+def start(question, folder, force, solution, questions_dir):
+    """Copy QUESTION's stub notebook into FOLDER (default: here) and say how to grade it;
+    with --solution, the solution notebook and the kernels too (your stub is kept)."""
     from grader.loading.questions import exercise_path, questions_root, solution_notebooks
 
     root = questions_root(questions_dir)
@@ -141,24 +168,74 @@ def start(question, folder, force, questions_dir):
     target = Path(folder) / stub.name
     shown = shlex.quote(_shown_path(target.resolve()))
     if target.exists() and not force:
+        if solution:  # the learner's own notebook stays as it is
+            _copy_solution(question, root, Path(folder))
+            return
         click.echo(f"{shown} already exists; your work there is kept. Grade it with `grade {shown}`, "
                    "or add --force to start over (that overwrites it).", err=True)
         sys.exit(1)
+    _copy(stub, target)
+    click.echo(f"Copied the {question} stub to {shown}. Open it in Jupyter, derive the backward in its\n"
+               "\"Your derivation\" cell, fill in the functions (Run All ends in the grade cell), or\n"
+               "grade it from here:\n\n"
+               f"    grade {shown}\n\n"
+               f"Stuck on the math? `grade reveal {question}` shows the derivation one step at a time.")
+    if solution:
+        _copy_solution(question, root, Path(folder))
+
+
+def _copy(source: Path, target: Path) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(stub, target)
+        shutil.copyfile(source, target)
     except OSError as e:
-        click.echo(f"Could not write {shown}: {e.strerror or e}", err=True)
+        click.echo(f"Could not write {shlex.quote(_shown_path(target.resolve()))}: {e.strerror or e}", err=True)
         sys.exit(1)
-    click.echo(f"Copied the {question} stub to {shown}. Open it in Jupyter, fill in the functions\n"
-               "(the last cell grades the notebook from inside), or grade it from here:\n\n"
-               f"    grade {shown}\n")
+
+
+def _copy_solution(question: str, root: Path, folder: Path) -> None:
+    """`start --solution`: the solution notebook and the kernels, beside the stub."""
+    from grader.learner.history import History
+    from grader.learner.next_steps import copy_names
+    from grader.loading.questions import kernel_path, solution_path
+    solution_name, kernels_name = copy_names(question, root)
+    copies = [(solution_path(question, root), folder / solution_name)]
+    kernels = kernel_path(question, root)
+    if kernels is not None:
+        copies.append((kernels, folder / kernels_name))
+    for source, target in copies:
+        _copy(source, target)
+        click.echo(f"Copied {source.name} to {shlex.quote(_shown_path(target.resolve()))}.")
+    if kernels is None:
+        click.echo(f"{question} has no kernels: its solution notebook says why.")
+    best = History.load().best(question)
+    if not best or best[0] < best[1]:
+        click.echo("Note: your notebook here has not passed every hidden check yet; the solution "
+                   f"gives the answer away (`grade reveal {question}` shows the derivation a step at a time).")
+
+
+def _fingerprint(path: str) -> str | None:
+    """A hash of what was graded: grading the same answer again is not an attempt. For a
+    notebook, its graded code only, so that saving new outputs does not make a new attempt."""
+    import hashlib
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    if path.endswith(".ipynb"):
+        from grader.loading.notebook import NotebookError, graded_code, parse_notebook
+        try:
+            data = graded_code(parse_notebook(data.decode("utf-8"))).encode("utf-8")
+        except (UnicodeDecodeError, NotebookError):
+            pass
+    return hashlib.sha256(data).hexdigest()
 
 
 def after_grading(results, want_hint: bool, color: bool) -> str:
     """Remember each graded result's score in this folder's history, and show the next hint
     for the first failing check (``--hint``) or say that one is available. Returns the text."""
     from grader.learner.history import History
+    from grader.learner.next_steps import full_marks_text
     from grader.learner.report import render_hint
 
     history = History.load()
@@ -168,11 +245,14 @@ def after_grading(results, want_hint: bool, color: bool) -> str:
             if want_hint:
                 texts.append(f"{r.submission}: no hint until the file can be graded (see above).")
             continue
-        history.record_score(r.question, r.score, r.max_score)
+        history.record_score(r.question, r.score, r.max_score, _fingerprint(r.submission))
         failing = [t for t in r.tests if not t.passed]
         if not failing:
             if want_hint:
                 texts.append(f"{inert(r.submission)}: every hidden check passes; no hint needed.")
+            pointers = full_marks_text(r.question)
+            if pointers:
+                texts.append(pointers)
             continue
         target = next((t for t in failing if t.hints), failing[0])
         if want_hint:

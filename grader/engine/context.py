@@ -224,14 +224,17 @@ class CheckContext:
     def expect_gradient(self, name: str, got, f, x: np.ndarray, dout: np.ndarray, fn: str,
                         traps: dict[str, np.ndarray] | None = None, example=None,
                         reference: np.ndarray | None = None, regions: dict | None = None,
-                        counts: dict | None = None):
+                        counts: dict | None = None, rows: bool = False):
         """``got`` must be the gradient of ``<dout, f(x)>`` (finite differences of the reference).
+
+        ``rows=True``: ``f`` treats the leading axis of ``x`` as independent rows, so the finite
+        differences run as one stacked call (``gradcheck``'s module docstring).
 
         With ``reference`` (the exact gradient, e.g. the solution's backward) and ``regions``,
         the feedback says where the differences lie; ``example`` as in ``expect_array``;
         ``counts`` as in ``mismatch`` (a gradient that is a multiple of the right one says so)."""
         got = self._as_array_or_trap(name, got, x, fn, traps)
-        err = gradcheck.gradient_error(f, x, dout, got, self.rng)
+        err = gradcheck.gradient_error(f, x, dout, got, self.rng, rows=rows)
         if err <= gradcheck.GRAD_RTOL:
             return got
         narrow = low_precision(name, got, fn, reference)
@@ -242,7 +245,7 @@ class CheckContext:
         extra = self._details(name, got, reference, example, regions if reference is not None else None)
         right = reference
         if right is None and x.size <= gradcheck.FULL_LIMIT:
-            right = gradcheck.numerical_gradient(f, x, dout)
+            right = gradcheck.numerical_gradient(f, x, dout, rows=rows)
         factor = self.factor_sentence(name, got, right, counts) if right is not None else None
         if trap is not None:
             raise Fail(f"`{name}` from {fn} does not match finite differences. "

@@ -61,6 +61,9 @@ class GradeResult:
     """What the learner's code printed (capped)."""
     public: VisibleTests | None = None
     """The notebook's visible tests, when asked for (not in the JSON: CONTRACT.md is exact)."""
+    manual: list[str] = field(default_factory=list)
+    """The notebook's manually graded answer cells ("Your derivation"), listed with the visible
+    tests as not auto-graded: never in the score, not in the JSON."""
     warnings: list[str] = field(default_factory=list)
     """One sentence per cell of the learner's that raised or is not Python while loading
     (grading went on past it); in the JSON as ``"warnings"``, only when there are some."""

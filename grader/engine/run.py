@@ -90,8 +90,9 @@ def _run_checks(sub, root: Path, seed: int, limits: Limits, result: GradeResult,
                 outcome = _run_one(check, CheckContext(question, calls, ref, seed, check.name))
             result.tests.append(outcome)
         if visible_tests and loaded.ok:
-            from grader.engine.visible_tests import run_visible_tests
+            from grader.engine.visible_tests import manual_cells, run_visible_tests
             result.public = run_visible_tests(sandbox, sub.path)
+            result.manual = manual_cells(sub.path)
         result.output = sandbox.output
         result.warnings = list(sandbox.warnings)
     result.score = sum(t.points for t in result.tests)

@@ -68,3 +68,24 @@ def run_visible_tests(sandbox, path: str | Path) -> VisibleTests | None:
                 for (name, source), o in zip(cells, outcomes)
                 if not (isinstance(o, dict) and o.get("ok") is True)]
     return VisibleTests(len(cells) - len(failures), len(cells), failures)
+
+
+def manual_cells(path: str | Path) -> list[str]:
+    """The headings of a notebook's manually graded answer cells (nbgrader markdown cells with
+    solution and grade metadata, e.g. "Your derivation"): `grade` lists them as not
+    auto-graded and never scores them."""
+    path = Path(path)
+    if path.suffix != ".ipynb":
+        return []
+    try:
+        nb = parse_notebook(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, NotebookError):
+        return []
+    found = []
+    for cell in nb["cells"]:
+        meta = (cell.get("metadata") or {}).get("nbgrader") if isinstance(cell, dict) else None
+        if cell.get("cell_type") == "markdown" and isinstance(meta, dict) and meta.get("grade") \
+                and meta.get("solution"):
+            first = cell_source(cell).strip().splitlines()[:1]
+            found.append(first[0].lstrip("#").strip() if first else str(meta.get("grade_id", "answer")))
+    return found

@@ -51,6 +51,9 @@ def render(result: GradeResult, color: bool) -> str:
                     lines += textwrap.wrap(fb, WIDTH + len(INDENT), initial_indent=INDENT,
                                            subsequent_indent=INDENT, break_on_hyphens=False)
     lines += _visible_lines(result, style)
+    if result.manual:
+        lines.append(f"  Not auto-graded (never in the score): {inert(', '.join(result.manual))}; "
+                     f"`grade reveal {inert(result.question or 'ID')}` shows the reference step by step.")
     passed = sum(t.passed for t in result.tests)
     counts = f"hidden: {passed}/{len(result.tests)}"
     if result.public is not None and not result.public.error:

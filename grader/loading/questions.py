@@ -57,3 +57,12 @@ def solution_path(question: str, root: Path | None = None) -> Path:
 def exercise_path(question: str, root: Path | None = None) -> Path:
     sol = solution_path(question, root)
     return sol.parent.parent / "exercises" / sol.name
+
+
+def kernel_path(question: str, root: Path | None = None) -> Path | None:
+    """The question's Numba CUDA kernels, ``kernels/<id>.py``: in the questions folder, else the
+    kit's own (the repository in a clone, the installed ``kernels`` package of a wheel)."""
+    for folder in ((root or questions_root()) / "kernels", REPO_ROOT / "kernels"):
+        if (folder / f"{question}.py").is_file():
+            return folder / f"{question}.py"
+    return None

@@ -10,6 +10,7 @@ import numpy as np
 
 from grader.checks.attention_backward.probes import (BWD, FWD, GRADS, MEM_B, MEM_D, MEM_N, TILE_ROWS, MiB,
                                                      call_forward, prefixed, where)
+from grader.engine.gradcheck import Rows
 from grader.engine.question import Fail, Trap
 
 TRAPS = [
@@ -107,10 +108,11 @@ def expect_backward(ctx, grads, do, q, k, v, o, lse, causal, gradcheck: bool) ->
             ctx.expect_array(name, got, want, BWD, traps=wrong[name])
             continue
 
-        def f(x, name=name):
-            args = {"dq": (x, k, v), "dk": (q, x, v), "dv": (q, k, x)}[name]
-            return ctx.ref.attention_forward(*args, causal)[0]
-        ctx.expect_gradient(name, got, f, inputs[name], do, BWD, traps=wrong[name])
+        # heads are independent: finite differences stack perturbed heads (Rows)
+        f = {"dq": Rows(lambda x, k, v: ctx.ref.attention_forward(x, k, v, causal)[0], k, v),
+             "dk": Rows(lambda x, q, v: ctx.ref.attention_forward(q, x, v, causal)[0], q, v),
+             "dv": Rows(lambda x, q, k: ctx.ref.attention_forward(q, k, x, causal)[0], q, k)}[name]
+        ctx.expect_gradient(name, got, f, inputs[name], do, BWD, traps=wrong[name], rows=True)
 
 
 def expect_constant_values(ctx, grads, do, q, k, v, o, lse) -> None:

@@ -35,9 +35,9 @@ def expect_value(ctx, name, got, expected, fn, where, candidates, diagnose, exam
         raise fail(failure, where, got, candidates, diagnose) from None
 
 
-def expect_grad(ctx, name, got, f, wrt, dy, where, candidates, diagnose, example=None):
+def expect_grad(ctx, name, got, f, wrt, dy, where, candidates, diagnose, example=None, rows=False):
     try:
-        ctx.expect_gradient(name, got, f, wrt, dy, BWD, example=example)
+        ctx.expect_gradient(name, got, f, wrt, dy, BWD, example=example, rows=rows)
     except Fail as failure:
         raise fail(failure, where, got, candidates, diagnose) from None
 
@@ -98,7 +98,8 @@ def check_gradient(ctx, index, x, gamma, beta, eps, example=True):
     diagnose = (lambda: probes.diagnose_backward(ctx)) if index == 0 else \
         (lambda: probes.diagnose_param(ctx, index))
     expect_grad(ctx, GRADS[index], got[index], f, wrt, dy, where, wrong, diagnose,
-                example=probes.backward_example(ctx, index, eps) if example else None)
+                example=probes.backward_example(ctx, index, eps) if example else None,
+                rows=index == 0)  # LayerNorm normalises each row of x on its own
     return got
 
 
@@ -166,7 +167,7 @@ def dx_properties(ctx):
                              f"gradient has: {sentence}"), None, got[0], {}, lambda: (trap, observed))
     wrong = backward_traps(ctx, dy, x, gamma, mean, rstd, 0.0)["dx"]
     expect_grad(ctx, "dx", got[0], lambda v: ctx.ref.layernorm_forward(v, gamma, beta, 0.0)[0],
-                x, dy, where, wrong, lambda: probes.diagnose_backward(ctx))
+                x, dy, where, wrong, lambda: probes.diagnose_backward(ctx), rows=True)
 
 
 @QUESTION.check("dgamma: dy * x-hat summed over the batch", points=2, hints=(

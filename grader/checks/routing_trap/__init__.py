@@ -39,7 +39,7 @@ def _max_backward(ctx, x, k, s, traps_for=()):
     right = ctx.ref.maxpool2d_backward(dout, argmax, x.shape, k, s)
     f = lambda z: ctx.ref.maxpool2d_forward(z, k, s)[0]  # noqa: E731
     try:
-        ctx.expect_gradient("dx", dx, f, x, dout, "maxpool2d_backward", traps=traps, reference=right,
+        ctx.expect_gradient("dx", dx, f, x, dout, "maxpool2d_backward", traps=traps, reference=right, rows=True,
                             regions=lambda: backward_regions(ctx, x, argmax, k, s),
                             example=max_backward_example(ctx, k, s))
     except Fail as failure:
@@ -186,7 +186,7 @@ def average_pooling(ctx):
         correct = ctx.ref.avgpool2d_backward(dout, x.shape, k, s)
         try:
             ctx.expect_gradient("dx", dx, lambda z: ctx.ref.avgpool2d_forward(z, k, s), x, dout,
-                                "avgpool2d_backward", traps={"avg-unscaled": correct * k * k},
+                                "avgpool2d_backward", traps={"avg-unscaled": correct * k * k}, rows=True,
                                 reference=correct, counts={"k * k, the window size": k * k},
                                 regions={"where windows overlap": coverage(x.shape, k, s) > 1},
                                 example=avg_example(ctx, k, s, backward=True))

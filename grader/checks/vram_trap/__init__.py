@@ -270,7 +270,8 @@ def packed_mask(ctx):
         _, ref_mask = ctx.ref.relu_forward_packed(z)
         da = upstream(ctx.rng, shape)
         dz = ctx.call(RELU_B, da, ref_mask, shape)
-        ctx.expect_gradient("dz", dz, lambda v: ctx.ref.relu_forward_packed(v)[0], z, da, RELU_B)
+        ctx.expect_gradient("dz", dz, lambda v: ctx.ref.relu_forward_packed(v)[0], z, da, RELU_B,
+                            rows=True)  # elementwise
 
 
 @QUESTION.check("inputs and parameters left unchanged", points=1, hints=(

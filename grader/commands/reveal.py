@@ -1,0 +1,28 @@
+"""`grade reveal ID [--all]`: the next step of a question's derivation (grader/learner/reveal.py)."""
+import click
+
+
+@click.command("reveal")
+@click.argument("question")
+@click.option("--all", "show_all", is_flag=True, help="Show every step of the derivation at once.")
+@click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
+              help="Folder with your own questions (same layout as this repo).")
+def reveal(question, show_all, questions_dir):
+    """Show the next step of QUESTION's derivation, one step per call (--all: every step).
+
+    Try the derivation yourself first, in the notebook's "Your derivation" cell. The number
+    of steps shown is kept in this folder's .backprop_traps_history.json."""
+    from grader.learner.history import History
+    from grader.learner.reveal import render, reveal as next_steps
+    from grader.loading.questions import questions_root, solution_notebooks
+
+    root = questions_root(questions_dir)
+    known = solution_notebooks(root)
+    if question not in known:
+        raise click.BadParameter(f"unknown question {question!r}; the questions are: {', '.join(known)} "
+                                 "(`grade list` describes them)", param_hint="QUESTION")
+    history = History.load()
+    shown = next_steps(question, history, root, show_all=show_all)
+    if shown.steps:
+        history.save()
+    click.echo(render(shown))

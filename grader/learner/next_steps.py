@@ -1,0 +1,42 @@
+"""What a learner reads after full marks: where the solution, the kernels and the interview are.
+
+Practice first, then the reference: the report points to these only once every hidden check
+passes, and `grade start ID --solution` copies the solution notebook and the kernels next to
+the learner's stub (from a wheel too: both are package data).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _shown(path: Path) -> str:
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else str(path)
+
+
+def copy_names(question: str, root: Path | None = None) -> tuple[str, str]:
+    """The file names `grade start --solution` gives the solution and the kernels copies."""
+    from grader.loading.questions import solution_path
+    return f"{solution_path(question, root).stem}_solution.ipynb", f"{question}_kernels.py"
+
+
+def full_marks_text(question: str, root: Path | None = None) -> str:
+    """The lines shown at full marks (empty for an unknown question)."""
+    from grader.authoring.interview import PAGE
+    from grader.loading.questions import kernel_path, questions_root, solution_notebooks
+    root = questions_root(root)
+    solution = solution_notebooks(root).get(question)
+    if solution is None:
+        return ""
+    lines = [f"Full marks on {question}. Now compare with the reference:",
+             f"  the solution notebook: {_shown(solution)}",
+             f"    (`grade start {question} --solution` copies it and the kernels next to your notebook)"]
+    kernels = kernel_path(question, root)
+    lines.append(f"  its Numba CUDA kernels: {_shown(kernels)}" if kernels else
+                 "  its kernels: none for this question (its solution notebook says why)")
+    page = root / PAGE
+    interview = f"`grade interview {question}`"
+    lines.append(f"  the interview: {interview}" + (f", then every answer on one page: {_shown(page)}"
+                                                      if page.is_file() else ""))
+    return "\n".join(lines)

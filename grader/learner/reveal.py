@@ -1,0 +1,67 @@
+"""`grade reveal ID`: the solution's derivation, one step per call, after the learner has tried.
+
+The steps are the solution notebook's markdown cells tagged ``derivation``, in order
+(grader/authoring/stub_layout.py). How many were shown is kept in this folder's history
+(``"revealed"``), so the next call shows the next step; ``--all`` shows every step. The
+solution is read as JSON (no nbformat): it is package data in a wheel, like the stubs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Revealed:
+    """What one `grade reveal` call shows."""
+    question: str
+    total: int
+    """How many steps the derivation has."""
+    steps: list[tuple[int, str]] = field(default_factory=list)
+    """(step number from 1, its markdown) for each step shown now; empty when none is left."""
+    seen_before: int = 0
+    """Steps shown by earlier calls."""
+
+
+def derivation(question: str, root: Path | None = None) -> list[str]:
+    """The markdown of each step of the question's derivation ([] when it has none)."""
+    from grader.authoring.stub_layout import derivation_steps
+    from grader.loading.notebook import parse_notebook
+    from grader.loading.questions import solution_path
+    return derivation_steps(parse_notebook(solution_path(question, root).read_text(encoding="utf-8")))
+
+
+def reveal(question: str, history, root: Path | None = None, show_all: bool = False) -> Revealed:
+    """The next step (every step with ``show_all``), recorded in ``history`` (not saved here)."""
+    steps = derivation(question, root)
+    seen = min(history.revealed(question), len(steps))
+    shown = Revealed(question, len(steps), seen_before=seen)
+    if show_all:
+        shown.steps = list(enumerate(steps, 1))
+    elif seen < len(steps):
+        shown.steps = [(seen + 1, steps[seen])]
+    if shown.steps:
+        history.record_revealed(question, shown.steps[-1][0])
+    return shown
+
+
+def render(shown: Revealed) -> str:
+    """The terminal text of one call."""
+    q, total = shown.question, shown.total
+    if not total:
+        return f"{q} has no derivation to reveal yet."
+    if not shown.steps:
+        return (f"All {total} steps of the {q} derivation are revealed: there is nothing more.\n"
+                f"`grade reveal {q} --all` shows them again; `grade interview {q}` rehearses the "
+                "spoken answer.")
+    parts = []
+    for number, text in shown.steps:
+        parts.append(f"--- {q}: derivation step {number} of {total} ---\n\n{text}")
+    last = shown.steps[-1][0]
+    if last < total:
+        parts.append(f"(Try the next step yourself first; `grade reveal {q}` shows step {last + 1} "
+                     f"of {total}, `--all` the rest.)")
+    else:
+        parts.append(f"(That was the last step. Write the derivation in your own words in the "
+                     f"notebook's \"Your derivation\" cell; `grade interview {q}` rehearses it aloud.)")
+    return "\n\n".join(parts)

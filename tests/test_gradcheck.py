@@ -1,0 +1,66 @@
+"""The finite-difference helpers: the stacked path for independent rows gives the same
+gradient and the same verdict as the element-by-element loop."""
+import numpy as np
+import pytest
+
+from grader.engine import gradcheck
+
+
+def pool(z):
+    """Max over 3 x 3 windows with stride 2: rows (axis 0) independent, like max pooling."""
+    from numpy.lib.stride_tricks import sliding_window_view
+    return sliding_window_view(z, (3, 3), axis=(2, 3))[..., ::2, ::2, :, :].max(axis=(-1, -2))
+
+
+def layer(z):
+    """A row-wise nonlinearity mixing the row's entries (independent rows, not elementwise)."""
+    return np.tanh(z @ np.arange(1.0, 1.0 + z.shape[-1] ** 2).reshape(z.shape[-1], -1) / 10)
+
+
+@pytest.mark.parametrize("f, shape", [(pool, (3, 2, 7, 7)), (layer, (4, 5))])
+def test_rows_gradient_equals_the_loop(f, shape):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape)
+    dout = rng.standard_normal(f(x).shape)
+    loop = gradcheck.numerical_gradient(f, x, dout)
+    rows = gradcheck.numerical_gradient(f, x, dout, rows=True)
+    assert np.allclose(rows, loop, rtol=0, atol=1e-8)
+
+
+def test_rows_gradient_works_in_chunks(monkeypatch):
+    monkeypatch.setattr(gradcheck, "STACK_BYTES", 200)  # a few rows per call
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 5))
+    dout = rng.standard_normal(layer(x).shape)
+    assert np.allclose(gradcheck.numerical_gradient(layer, x, dout, rows=True),
+                       gradcheck.numerical_gradient(layer, x, dout), atol=1e-8)
+
+
+def test_directional_check_stacked_gives_the_same_verdict():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((40, 30))  # over FULL_LIMIT: directional checks
+    dout = rng.standard_normal(layer(x).shape)
+    right = gradcheck.numerical_gradient(layer, x, dout, rows=True)
+    for dx, ok in ((right, True), (2 * right, False)):
+        errs = [gradcheck.gradient_error(layer, x, dout, dx, np.random.default_rng(3), rows=r)
+                for r in (False, True)]
+        assert all((e <= gradcheck.GRAD_RTOL) == ok for e in errs), errs
+
+
+def test_rows_with_companion_arrays_takes_each_stacked_rows_own_companions():
+    """Attention-like: f(q, k) mixes q's row b with k's row b; perturbing q's rows stacked
+    must pair each with the k row it came from."""
+    rng = np.random.default_rng(4)
+    q, k = rng.standard_normal((3, 4, 2)), rng.standard_normal((3, 4, 2))
+    f = lambda x, k: np.tanh(x @ np.swapaxes(k, 1, 2))  # noqa: E731  (B, 4, 4)
+    dout = rng.standard_normal((3, 4, 4))
+    loop = gradcheck.numerical_gradient(lambda x: f(x, k), q, dout)
+    rows = gradcheck.numerical_gradient(gradcheck.Rows(f, k), q, dout, rows=True)
+    assert np.allclose(rows, loop, atol=1e-8)
+    big = rng.standard_normal((30, 8, 3))
+    kk = rng.standard_normal((30, 8, 3))
+    d = rng.standard_normal((30, 8, 8))
+    right = gradcheck.numerical_gradient(gradcheck.Rows(f, kk), big, d, rows=True)
+    errs = [gradcheck.gradient_error(g, big, d, right, np.random.default_rng(5), rows=r)
+            for g, r in ((lambda x: f(x, kk), False), (gradcheck.Rows(f, kk), True))]
+    assert max(errs) < 1e-6
