@@ -19,7 +19,11 @@ ONE = np.float64(1.0)  # the loss is the output itself: no upstream gradient to 
 QUESTION = Question("softmax_ce", "Derive and implement d(loss)/d(logits) = softmax - onehot", traps=[
     Trap("batch-not-averaged", "The loss is the mean of the row losses over the batch, not their "
          "sum: divide the summed loss by the batch size N, and the gradient of every row then "
-         "carries the same factor 1 / N."),
+         "carries the same factor 1 / N.",
+         symptom="Your loss and dlogits are N times too large: summed over the batch, not averaged.",
+         hints=("Double the batch by repeating every row: should the loss double, or stay the same?",
+                "The loss is the mean of the row losses, so each row's gradient carries a factor 1 / N.",
+                "Divide the summed loss, and with it dlogits, by the number of rows N.")),
     Trap("overflow", "With large logits your answer overflows (exp of 1e4 is inf) or divides 0 by 0, "
          "or an epsilon inside the log hides it and gives the wrong loss. Subtract each row's "
          "max before exponentiating, and take the loss from the log-softmax (shifted logit minus "
