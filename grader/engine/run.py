@@ -10,7 +10,6 @@ from pathlib import Path
 
 from grader.checks import load_question
 from grader.engine.call_memo import CallMemo
-from grader.engine.context import CheckContext
 from grader.engine.question import Fail
 from grader.loading.questions import questions_root, solution_notebooks
 from grader.loading.reference import load_solution, setup_code
@@ -91,6 +90,7 @@ def _run_checks(sub, root: Path, seed: int, sandbox: Sandbox, result: GradeResul
     if question.grader_setup and not helpers:
         helpers = setup_code(sub.question, root)
     sandbox.helpers, sandbox.services = helpers, dict(services)
+    from grader.engine.context import CheckContext  # numpy: after the child was launched
     loaded = sandbox.start()  # a notebook loads cell by cell, past errors
     result.isolation = sandbox.isolation
     calls = CallMemo(sandbox)  # a function that timed out once is not run again
