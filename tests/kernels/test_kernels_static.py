@@ -22,20 +22,15 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "backpr
 KNOWN_OPEN = {
     "attention_backward.backward_dk_dv": "at the TINY cases' d = 8 in float64 only: the loops over d "
                                          "unroll fully and 128 registers spill 32-40 B (at d = 64, none)",
-    # questions 15-19's kernels, found when they were merged: for their authors to fix
-    "batchnorm_backward.train_forward": "float64 arithmetic in a float32 launch (44 instructions)",
-    "batchnorm_backward.train_backward": "float64 arithmetic in a float32 launch (39 instructions)",
-    "bptt.step_backward_kernel": "float64 arithmetic in a float32 launch (59 instructions)",
-    "bptt.weight_grads_kernel": "float64 arithmetic in a float32 launch (40 instructions)",
 }
 # Kernels no benchmark case launches yet, so they are not compiled here (questions 16, 17, 19;
 # their cases files, benchmarks/cases_<id>.py, should launch them).
 NOT_LAUNCHED_YET = {
-    "adamw_step.nonfinite_flags_kernel", "backprop_ninja.column_sum_kernel",
+    "backprop_ninja.column_sum_kernel",
     "backprop_ninja.cross_entropy_backward_kernel", "backprop_ninja.cross_entropy_forward_kernel",
     "backprop_ninja.embedding_backward_gather_kernel", "backprop_ninja.embedding_forward_kernel",
     "backprop_ninja.layernorm_backward_kernel", "backprop_ninja.layernorm_forward_kernel",
-    "backprop_ninja.layernorm_param_kernel", "backprop_ninja.matmul_bias_kernel", "bptt.scale_kernel",
+    "backprop_ninja.layernorm_param_kernel", "backprop_ninja.matmul_bias_kernel",
 }
 
 
