@@ -38,6 +38,20 @@ def solution_source(question: str) -> str:
     return graded_code(parse_notebook(solution_path(question).read_text(encoding="utf-8")))
 
 
+def graded_in_process(question: str, snippet: str, base: bool = True, seed: int = 1234, after: str = ""):
+    """Grade the solution's code plus ``snippet`` (or ``snippet`` alone), then ``after``, in
+    this process (trusted test code): the tests and their score, as ``grade`` would give them."""
+    from types import SimpleNamespace
+    from grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
+    from grader.checks import load_question
+    from grader.loading.reference import load_solution
+    source = (solution_source(question) + "\n\n" if base else "") + snippet + (f"\n\n{after}" if after else "")
+    tests = run_checks(load_question(question), InProcessCaller(namespace_from_source(source)),
+                       load_solution(question), seed)
+    return SimpleNamespace(tests=tests, score=sum(t.points for t in tests),
+                           max_score=sum(t.max_points for t in tests))
+
+
 @pytest.fixture
 def answer_file(tmp_path):
     """Build a submission: the solution's code, then a snippet that overrides some of it.

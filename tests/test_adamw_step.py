@@ -5,16 +5,12 @@ each trap costing only its own checks, and a seed that replays. The kernels have
 test.
 """
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
 from grader.authoring.validate import validate_question
-from grader.checks import load_question
 from grader.engine.run import DEFAULT_SEED
-from grader.loading.reference import load_solution
-from conftest import ANSWERS, solution_source
+from conftest import ANSWERS, graded_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 QID = "adamw_step"
@@ -34,11 +30,7 @@ def failures(result):
 
 
 def graded(snippet: str, base: bool = True, seed: int = DEFAULT_SEED):
-    source = (solution_source(QID) + "\n\n" if base else "") + snippet
-    tests = run_checks(load_question(QID), InProcessCaller(namespace_from_source(source)),
-                       load_solution(QID), seed)
-    return SimpleNamespace(tests=tests, score=sum(t.points for t in tests),
-                           max_score=sum(t.max_points for t in tests))
+    return graded_in_process(QID, snippet, base, seed)
 
 
 def answer(name: str) -> str:
