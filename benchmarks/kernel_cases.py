@@ -282,7 +282,8 @@ def question_cases(question: str):
 
 
 QUESTION_FILES = ("layernorm_backward", "attention_backward", "loss_scaling", "grad_accumulation",
-                  "reparameterisation")
+                  "reparameterisation", "batchnorm_backward", "backprop_ninja", "adamw_step",
+                  "gradient_clinic", "bptt")
 BUILDERS = (pool_cases, conv_cases, ce_cases, linear_cases) + tuple(question_cases(q) for q in QUESTION_FILES)
 
 

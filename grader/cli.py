@@ -10,7 +10,8 @@ import sys
 
 import click
 
-from grader.commands import batch, bench, doctor, learner, new, release, reveal, validate
+from grader.commands import (batch, bench, doctor, export, interview, learner, new, release, reveal, show,
+                             validate)
 from grader.commands.options import limit_options
 
 
@@ -92,11 +93,13 @@ def _existing_files(_ctx, _param, paths):
 @click.option("--json", "as_json", is_flag=True,
               help="Print exactly one JSON document (docs/contract.md), with its seed.")
 @click.option("--hint", is_flag=True, help="Also show the next unseen hint for the first failing check.")
+@click.option("--replay", is_flag=True, help="An instructor's replay (the command `grade batch` records): "
+                                              "write nothing to this folder's history.")
 @limit_options
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo); "
                    "or set BACKPROP_TRAPS_QUESTIONS.")
-def check(submissions, question, seed, as_json, hint, limits, questions_dir):
+def check(submissions, question, seed, as_json, hint, replay, limits, questions_dir):
     """Grade SUBMISSIONS (notebooks or .py files) against the hidden checks
     (`grade SUBMISSION...` is short for `grade check SUBMISSION...`).
 
@@ -116,6 +119,8 @@ def check(submissions, question, seed, as_json, hint, limits, questions_dir):
     from grader.learner.report import render
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     click.echo("\n\n".join(render(r, color) for r in results), color=color)
+    if replay:
+        return
     follow_up = learner.after_grading(results, hint, color)
     if follow_up:
         click.echo("\n" + follow_up, color=color)
@@ -123,5 +128,6 @@ def check(submissions, question, seed, as_json, hint, limits, questions_dir):
 
 # Subcommands, one module each in grader/commands/.
 for _command in (release.release, learner.list_questions, learner.start, new.new, validate.validate,
-                 bench.bench, batch.batch, doctor.doctor, reveal.reveal):
+                 bench.bench, batch.batch, doctor.doctor, reveal.reveal, interview.interview, export.export,
+                 show.show):
     main.add_command(_command)

@@ -53,3 +53,17 @@ def answer_file(tmp_path):
         path.write_text(f"# question: {question}\n" + body)
         return path
     return build
+
+
+# Modules whose module-scoped fixtures are expensive (a wheel and its venv, an nbgrader
+# course, a graded class): under pytest-xdist they run on one worker, so each fixture is
+# built once (`--dist loadgroup` in pyproject.toml).
+SHARED_FIXTURES = {"test_packaging.py", "test_nbgrader_course.py", "test_batch.py",
+                   "test_batch_instructor.py", "test_bench_smoke.py", "test_vram_trap_kernels.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = item.path.name
+        if name in SHARED_FIXTURES:
+            item.add_marker(pytest.mark.xdist_group(name))

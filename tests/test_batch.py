@@ -88,7 +88,8 @@ def test_every_submission_has_one_result_and_a_gradebook_row(graded):
                              "could_not_grade": "1"}
     summary = (out / "summary.txt").read_text(encoding="utf-8")
     for words in ("routing_trap (out of 12)", "lost-overlap", "avg-routing", "tie-order", "overflow",
-                  "Could not be graded (1)", "frank/broken.ipynb", "per student, from the course secret"):
+                  "Needs a look (1:", "frank  frank/broken.ipynb: could not be graded: ",
+                  "per student, from the course secret"):
         assert words in summary
     assert (out / "summary.png").stat().st_size > 1000
 
@@ -102,7 +103,7 @@ def test_results_follow_the_contract_and_replay_exactly(graded):
     assert set(result) == {"submission", "question", "score", "max_score", "error", "tests", "seed"}
     assert result["seed"] == meta["seed"]
     assert meta["seed"] == student_seed(SECRET, "zoë", 1234) != 1234
-    assert meta["replay"].endswith(f"--seed {meta['seed']} --call-timeout 5 --total-timeout 20")
+    assert meta["replay"].endswith(f"--seed {meta['seed']} --replay --call-timeout 5 --total-timeout 20")
     assert any(t["trap"] == "tie-order" for t in result["tests"])
     replayed = grade_path(jobs["zoë/answer.py"].path, seed=meta["seed"], limits=LIMITS).to_json()
     assert replayed == result

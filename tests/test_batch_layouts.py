@@ -157,6 +157,6 @@ def test_gradebook_rows_best_scores_and_hostile_names():
     assert rows[0] == "student,routing_trap,softmax_ce,total,could_not_grade"
     assert rows[1].startswith("'=cmd|") and rows[1].endswith(",3,,3,0")
     assert rows[2] == "amy,12,11,23,0"  # the best of two routing_trap files
-    assert rows[3] == "ben\x1b[2J,,,0,1"
+    assert rows[3] == "ben?[2J,,,0,1"  # no control character reaches a spreadsheet either
     text = summary_text(entries, QUESTIONS)
     assert "2 students  routing_trap  lost-overlap" in text and "\x1b" not in text

@@ -63,6 +63,12 @@ chain rule.
 - *And then?* Then this,
   over two lines.
 - *And after?* That.
+
+**Key points.**
+- the chain rule: chain rule; chain + rule
+- it sums over paths: sum + path; add up
+- zero: sum to 0; zero-sum
+- a fourth: fourth
 """
 
 
@@ -82,6 +88,9 @@ def test_parse_reads_the_five_parts():
     (GOOD.replace("- *And after?* That.\n", ""), "1 follow-ups"),
     (GOOD.replace("- *And after?* That.", "- And after? That."), "is not '- *question* answer'"),
     (GOOD.replace("## In the interview", "## Interview"), "heading"),
+    (GOOD.replace("- a fourth: fourth\n", ""), "3 key points; write 4 to 7"),
+    (GOOD.replace("- a fourth: fourth", "- a fourth without ways"), "is not '- phrase: a way of saying it"),
+    (GOOD.replace("**Key points.**", "Key points:"), "missing **Key points.**"),
 ])
 def test_parse_names_what_is_wrong(broken, problem):
     assert any(problem in p for p in interview.parse(broken).problems), interview.parse(broken).problems

@@ -213,3 +213,172 @@ def test_the_derivation_answer_is_a_manually_graded_cell(course):
             assert not [c for c in released.cells if {"derivation", "solution-only"} & set(c.metadata.get("tags", []))]
             grade = gradebook.find_grade("derivation_answer", solution_notebooks()[question].stem, "ps1", "alice")
             assert grade.needs_manual_grade and grade.max_score == 2
+
+
+# -- A course set up with grader.batch.nbgrader_course.configure: the learner's cells run in
+# -- the sandboxed kernel, and the score comes from `grade`'s sandbox in nbgrader's process.
+
+COURSE_SECRET = "nbgrader-course-secret-for-tests"
+STAMPS = {"alice": "2026-02-27 09:00:00.000000 UTC", "bob": "2026-03-02 09:00:00.000000 UTC"}
+HOSTILE_CELL = '''
+import sys, types, os
+for target in [SECRET_PATH, os.path.join(os.getcwd(), "..", "..", "..", "secret.txt")]:
+    try:
+        print("read:", open(target).read())
+    except OSError as exc:
+        print("could not read", type(exc).__name__)
+print("env:", {k: v for k, v in os.environ.items() if "SECRET" in k})
+fake = types.ModuleType("grader.nbgrader_bridge")
+def run_hidden_checks(question, namespace, **kw):
+    print("Score: 12 / 12")
+    return 12.0
+fake.run_hidden_checks = run_hidden_checks
+sys.modules["grader"] = types.ModuleType("grader")
+sys.modules["grader.nbgrader_bridge"] = fake
+__vsc_ipynb_file__ = "/nonexistent/solution.ipynb"
+'''
+
+
+@pytest.fixture(scope="module")
+def sandboxed_course(tmp_path_factory):
+    """A routing_trap assignment for alice (the solution), bob (the avg-routing mistake) and
+    mallory (the stub plus a cell that reads the secret and patches the grader)."""
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config import Config
+    from grader.batch.nbgrader_course import configure
+
+    course = tmp_path_factory.mktemp("sandboxed") / "course"
+    (course / "source" / "ps1").mkdir(parents=True)
+    shutil.copy(solution_notebooks()["routing_trap"], course / "source" / "ps1")
+    secret = course / "secret.txt"
+    secret.write_text(COURSE_SECRET + "\n")
+    config = Config()
+    config.CourseDirectory.root = str(course)
+    config.CourseDirectory.course_id = "backprop-traps"
+    config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
+    configure(config, secret_file=str(secret))
+    api = NbGraderAPI(config=config)
+    assert api.generate_assignment("ps1", force=True)["success"]
+    name = solution_notebooks()["routing_trap"].name
+    solution = nbformat.read(str(solution_notebooks()["routing_trap"]), as_version=4)
+    wrong = nbformat.read(str(solution_notebooks()["routing_trap"]), as_version=4)
+    backward = next(c for c in wrong.cells if c.source.startswith("def maxpool2d_backward"))
+    backward.source += "\n\n" + AVG_ROUTING
+    stub = nbformat.read(str(course / "release" / "ps1" / name), as_version=4)
+    at = next(i for i, c in enumerate(stub.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == GRADE_ID)
+    stub.cells.insert(at, nbformat.v4.new_code_cell(HOSTILE_CELL.replace("SECRET_PATH", repr(str(secret)))))
+    for student, notebook in {"alice": solution, "bob": wrong, "mallory": stub}.items():
+        folder = course / "submitted" / student / "ps1"
+        folder.mkdir(parents=True)
+        nbformat.write(notebook, str(folder / name))
+        if student in STAMPS:
+            (folder / "timestamp.txt").write_text(STAMPS[student])
+        assert api.autograde("ps1", student, force=True)["success"], student
+    return course, config.CourseDirectory.db_url
+
+
+def _notebook_total(db_url, student):
+    from nbgrader.api import Gradebook
+    with Gradebook(db_url) as gradebook:
+        notebook = gradebook.find_submission_notebook(solution_notebooks()["routing_trap"].stem, "ps1", student)
+        return notebook.score, notebook.max_score
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")
+@pytest.mark.parametrize("student", ["alice", "bob", "mallory"])
+def test_sandboxed_course_records_grade_with_each_students_seed(sandboxed_course, student):
+    """nbgrader's total for the notebook is `grade`'s score out of `grade`'s maximum, with the
+    seed `grade batch` gives the student (HMAC of the course secret and the student id)."""
+    from grader.batch.variants import student_seed
+    folder, db_url = sandboxed_course
+    seed = student_seed(COURSE_SECRET, student, 1234)
+    expected = grade_path(folder / "submitted" / student / "ps1" / "01_routing_trap.ipynb", seed=seed)
+    assert _notebook_total(db_url, student) == (expected.score, expected.max_score)
+    assert f"seed {seed}" in _printed(folder, student, "routing_trap")
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")
+def test_a_notebook_that_patches_the_grader_gets_the_stubs_score(sandboxed_course):
+    folder, db_url = sandboxed_course
+    assert _notebook_total(db_url, "mallory")[0] == 0.0 < _notebook_total(db_url, "alice")[0]
+    assert "Score: 12 / 12" not in _printed(folder, "mallory", "routing_trap")
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")
+def test_the_autograde_kernel_cannot_read_the_course_secret(sandboxed_course):
+    folder, _ = sandboxed_course
+    graded = (folder / "autograded" / "mallory" / "ps1" / "01_routing_trap.ipynb").read_text()
+    assert COURSE_SECRET not in graded
+    assert "could not read FileNotFoundError" in graded  # the cell ran, in a kernel that sees no course
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")
+def test_batch_export_and_show_on_the_nbgrader_course(sandboxed_course, tmp_path):
+    """`grade batch` on the course root gives each student nbgrader's total (the same seeds);
+    `grade export --due` reads nbgrader's timestamps; `grade show` prints a stored report."""
+    import csv
+    from click.testing import CliRunner
+    from grader.commands.batch import batch
+    from grader.commands.export import export
+    from grader.commands.show import show
+    folder, db_url = sandboxed_course
+    out = tmp_path / "out"
+    run = CliRunner().invoke(batch, [str(folder), "-o", str(out), "-j", "1", "--secret-file",
+                                     str(folder / "secret.txt")], catch_exceptions=False)
+    assert run.exit_code == 0, run.output
+    table = list(csv.DictReader(CliRunner().invoke(export, [str(out), "--due", "2026-03-01"]).output.splitlines()))
+    assert [r["student"] for r in table] == ["alice", "bob", "mallory"]
+    for row in table:
+        assert (float(row["total"]), float(row["max"])) == _notebook_total(db_url, row["student"])
+    assert [r["late"] for r in table[:2]] == ["no", "yes"]
+    shown = CliRunner().invoke(show, [str(out), "bob"]).output
+    assert "[trap: avg-routing]" in shown and "replay: grade " in shown
+
+
+def _run_in_sandboxed_kernel(cwd, codes):
+    """What each of ``codes`` prints (or the exception it raises) in a sandboxed kernel."""
+    import asyncio
+    from grader.batch.nbgrader_kernel import SandboxedKernelManager
+
+    async def run():
+        km = SandboxedKernelManager()
+        await km.start_kernel(cwd=str(cwd), extra_arguments=["--HistoryManager.hist_file=:memory:"])
+        kc = km.client()
+        kc.start_channels()
+        said = []
+        try:
+            await kc.wait_for_ready(timeout=60)
+            for code in codes:
+                out = []
+                await kc.execute_interactive(code, timeout=60, output_hook=lambda m: out.append(
+                    m["content"].get("text") or m["content"].get("ename", "")) if m["msg_type"] in
+                    ("stream", "error") else None)
+                said.append("".join(out))
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+        return said
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("mode", ["default", "fallback"])
+def test_the_sandboxed_kernel_sees_no_course(tmp_path, monkeypatch, mode):
+    """The autograde kernel, with bubblewrap and in the fallback (Landlock and rlimits): the
+    course's secret and the kit are out of reach, the notebook's folder is read-only."""
+    if mode == "fallback":
+        monkeypatch.setenv("BACKPROP_TRAPS_NO_BWRAP", "1")
+    monkeypatch.setenv("BACKPROP_TRAPS_SECRET", COURSE_SECRET)
+    secret = tmp_path / "secret.txt"
+    secret.write_text(COURSE_SECRET)
+    notebook_folder = tmp_path / "autograded" / "mallory" / "ps1"
+    notebook_folder.mkdir(parents=True)
+    (notebook_folder / "data.txt").write_text("the notebook's own file")
+    said = _run_in_sandboxed_kernel(notebook_folder, [
+        f"print(open({str(secret)!r}).read())", "import grader", "print(open('data.txt').read())",
+        "open('new.txt', 'w')", "import os; print(sorted(k for k in os.environ if 'SECRET' in k))",
+        "import numpy; print(numpy.ones(3).sum())"])
+    assert COURSE_SECRET not in "".join(said)
+    assert said[0] in ("FileNotFoundError", "PermissionError") and said[1] in (
+        "ModuleNotFoundError", "PermissionError")
+    assert said[2] == "the notebook's own file\n" and said[3] in ("OSError", "PermissionError")
+    assert said[4] == "[]\n" and said[5] == "3.0\n"

@@ -146,6 +146,13 @@ def test_installed_wheel_runs_the_learners_loop_from_an_empty_folder(installed, 
     copied = grade("start", "routing_trap", "--solution")  # so are the solution and the kernels
     assert copied.returncode == 0 and (work / "routing_trap_kernels.py").is_file(), copied.stdout + copied.stderr
 
+    spoken = subprocess.run([str(venv / "bin" / "grade"), "interview", "routing_trap", "--answer", "-"],
+                            cwd=work, env=env, capture_output=True, text=True, timeout=120,
+                            input="only the winner gets the gradient, so save the argmax index")
+    assert spoken.returncode == 0 and "2/5 key points" in spoken.stdout, spoken.stderr
+    row = next(line for line in grade("list").stdout.splitlines() if " routing_trap " in line)
+    assert "12/12, best 12/12" in row and " 2/5 " in row
+
     doc = json.loads(grade(STUB, "--json", "--seed", "7").stdout)
     assert doc["score"] == doc["max_score"] == 12.0 and doc["seed"] == 7
     missing = grade("no_such_file.ipynb")

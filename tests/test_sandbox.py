@@ -1,6 +1,8 @@
 """Every limit of the child process has a test here (DESIGN.md's trust boundary)."""
 import os
 import resource
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -75,6 +77,27 @@ def test_no_core_files_and_clean_environment():
     assert core == 0 and files == []
     assert "HOME" in env and not any(k.startswith(("PYTHON", "VIRTUAL")) and k != "PYTHONDONTWRITEBYTECODE"
                                      for k in env)
+
+
+def test_the_working_folder_is_empty_when_python_lives_under_tmp(tmp_path, monkeypatch):
+    """Issue 27: a virtual environment under /tmp (as a new user makes one) was mounted into
+    the sandbox's working folder, /tmp itself. Checked by hand with a real venv under /tmp
+    too: tests/test_sandbox.py passes there."""
+    from grader.sandbox import bwrap
+    if not bwrap.probe()[0]:
+        pytest.skip("no bubblewrap here: the fallback's working folder is a fresh mkdtemp")
+    venv = Path(tempfile.mkdtemp(prefix="rt-venv-", dir="/tmp"))
+    roots = bwrap.python_roots() + [str(venv)]
+    monkeypatch.setattr(bwrap, "python_roots", lambda: roots)
+    bwrap.scratch.cache_clear()
+    try:
+        src = "import os\ndef info():\n    return os.getcwd(), os.listdir('.'), os.listdir('/tmp')\n"
+        result, _ = run(src, "info")
+    finally:
+        bwrap.scratch.cache_clear()
+        venv.rmdir()
+    cwd, files, tmp = result.value
+    assert files == [] and venv.name in tmp and cwd not in roots, (cwd, files, tmp)
 
 
 def test_answer_size_limit():

@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -26,8 +27,19 @@ _SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 
 
 def checks_module_path(question: str, root: Path) -> Path:
-    external = root / "checks" / f"{question}.py"
-    return external if external.is_file() else REPO_ROOT / "grader" / "checks" / f"{question}.py"
+    """The checks module, or the folder of a checks package (``checks/<id>/``), in the
+    questions folder first, then in this kit."""
+    for base in (root / "checks", REPO_ROOT / "grader" / "checks"):
+        for path in (base / f"{question}.py", base / question):
+            if path.exists():
+                return path
+    return REPO_ROOT / "grader" / "checks" / f"{question}.py"
+
+
+def checks_files(question: str, root: Path) -> list[Path]:
+    """The checks module, or every module of a checks package."""
+    path = checks_module_path(question, root)
+    return sorted(path.glob("*.py")) if path.is_dir() else [path]
 
 
 def kernel_test_path(question: str, root: Path) -> Path:
@@ -36,7 +48,7 @@ def kernel_test_path(question: str, root: Path) -> Path:
 
 def question_files(question: str, root: Path) -> list[Path]:
     """Every file of a question that ``grade new`` writes, where it exists."""
-    files = [solution_path(question, root), checks_module_path(question, root),
+    files = [solution_path(question, root), *checks_files(question, root),
              root / "kernels" / f"{question}.py", kernel_test_path(question, root),
              root / "tests" / f"test_{question}.py"]
     answers = root / "tests" / "answers" / question
@@ -116,9 +128,9 @@ def check_stub_files(report: QuestionReport, question: str, root: Path) -> None:
         for body in _SOLUTION.findall(cell.source):
             leaks += [f"solution line: {ln.strip()}" for ln in body.splitlines()
                       if len(ln.strip()) > 25 and ln.strip() in lines]
-    checks = checks_module_path(question, root)
-    if checks.is_file():
-        leaks += [f"hidden-check line: {ln}" for ln in sorted(code_lines(checks) & lines)]
+    for checks in checks_files(question, root):
+        if checks.is_file():
+            leaks += [f"hidden-check line: {ln}" for ln in sorted(code_lines(checks) & lines)]
     if leaks:
         report.add(FAIL, f"the stub leaks the solution or a hidden check ({_shown(stub, root)})", leaks)
     else:
@@ -188,6 +200,8 @@ def start_kernel_check(question: str, root: Path):
                PYTHONDONTWRITEBYTECODE="1")
     if tests.is_file():
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)]
+        if importlib.util.find_spec("xdist") is not None:
+            cmd[4:4] = ["-n", "0"]  # one small file: no worker processes (the repo's addopts ask for them)
         what = _shown(tests, root)
     elif module.is_file() and "def validate_kernels" in module.read_text(encoding="utf-8"):
         cmd = [sys.executable, "-c", "import importlib.util, sys; spec = importlib.util."

@@ -17,6 +17,12 @@ it into the stub) in exactly this form, so that tools can read it:
     - *<follow-up question>* <short answer>
     - *<follow-up question>* <short answer>
 
+    **Key points.**
+    - <a phrase the learner recognises>: <a way of saying it>; <another + in two parts>
+
+The key points (4 to 7, grammar in ``grader/learner/keypoints.py``) are what
+``grade interview`` ticks off in a learner's answer.
+
 ``grade release`` writes the revision page from these cells, every question in order, so
 the page cannot drift from the notebooks; ``grade release --check`` fails when it is stale.
 The page is kept where the questions folder has a ``docs/`` folder (this kit does).
@@ -30,16 +36,18 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.learner import keypoints
+
 TAG = "interview"
 HEADING = "## In the interview"
 PAGE = Path("docs") / "interview.md"
-MAX_HIRED_WORDS = 130  # "at most ~120 words", with a little room
+MAX_HIRED_WORDS = 120  # about 50 seconds spoken
 FOLLOW_UPS = (2, 4)
 
-QUESTION, WRONG, HIRED, TESTING, FOLLOW = ("The question.", "The wrong answer.",
-                                           "The answer that gets you hired.",
-                                           "What the interviewer is testing.", "Follow-ups.")
-LABELS = (QUESTION, WRONG, HIRED, TESTING, FOLLOW)
+QUESTION, WRONG, HIRED, TESTING, FOLLOW, KEY_POINTS = (
+    "The question.", "The wrong answer.", "The answer that gets you hired.",
+    "What the interviewer is testing.", "Follow-ups.", "Key points.")
+LABELS = (QUESTION, WRONG, HIRED, TESTING, FOLLOW, KEY_POINTS)
 _LABEL = re.compile(r"^\*\*(" + "|".join(re.escape(label) for label in LABELS) + r")\*\*", re.M)
 # "*question* answer": the question's closing * follows a non-space, as markdown's emphasis
 # rule has it, so a question may hold `a * b`
@@ -59,12 +67,20 @@ class Interview:
     """What the interviewer is testing."""
     follow_ups: list[tuple[str, str]] = field(default_factory=list)
     """(follow-up question, its short answer), two to four of them."""
+    key_points: list[keypoints.KeyPoint] = field(default_factory=list)
+    """What a spoken answer must say, and the ways of saying it that count."""
     problems: list[str] = field(default_factory=list)
     """What is missing or malformed, one sentence each (empty when the cell is well formed)."""
 
     @property
     def hired_words(self) -> int:
         return len(self.hired.split())
+
+    @property
+    def wrong_quote(self) -> str:
+        """The wrong answer as candidates say it: its opening quotation, without the why."""
+        m = re.match(r'\s*["“](.*?)["”]', self.wrong)
+        return m.group(1) if m else self.wrong
 
 
 def _join(text: str) -> str:
@@ -75,6 +91,7 @@ def _join(text: str) -> str:
 def parse(source: str) -> Interview:
     """Parse the source of an interview cell; ``problems`` says what does not fit the form."""
     found = Interview()
+    source = source.split("\n**Key points.**", 1)[0]  # grade interview's checklist (issue 22) reads that part
     if not source.lstrip().startswith(HEADING):
         found.problems.append(f"the cell does not start with the heading {HEADING!r}")
     marks = list(_LABEL.finditer(source))
@@ -98,13 +115,16 @@ def parse(source: str) -> Interview:
             found.follow_ups.append((_join(m.group("q")), _join(m.group("a"))))
         else:
             found.problems.append(f"a follow-up is not '- *question* answer': {_join(item)[:60]!r}")
+    if KEY_POINTS in parts:
+        found.key_points, key_problems = keypoints.parse(parts[KEY_POINTS])
+        found.problems += [f"**{KEY_POINTS}** {p}" for p in key_problems]
     for label, text in ((QUESTION, found.question), (WRONG, found.wrong), (HIRED, found.hired),
                         (TESTING, found.testing)):
         if label in parts and not text:
             found.problems.append(f"**{label}** is empty")
     if found.hired_words > MAX_HIRED_WORDS:
-        found.problems.append(f"the hired answer has {found.hired_words} words; keep it under "
-                              f"{MAX_HIRED_WORDS} (about 120 spoken)")
+        found.problems.append(f"the hired answer has {found.hired_words} words; keep it to "
+                              f"{MAX_HIRED_WORDS} (about 50 seconds spoken)")
     low, high = FOLLOW_UPS
     if FOLLOW in parts and not low <= len(found.follow_ups) <= high:
         found.problems.append(f"{len(found.follow_ups)} follow-ups; write {low} to {high}")
@@ -175,11 +195,15 @@ def render(root: Path) -> str:
                  f"**{TESTING}** {parsed.testing}", "",
                  f"**{FOLLOW}**", ""]
         lines += [f"- *{q}* {a}" for q, a in parsed.follow_ups]
+        if parsed.key_points:
+            lines += ["", f"**Key points**, what `grade interview {qid}` listens for:", ""]
+            lines += [f"- {p.point}" for p in parsed.key_points]
         sections.append("\n".join(lines))
     head = ["# In the interview: the revision page", "",
             "Every question's interview on one page: the question as it is asked, the wrong answer",
             "most candidates give, the answer that gets you hired, what the interviewer is testing,",
-            "and the follow-ups. Read it the evening before.", "",
+            "the follow-ups and the key points. Read it the evening before; rehearse it aloud",
+            "with `grade interview`.", "",
             "Generated by `grade release` from the cell tagged `interview` in each solution notebook;",
             "do not edit it by hand (`grade release --check` fails when it is stale).", ""]
     body = "\n".join(toc) + "\n\n" + "\n\n".join(sections) if sections else "No question has an interview section yet."

@@ -72,7 +72,13 @@ MARKDOWN_INTERVIEW = """\
 
 **Follow-ups.**
 - *A follow-up an interviewer asks next?* Its short answer, with numbers where they exist.
-- *Another follow-up?* Its short answer."""
+- *Another follow-up?* Its short answer.
+
+**Key points.**
+- the spoken answer's first point, as a learner recognises it: spoken answer; a synonym; two parts + that both appear
+- a second point (4 to 7 in all): at most; a formula in several spellings such as 1/sqrt(d)
+- a third: 120 words; a word that longer words start (sum finds sums)
+- a fourth: about; replace all four with the question's own"""
 
 CHECKS = Template('''\
 """Hidden checks for $qid: $title.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.authoring import artifacts, soundness, stub_leaks
+from grader.authoring import artifacts, soundness, stub_leaks, trap_list
 from grader.authoring.findings import SKIP, QuestionReport
 from grader.engine.run import DEFAULT_SEED
 from grader.loading.questions import questions_root, solution_notebooks, solution_path
@@ -30,6 +30,7 @@ def validate_question(question: str, root: Path | str | None = None, quick: bool
         artifacts.check_stub_files(report, question, root)
         stub_leaks.check_stub_practice(report, question, root, _trap_ids(question, root))
         check_interview(report, question, root)
+        trap_list.check_trap_list(report, question, root)
         if quick:
             report.add(SKIP, "notebooks in a Jupyter kernel and kernels under the simulator (--quick)")
         else:
@@ -58,6 +59,9 @@ def check_interview(report: QuestionReport, question: str, root: Path) -> None:
                                                    "tagged `interview`, see grader/authoring/interview.py)"))
     else:
         report.add(OK, "the solution ends in the interview (its cell has every part)")
+    if source is not None:
+        from grader.authoring import interview, keypoint_proofs
+        keypoint_proofs.prove(report, interview.parse(source))
 
 
 def validate(questions=(), root: Path | str | None = None, quick: bool = False,

@@ -9,5 +9,9 @@ The pieces, one module each:
 - ``worker``      the grading process the local runner drives (one per ``-j`` slot);
 - ``runner``      the local runner: ``-j`` grading processes, a watchdog, resume;
 - ``dask_runner`` the same batch as one Dask task per submission;
-- ``gradebook``   the gradebook CSV, the text summary and the chart.
+- ``gradebook``   the gradebook CSV, the text summary and the chart;
+- ``needs_a_look`` the submissions whose score says little (timeouts, memory, syntax, ...);
+- ``export``      the class's grades for an LMS (``grade export``: csv, Canvas, Moodle);
+- ``nbgrader_course`` and ``nbgrader_kernel``: an nbgrader course whose kernel is sandboxed
+  and whose scores come from `grade`, set up with ``configure(c)`` in nbgrader_config.py.
 """

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.batch.layouts import Job
+from grader.batch.needs_a_look import needing_a_look
 from grader.batch.store import ResultStore, atomic_write
 
 
@@ -31,26 +33,36 @@ class Entry:
 
 
 def collect(jobs: list[Job], store: ResultStore) -> tuple[list[Entry], list[Job]]:
-    """(entries with a result, jobs without one): the second is empty after a full run."""
-    entries, missing = [], []
-    for job in jobs:
-        result, _ = store.load(job)
-        (entries.append(Entry(job, result)) if isinstance(result, dict) else missing.append(job))
+    """(every result in OUTDIR, this run's jobs without one): the gradebook is always the
+    whole output folder's, so regrading one student never drops the rest of the class."""
+    entries = [Entry(job, result) for job, result, _ in store.everything()]
+    missing = [job for job in jobs if not isinstance(store.load(job)[0], dict)]
     return entries, missing
 
 
 def question_columns(entries: list[Entry], known: list[str]) -> list[str]:
-    seen = {e.result.get("question") for e in entries} - {None}
-    return [q for q in known if q in seen] + sorted(str(q) for q in seen - set(known))
+    """Known question ids only: a result's id may come from a student's notebook metadata."""
+    seen = {e.result.get("question") for e in entries}
+    return [q for q in known if q in seen]
 
 
 def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-def _cell(name: str) -> str:
-    """A student name as a CSV cell a spreadsheet will not run as a formula."""
-    return "'" + name if name[:1] in ("=", "+", "-", "@", "\t", "\r") else name
+def safe_cell(value) -> str:
+    """A CSV cell a spreadsheet will not run as a formula (OWASP's advice: a leading
+    ``= + - @``, tab or carriage return is escaped with a quote), with no control characters."""
+    text = _shown(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def safe_row(values) -> list[str]:
+    """Numbers as they are (a negative score is no formula); every text cell made safe."""
+    return [v if isinstance(v, str) and _NUMBER.fullmatch(v) else safe_cell(v) for v in values]
+
+
+_NUMBER = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
 
 
 def _shown(text) -> str:
@@ -78,8 +90,8 @@ def gradebook_csv(entries: list[Entry], known: list[str]) -> str:
     writer.writerow(["student", *columns, "total", "could_not_grade"])
     for student in sorted(best):
         scores = best[student]
-        writer.writerow([_cell(student), *(_fmt(scores[q]) if q in scores else "" for q in columns),
-                         _fmt(sum(scores.values())), errors[student]])
+        writer.writerow(safe_row([student, *(_fmt(scores[q]) if q in scores else "" for q in columns),
+                                  _fmt(sum(scores.values())), str(errors[student])]))
     return out.getvalue()
 
 
@@ -127,17 +139,19 @@ def summary_text(entries: list[Entry], known: list[str], missing: list[Job] = ()
     traps = trap_counts(entries)
     lines += ["", "Traps that caught the most students:" if traps else "No known trap caught anyone."]
     lines += [f"  {_count(n, 'student'):>12}  {q}  {t}" for n, q, t in traps[:15]]
-    if failed:
-        lines += ["", f"Could not be graded ({len(failed)}):"]
-        lines += [_shown(f"  {e.job.rel}: {e.result.get('error')}") for e in failed]
+    looks = needing_a_look(entries)
+    if looks:
+        lines += ["", f"Needs a look ({len(looks)}: these scores say little about the answer):"]
+        lines += [f"  {look.student}  {look.file}: {look.reason}: {look.detail[:200]}" for look in looks]
     if missing:
         lines += ["", f"No result yet ({len(missing)}; run the batch again to grade them):"]
         lines += [_shown(f"  {j.rel}") for j in missing]
-    return "\n".join(lines) + "\n"
+    return "\n".join(_shown(line) for line in lines) + "\n"
 
 
 def write_chart(path: Path, entries: list[Entry], known: list[str]) -> bool:
-    """Score histograms per question and the top traps; False when matplotlib is missing."""
+    """Score histograms per question and the top traps, on a grid of at most three panels a
+    row; scores on a numeric axis (a 2 and a 10 are not neighbours). False without matplotlib."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -150,26 +164,34 @@ def write_chart(path: Path, entries: list[Entry], known: list[str]) -> bool:
     panels = len(columns) + (1 if traps else 0)
     if panels == 0:
         return False
-    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.4), squeeze=False)
-    for ax, q in zip(axes[0], columns):
+    across = min(3, panels)
+    rows = -(-panels // across)
+    fig, axes = plt.subplots(rows, across, figsize=(4.6 * across, 3.6 * rows), squeeze=False)
+    flat = list(axes.flat)
+    for ax, q in zip(flat, columns):
         mine = [e.result for e in entries if e.result.get("question") == q]
-        rows = distribution([float(r.get("score") or 0.0) for r in mine],
-                            max(float(r.get("max_score") or 0.0) for r in mine))
-        ax.bar([label for label, _ in rows], [count for _, count in rows], color="#4c72b0")
-        ax.set_title(q)
+        scores = [float(r.get("score") or 0.0) for r in mine]
+        top = max(float(r.get("max_score") or 0.0) for r in mine) or max(scores + [1.0])
+        counts = Counter(scores)
+        ax.bar(list(counts), list(counts.values()), width=max(top / 40, 0.15), color="#4c72b0")
+        ax.set_xlim(-top * 0.05, top * 1.05)
+        ax.set_title(f"{q} (out of {_fmt(top)})", fontsize=10)
         ax.set_xlabel("score")
         ax.set_ylabel("submissions")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.tick_params(axis="x", labelrotation=45)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6))
     if traps:
-        ax = axes[0][-1]
+        ax = flat[len(columns)]
         ax.barh([f"{q}: {t}" for _, q, t in reversed(traps)], [n for n, _, _ in reversed(traps)],
                 color="#dd8452")
-        ax.set_title("traps: students caught")
+        ax.set_title("traps: students caught", fontsize=10)
+        ax.tick_params(axis="y", labelsize=7)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    for ax in flat[panels:]:
+        ax.set_visible(False)
     fig.tight_layout()
     tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=110)
+    fig.savefig(tmp, dpi=100)
     plt.close(fig)
     tmp.replace(path)
     return True

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.batch.store import BROKE_WORKER, GRADED
+from grader.batch.store import BROKE_WORKER, GRADED, read_capped
 from grader.sandbox.limits import Limits
 
 
@@ -24,10 +24,7 @@ def make_spec(path: Path, question: str | None, seed: int, limits: Limits, root:
     spec = {"path": str(path), "file": str(Path(path).absolute()), "question": question,
             "seed": seed, "limits": dataclasses.asdict(limits), "root": root}
     if with_content:
-        try:
-            spec["content"] = Path(path).read_bytes()
-        except OSError:
-            spec["content"] = None  # the worker's own read then says why, as `grade` would
+        spec["content"] = read_capped(Path(path))  # None: recorded as unreadable, never read there
         spec["name"] = Path(path).name
     return spec
 
@@ -38,6 +35,9 @@ def grade_job(spec: dict) -> dict:
 
     start = time.monotonic()
     scratch = None
+    if "content" in spec and spec["content"] is None:
+        return failed_record(spec, "the file could not be read when the task was made (it vanished, is "
+                                   "unreadable, is no longer a regular file or is over the size cap)")
     try:
         limits = Limits(**spec["limits"])
         target = spec["file"]
@@ -46,7 +46,7 @@ def grade_job(spec: dict) -> dict:
             target = Path(scratch) / Path(spec["name"]).name
             target.write_bytes(spec["content"])
         result = grade_path(target, question=spec["question"], seed=spec["seed"], limits=limits,
-                            root=spec["root"])
+                            root=root_for(spec["question"] or _question_in_file(target), spec["root"]))
         result.submission = spec["path"]
         return {"result": result.to_json(), "status": GRADED, "isolation": result.isolation,
                 "seconds": round(time.monotonic() - start, 3)}
@@ -60,20 +60,40 @@ def grade_job(spec: dict) -> dict:
 
 def failed_record(spec: dict, message: str, seconds: float = 0.0) -> dict:
     """The record of a submission whose grading broke down: score 0, the reason as error."""
-    question = spec["question"] or _question_in_file(spec["file"])
+    question = spec["question"] or _question_in_file(spec["file"], spec.get("root"))
     return {"result": {"submission": spec["path"], "question": question, "score": 0.0,
                        "max_score": max_score(question, spec.get("root")), "error": message,
                        "tests": [], "seed": spec["seed"]},
             "status": BROKE_WORKER, "isolation": "", "seconds": round(seconds, 3)}
 
 
-def _question_in_file(path: str) -> str | None:
-    """The question the file itself names (it is only read, never run), for the gradebook."""
+def _question_in_file(path: str, root: str | None = None) -> str | None:
+    """The question the file itself names (it is only read, never run), when it is a known
+    id: a notebook's metadata is the student's to write, and ids become gradebook columns."""
     try:
         from grader.loading.submission import load_submission
-        return load_submission(path).question
+        question = load_submission(path).question
     except Exception:  # noqa: BLE001 -- unreadable: the result's error says enough
         return None
+    return question if question in known_questions(root) else None
+
+
+def known_questions(root: str | None) -> set[str]:
+    """The ids a batch can grade: the instructor's own folder's and the kit's."""
+    from grader.loading.questions import kit_root, questions_root, solution_notebooks
+    known = set(solution_notebooks(kit_root()))
+    if root:
+        known |= set(solution_notebooks(questions_root(root)))
+    return known
+
+
+def root_for(question: str | None, root: str | None) -> str | None:
+    """The questions folder that holds ``question``: the instructor's own, else the kit's, so a
+    class can hand in both."""
+    from grader.loading.questions import questions_root, solution_notebooks
+    if root and question and question not in solution_notebooks(questions_root(root)):
+        return None
+    return root
 
 
 def max_score(question: str | None, root: str | None) -> float:

@@ -11,21 +11,28 @@ SOURCE is a folder, a glob, or one file. Under its base folder:
 The question comes from the file name when the name says it (``<question>.py``,
 ``01_<question>.ipynb``, the flat form), otherwise from the file itself, as for `grade`.
 Tool litter is skipped (``.ipynb_checkpoints``, ``__pycache__``, ``.git``, macOS's
-``__MACOSX`` and ``._*`` files); every other name is graded, hidden ones included. A
-symbolic link is never followed: it becomes a submission that could not be graded (a
-link could point at the kit's own solutions).
+``__MACOSX`` and ``._*`` files); every other name is graded, hidden ones included.
+
+Only regular files below SOURCE are read. A symbolic link anywhere on the path below the
+base folder (a link could point at the kit's own solutions), a FIFO (reading it blocks), a
+device, a socket, a file over ``MAX_SUBMISSION_BYTES`` (a sparse terabyte), one that cannot
+be read or that vanished: each becomes that submission's result with the reason, found with
+``lstat`` before anything opens it; the batch goes on.
 """
 from __future__ import annotations
 
 import glob
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 SUFFIXES = (".ipynb", ".py")
 _NUMBERED = re.compile(r"^\d+_(.+)$")
 _MAGIC = re.compile(r"[*?\[]")
+MAX_SUBMISSION_BYTES = 16 * 1024 * 1024
+"""A submission larger than this is not read (a notebook with its outputs is well below)."""
 
 
 @dataclass(frozen=True)
@@ -73,8 +80,23 @@ def find_jobs(source: str | os.PathLike, questions: list[str],
                 files.append(path)
     else:
         raise LayoutError(f"{source} is neither a folder, a file, nor a glob that matches anything")
+    base = _submitted_folder(base)
     jobs = {_job(base, path, questions) for path in files}
     return sorted(jobs, key=lambda j: (j.student, j.rel))
+
+
+_NBGRADER_COURSE = ("source", "release", "autograded", "feedback", "gradebook.db", "nbgrader_config.py")
+"""What lies beside ``submitted/`` in an nbgrader course root (any one is enough)."""
+
+
+def _submitted_folder(base: Path) -> Path:
+    """nbgrader's ``submitted/`` when ``base`` is one student's folder in it, or one of their
+    assignment folders (``submitted`` in a course root), else ``base`` itself."""
+    absolute = Path(os.path.abspath(base))
+    for above in list(absolute.parents)[:2]:
+        if above.name == "submitted" and any((above.parent / n).exists() for n in _NBGRADER_COURSE):
+            return above
+    return base
 
 
 def _walk(folder: Path, excluded: Path | None) -> list[Path]:
@@ -107,6 +129,8 @@ def _glob_base(pattern: str) -> Path:
 
 
 def _job(base: Path, path: Path, questions: list[str]) -> Job:
+    base, found = Path(os.path.abspath(base)), path  # abspath: no link is resolved
+    path = Path(os.path.abspath(path))
     try:
         rel_parts = path.relative_to(base).parts
     except ValueError:
@@ -116,10 +140,38 @@ def _job(base: Path, path: Path, questions: list[str]) -> Job:
         student, question = rel_parts[0], question_in_name(path.stem, questions)
     else:
         student, question = split_flat_name(path.stem, questions)
-    error = None
-    if path.is_symlink():
-        error = f"{rel} is a symbolic link; submissions must be plain files (links are not followed)"
-    return Job(student=student, path=path, rel=rel, question=question, error=error)
+    return Job(student=student, path=found, rel=rel, question=question, error=unreadable(base, path, rel))
+
+
+def unreadable(base: Path, path: Path, rel: str) -> str | None:
+    """Why ``path`` must not be read, or None: see the module's docstring."""
+    try:
+        parts = path.relative_to(base).parts
+    except ValueError:
+        parts = (path.name,)
+        base = path.parent
+    here = base
+    try:
+        for i, part in enumerate(parts):
+            here = here / part
+            info = os.lstat(here)
+            if stat.S_ISLNK(info.st_mode):
+                what = "is a symbolic link" if i == len(parts) - 1 else f"lies under a symbolic link ({part})"
+                return f"{rel} {what}; submissions must be plain files (links are not followed)"
+    except FileNotFoundError:
+        return f"{rel} vanished before it could be read"
+    except OSError as e:
+        return f"{rel} cannot be examined ({e.strerror or e})"
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode)
+                or stat.S_ISBLK(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode) else "not a file")
+        return f"{rel} is {kind}, not a regular file: it was not read"
+    if info.st_size > MAX_SUBMISSION_BYTES:
+        return (f"{rel} is {info.st_size / 1e6:,.0f} MB, over the {MAX_SUBMISSION_BYTES // (1024 * 1024)} MB "
+                "a submission may be: it was not read")
+    if not os.access(here, os.R_OK):
+        return f"{rel} cannot be read (permission denied)"
+    return None
 
 
 def question_in_name(stem: str, questions: list[str]) -> str | None:
@@ -138,3 +190,41 @@ def split_flat_name(stem: str, questions: list[str]) -> tuple[str, str | None]:
         if stem.endswith("_" + qid) and len(stem) > len(qid) + 1:
             return stem[: -len(qid) - 1], qid
     return stem, None
+
+
+def submitted_at(path: Path) -> str | None:
+    """When the file was handed in, as ISO 8601 UTC: nbgrader's ``timestamp.txt`` in its
+    assignment folder (what ``nbgrader collect`` keeps), else the file's modification time."""
+    from datetime import datetime, timezone
+    for folder in list(Path(path).parents)[:2]:  # <assignment>/ or <student>/
+        stamp = folder / "timestamp.txt"
+        try:
+            if stamp.is_file() and not stamp.is_symlink() and stamp.stat().st_size < 200:
+                return parse_time(stamp.read_text(encoding="utf-8").strip()).isoformat()
+        except (OSError, ValueError):
+            pass
+    try:
+        return datetime.fromtimestamp(os.lstat(path).st_mtime, timezone.utc).isoformat()
+    except OSError:
+        return None
+
+
+def parse_time(text: str):
+    """A date and time as nbgrader writes it ("2024-03-01 17:00:00.000000 UTC") or ISO 8601;
+    without a zone it is UTC."""
+    from datetime import datetime, timezone
+    text = text.strip()
+    if text.endswith(" UTC"):
+        text = text[:-4]
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        try:  # nbgrader's other zones ("... -0800", "... PST"): dateutil, which nbgrader brings
+            import warnings
+            from dateutil import parser
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # an unknown zone name: read as UTC, as documented
+                value = parser.parse(text)
+        except (ImportError, ValueError, OverflowError) as e:
+            raise ValueError(f"not a date and time: {text!r}") from e
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)

@@ -2,11 +2,12 @@
 runner and the Dask runner, so both write the same files in the same way."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.batch.grading import make_spec, max_score
-from grader.batch.layouts import Job
+from grader.batch.layouts import Job, submitted_at
 from grader.batch.store import GRADED, ResultStore, file_digest, replay_command
 from grader.batch.variants import student_seed
 from grader.sandbox.limits import Limits
@@ -33,6 +34,8 @@ class Batch:
     secret: str | None = None
     default_seed: int = 1234
     force: bool = False
+    students: frozenset = frozenset()
+    """Students to regrade in place (``--student``)."""
 
     def seed(self, job: Job) -> int:
         return student_seed(self.secret, job.student, self.default_seed)
@@ -43,16 +46,24 @@ class Batch:
         todo = []
         for job in self.jobs:
             seed, digest = self.seed(job), (None if job.error else file_digest(job.path))
-            if not self.force and self.store.done(job, seed, digest):
+            if digest is None and not job.error:  # it changed, vanished or refused reading since
+                job = dataclasses.replace(job, error=f"{job.rel} could not be read (it vanished, is "
+                                                     "unreadable, or is no longer a regular file)")
+            if not self.regrades(job) and self.store.done(job, seed, digest):
                 continue
             if job.error:
                 self.record(Pending(job, seed, digest), {
                     "result": {"submission": str(job.path), "question": job.question, "score": 0.0,
-                               "max_score": max_score(job.question, self.root), "error": job.error, "tests": []},
+                               "max_score": max_score(job.question, self.root), "error": job.error,
+                               "tests": [], "seed": seed},
                     "status": GRADED, "isolation": "", "seconds": 0.0})
                 continue
             todo.append(Pending(job, seed, digest))
         return todo
+
+    def regrades(self, job: Job) -> bool:
+        """Whether ``job`` is graded again even when its result is up to date."""
+        return self.force or job.student in self.students
 
     def spec(self, item: Pending, with_content: bool = False) -> dict:
         return make_spec(item.job.path, item.job.question, item.seed, self.limits, self.root,
@@ -63,8 +74,8 @@ class Batch:
         job = item.job
         meta = {"student": job.student, "file": job.rel, "question_from_layout": job.question,
                 "seed": item.seed, "seeded_by": "course secret" if self.secret else "default seed",
-                "replay": replay_command(job, item.seed, self.limit_flags()),
-                "sha256": item.digest, "status": record.get("status"),
+                "replay": replay_command(job, item.seed, self.limit_flags(), self.root),
+                "sha256": item.digest, "submitted_at": submitted_at(job.path), "status": record.get("status"),
                 "isolation": record.get("isolation", ""), "seconds": record.get("seconds")}
         return self.store.write(job, record["result"], meta)
 

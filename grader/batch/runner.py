@@ -27,7 +27,7 @@ from pathlib import Path
 from grader.batch.grading import failed_record
 from grader.batch.plan import Batch, Pending
 from grader.batch.variants import SECRET_ENV
-from grader.batch.worker import TAMPERED
+from grader.batch.worker import RUNNER_PID, TAMPERED
 from grader.sandbox.cleanup import MARKER as _MARKER
 from grader.sandbox.cleanup import kill_tree
 
@@ -59,6 +59,7 @@ class GradingProcess:
     def _start(self) -> None:
         env = {k: v for k, v in os.environ.items() if k != SECRET_ENV}  # workers get seeds only
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH")) if p)
+        env[RUNNER_PID] = str(os.getpid())
         # -P and a neutral folder: the course folder is neither the cwd nor on sys.path
         self.proc = subprocess.Popen([sys.executable, "-P", "-m", "grader.batch.worker"], bufsize=0,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,

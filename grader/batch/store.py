@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import shlex
+import stat
 import threading
 from pathlib import Path
 
@@ -39,20 +40,51 @@ def result_name(job: Job) -> str:
     return f"{safe}-{digest}"
 
 
-def file_digest(path: Path) -> str | None:
-    """sha256 of the submission (a resubmitted file is graded again); None if unreadable."""
+def _chunks(path: Path, cap: int | None):
+    """The file's bytes in 1 MB chunks; ValueError when it is not a regular file (a FIFO
+    opened here would block), a link, or over ``cap`` bytes; OSError when unreadable."""
+    from grader.batch.layouts import MAX_SUBMISSION_BYTES
+    cap = MAX_SUBMISSION_BYTES if cap is None else cap
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
+            raise ValueError("not a regular file of at most the size cap")
+        left = cap + 1
+        while left > 0 and (chunk := f.read(min(1 << 20, left))):
+            left -= len(chunk)
+            if left <= 0:
+                raise ValueError("grew past the size cap")
+            yield chunk
+
+
+def file_digest(path: Path, cap: int | None = None) -> str | None:
+    """sha256 of the submission (a resubmitted file is graded again), read in chunks; None if
+    unreadable, not a regular file, or past ``cap`` bytes."""
+    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except OSError:
+        for chunk in _chunks(path, cap):
+            digest.update(chunk)
+    except (OSError, ValueError):
+        return None
+    return digest.hexdigest()
+
+
+def read_capped(path: Path, cap: int | None = None) -> bytes | None:
+    """The submission's bytes under the same rules as ``file_digest`` (for a Dask task)."""
+    try:
+        return b"".join(_chunks(path, cap))
+    except (OSError, ValueError):
         return None
 
 
-def replay_command(job: Job, seed: int, limits_args: list[str]) -> str:
-    """The `grade` command that reproduces this submission's run exactly."""
-    args = ["grade", str(job.path), "--seed", str(seed)]
+def replay_command(job: Job, seed: int, limits_args: list[str], root: str | None = None) -> str:
+    """The `grade` command that reproduces this submission's run exactly, from any folder."""
+    args = ["grade", str(Path(job.path).absolute()), "--seed", str(seed), "--replay"]
     if job.question:
         args += ["--question", job.question]
+    if root:
+        args += ["--questions-dir", str(Path(root).absolute())]
     return shlex.join(args + limits_args)
 
 
@@ -69,12 +101,19 @@ def atomic_write(path: Path, text: str) -> None:
 class ResultStore:
     """The results folder of one batch."""
 
-    def __init__(self, outdir: Path):
+    def __init__(self, outdir: Path, create: bool = True):
         self.outdir = Path(outdir)
         self.folder = self.outdir / "results"
+        if not create:
+            return
         self.folder.mkdir(parents=True, exist_ok=True)
         for stale in self.folder.glob(".*.tmp"):  # a killed run's half-written files
             stale.unlink(missing_ok=True)
+
+    @classmethod
+    def existing(cls, outdir: Path) -> "ResultStore":
+        """The store of an existing OUTDIR, to read only (nothing is created or cleaned)."""
+        return cls(outdir, create=False)
 
     def _paths(self, job: Job) -> tuple[Path, Path]:
         name = result_name(job)
@@ -100,6 +139,22 @@ class ResultStore:
         atomic_write(sidecar, json.dumps(meta, indent=1) + "\n")
         atomic_write(result_path, json.dumps(result, indent=1) + "\n")
         return result_path
+
+    def everything(self) -> list[tuple[Job, dict, dict]]:
+        """Every (job, result, sidecar) in the folder, whichever run wrote it: the gradebook is
+        always the whole class's, even after a run that regraded one student."""
+        found = []
+        for sidecar in sorted(self.folder.glob("*.run.json")):
+            meta = _read_json(sidecar)
+            result = _read_json(sidecar.with_name(sidecar.name[: -len(".run.json")] + ".json"))
+            if not (isinstance(meta, dict) and isinstance(result, dict)):
+                continue
+            student, rel = str(meta.get("student", "")), str(meta.get("file", ""))
+            question = meta.get("question_from_layout")
+            job = Job(student=student, path=Path(rel), rel=rel,
+                      question=question if isinstance(question, str) else None)
+            found.append((job, result, meta))
+        return found
 
     def load(self, job: Job) -> tuple[dict | None, dict | None]:
         """(result, sidecar) of ``job``, None where missing or unreadable."""

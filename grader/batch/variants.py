@@ -40,8 +40,16 @@ def read_secret(secret: str | None, secret_file: str | None) -> str | None:
     """The course secret from the options or the environment (file, then flag, then env)."""
     if secret_file:
         with open(secret_file, encoding="utf-8") as f:
-            return f.read().strip() or None
+            text = f.read().strip()
+        if not text:  # never fall back to the public default seed unnoticed
+            raise EmptySecret(f"{secret_file} is empty: put the course secret in it (any long random "
+                              "text, e.g. `python -c 'import secrets; print(secrets.token_hex(32))'`)")
+        return text
     return secret or os.environ.get(SECRET_ENV) or None
+
+
+class EmptySecret(ValueError):
+    """The secret file holds nothing; the message is a sentence for the instructor."""
 
 
 def hide_secret_from_proc(secret: str | None) -> bool:

@@ -5,7 +5,7 @@ its widths ``dims = [m_0, ..., m_k]``; S = sum m_i m_{i-1} multiply-adds is one 
 pass. Values are checked against central finite differences of the reference forward
 (``ctx.ref``, the solution notebook). Costs are multiply-adds counted in the grader, not in
 the sandbox: after the learner's code loads, ``matvec``, ``vecmat`` and ``matmul`` are
-replaced by helpers that ask the grader to do the product (``Counter``), so the learner's
+replaced by helpers that ask the grader to do the product (``grader.sandbox.counted.Counter``), so the learner's
 code can neither write the count nor do a counted product without the grader doing it.
 The known-wrong variants below are the traps, computed here on the same inputs.
 """
@@ -15,6 +15,7 @@ import numpy as np
 
 from grader.engine.gradcheck import EPS, upstream
 from grader.engine.question import Fail, Question, Trap
+from grader.sandbox.counted import Counter
 
 QUESTION = Question("forward_vs_reverse", "Forward or reverse: JVPs, VJPs and what a Jacobian costs", traps=[
     Trap("matrix-matrix-chain", "The values are right, but you multiplied the matrices (the "
@@ -84,85 +85,6 @@ def pick(got, candidates: list[tuple[str, np.ndarray]]) -> dict:
 
 
 # -- the grader-side products and their count -------------------------------------------
-class Counter:
-    """The setup cell's helpers, run in the grader: each product is done and counted here.
-
-    Only products of the chain being graded count (``begin``): each matrix must be one of
-    its ``As`` or a product the grader returned, so padding with dummy products counts
-    nothing, and sizes stay those of the chain. ``outputs`` keeps what the grader returned,
-    so a check can require that the answer came out of the counted products. The learner's
-    own ``take_multiply_adds`` reads a separate tally: it cannot reset the grader's."""
-
-    MAX_ELEMENTS = 1 << 20  # no product the grader does may exceed this (a chain's are tiny)
-
-    def __init__(self):
-        self.multiply_adds = 0
-        self.learner_tally = 0
-        self.allowed: list[np.ndarray] = []
-        self.outputs: list[np.ndarray] = []
-
-    def begin(self, As) -> None:
-        self.multiply_adds, self.outputs = 0, []
-        self.allowed = [np.asarray(A, dtype=np.float64) for A in As]
-
-    def _matrix(self, name, a, ndim):
-        if not isinstance(a, np.ndarray) or a.ndim != ndim or a.dtype.kind not in "fiu" \
-                or a.size > self.MAX_ELEMENTS:
-            raise ValueError(f"{name} must be a {ndim}-d numeric numpy array of a sensible size")
-        return a.astype(np.float64, copy=False)
-
-    def _counts(self, A) -> bool:
-        """Whether ``A`` is one of the chain's matrices (or a product already returned)."""
-        return any(M.shape == A.shape and np.array_equal(M, A) for M in self.allowed)
-
-    def _done(self, A, result, adds):
-        if self._counts(A):
-            self.multiply_adds += adds
-            self.outputs.append(result)
-        self.learner_tally += adds
-        return result
-
-    def matvec(self, A, v):
-        A, v = self._matrix("A", A, 2), self._matrix("v", v, 1)
-        if A.shape[1] != v.shape[0]:
-            raise ValueError(f"matvec(A, v) needs A (m, n) and v (n,), got A {A.shape} and v {v.shape}")
-        return self._done(A, A @ v, A.shape[0] * A.shape[1])
-
-    def vecmat(self, u, A):
-        u, A = self._matrix("u", u, 1), self._matrix("A", A, 2)
-        if u.shape[0] != A.shape[0]:
-            raise ValueError(f"vecmat(u, A) needs u (m,) and A (m, n), got u {u.shape} and A {A.shape}")
-        return self._done(A, u @ A, A.shape[0] * A.shape[1])
-
-    def matmul(self, A, B):
-        A, B = self._matrix("A", A, 2), self._matrix("B", B, 2)
-        if A.shape[1] != B.shape[0] or A.shape[0] * B.shape[1] > self.MAX_ELEMENTS:
-            raise ValueError(f"matmul(A, B) needs A (m, n) and B (n, p), got A {A.shape} and B {B.shape}")
-        result = A @ B
-        if self._counts(A) or self._counts(B):  # a product of the chain's matrices is one too
-            self.allowed.append(result)
-            self.multiply_adds += A.shape[0] * A.shape[1] * B.shape[1]
-            self.outputs.append(result)
-        self.learner_tally += A.shape[0] * A.shape[1] * B.shape[1]
-        return result
-
-    def take_learner_tally(self):
-        counted, self.learner_tally = self.learner_tally, 0
-        return counted
-
-    def came_from_products(self, answer) -> bool:
-        """Whether ``answer`` is a product the grader returned, or (a Jacobian) stacks them."""
-        if not isinstance(answer, np.ndarray):
-            return False
-        def returned(a):
-            return any(o.shape == a.shape and np.array_equal(o, a) for o in self.outputs)
-        if returned(answer):
-            return True
-        if answer.ndim == 2:
-            return all(returned(c) for c in answer.T) or all(returned(r) for r in answer)
-        return False
-
-
 HELPERS = '''
 def _counted_helpers(ask):
     import numpy
@@ -188,7 +110,7 @@ def _counted_helpers(ask):
         return _ask("matmul", A, B)
 
     def take_multiply_adds():
-        """The multiply-adds counted since the last call (for your own use; the grader keeps its own)."""
+        """The multiply-adds counted since the last call (yours; the grader keeps its own)."""
         return ask("take_multiply_adds")
     return matvec, vecmat, matmul, take_multiply_adds
 
@@ -217,9 +139,13 @@ def counted(ctx, fn, *args):
         value = ctx.call(fn, *args)
         return value, ctx.service(COUNTER)
     counter = counter()
-    counter.begin(args[0])
-    value = ctx.call(fn, *args)
-    if counter.multiply_adds and not counter.came_from_products(value):
+    counter.begin(args[0], *args[1:])
+    try:
+        value = ctx.call(fn, *args)
+        from_products = counter.came_from_products(value)
+    finally:
+        counter.end()
+    if counter.multiply_adds and not from_products:
         raise Fail(f"The answer {fn} returned is not the result of its counted products: it was "
                    f"computed some other way. {NOT_THROUGH_HELPERS}")
     return value, counter.multiply_adds

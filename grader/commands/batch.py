@@ -34,66 +34,113 @@ def _cores() -> int:
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo).")
 @click.option("--seed-of", metavar="STUDENT", help="Only print STUDENT's seed (to replay their run) and exit.")
+@click.option("--student", "students", metavar="ID", multiple=True,
+              help="Regrade only this student's submissions, in place (repeatable); the gradebook "
+                   "stays the whole class's.")
+@click.option("--dry-run", is_flag=True,
+              help="Only list which files would be graded as which student and question, and "
+                   "which are skipped and why; grade nothing.")
 def batch(source, outdir, workers, secret_file, secret, force, scheduler, limits, questions_dir,
-          seed_of):
+          seed_of, students, dry_run):
     """Grade every submission in SOURCE (a folder or a glob) into OUTDIR.
 
     Layouts: SOURCE/<student>/<files>, nbgrader's submitted/<student>/<assignment>/<notebook>,
     and flat SOURCE/<student>_<question>.ipynb. Results are written as they come; run the
     same command again after an interruption and it goes on where it stopped.
     """
-    from grader.batch.variants import hide_secret_from_proc, read_secret, student_seed
+    from grader.batch.variants import EmptySecret, hide_secret_from_proc, read_secret, student_seed
     from grader.engine.run import DEFAULT_SEED
 
     try:
         course_secret = read_secret(secret, secret_file)
     except OSError as e:
         raise click.BadParameter(f"cannot read {secret_file}: {e.strerror or e}", param_hint="--secret-file")
+    except EmptySecret as e:
+        raise click.BadParameter(str(e), param_hint="--secret-file")
     hide_secret_from_proc(course_secret)  # before any submission runs: see variants.py
     if seed_of is not None:
         seed = student_seed(course_secret, seed_of, DEFAULT_SEED)
         click.echo(seed)
         click.echo(f"replay: grade FILE --seed {seed}", err=True)
         return
-    if not source or not outdir:
+    if not source or not (outdir or dry_run):
         raise click.UsageError("grade batch needs SOURCE and -o OUTDIR")
-    _run(source, outdir, workers, course_secret, force, scheduler, limits, questions_dir, DEFAULT_SEED)
+    if questions_dir:  # grading processes run from "/": a relative folder would name nothing
+        questions_dir = os.path.abspath(questions_dir)
+    _run(source, outdir, workers, course_secret, force, scheduler, limits, questions_dir, DEFAULT_SEED,
+         frozenset(students), dry_run)
 
 
-def _run(source, outdir, workers, course_secret, force, scheduler, limits, questions_dir, default_seed):
+def _run(source, outdir, workers, course_secret, force, scheduler, limits, questions_dir, default_seed,
+         students=frozenset(), dry_run=False):
     from pathlib import Path
 
     from grader.batch import gradebook
     from grader.batch.layouts import LayoutError, find_jobs
+    from grader.batch.needs_a_look import needing_a_look
     from grader.batch.plan import Batch
     from grader.batch.store import ResultStore
-    from grader.loading.questions import questions_root, solution_notebooks
+    from grader.loading.questions import kit_root, questions_root, solution_notebooks
 
-    known = list(solution_notebooks(questions_root(questions_dir)))
-    outdir = Path(outdir)
+    own = list(solution_notebooks(questions_root(questions_dir))) if questions_dir else []
+    known = own + [q for q in solution_notebooks(kit_root()) if q not in own]
+    outdir = Path(outdir) if outdir else None
     try:
         jobs = find_jobs(source, known, exclude=outdir)
     except LayoutError as e:
         raise click.UsageError(str(e))
     if not jobs:
         raise click.UsageError(f"found no submissions (.ipynb or .py files) in {source}")
+    if students:
+        unknown = sorted(students - {j.student for j in jobs})
+        if unknown:
+            raise click.UsageError(f"no submissions from {', '.join(map(gradebook.safe_cell, unknown))} "
+                                   f"in {source}")
+        jobs = [j for j in jobs if j.student in students]
+    if dry_run:
+        click.echo(_dry_run(jobs, outdir, known), nl=False)
+        return
     plan = Batch(jobs, ResultStore(outdir), limits, root=questions_dir, secret=course_secret,
-                 default_seed=default_seed, force=force)
+                 default_seed=default_seed, force=force, students=students)
     todo = plan.pending()
-    students = len({j.student for j in jobs})
-    click.echo(f"{len(jobs)} submissions from {students} students: {len(todo)} to grade, "
-               f"{len(jobs) - len(todo)} already graded" + ("" if force else " (--force grades them again)"),
-               err=True)
+    count = len({j.student for j in jobs})
+    again = "" if force or students else " (--force grades them again)"
+    click.echo(f"{len(jobs)} submissions from {count} students: {len(todo)} to grade, "
+               f"{len(jobs) - len(todo)} already graded{again}", err=True)
     recorded, failure = _grade(plan, todo, outdir, workers, scheduler)
     seeds = "per student, from the course secret" if course_secret else f"the default seed {default_seed}"
     written = gradebook.write_all(outdir, jobs, plan.store, known,
                                   header=f"Batch of {source} (seeds: {seeds})")
     click.echo(written["text"], nl=False)
+    looks = needing_a_look(gradebook.collect(jobs, plan.store)[0])
+    if looks:
+        click.echo(f"{len(looks)} submission{'s' if len(looks) != 1 else ''} need a look "
+                   f"(timeouts, memory, syntax, grader errors): see the end of {written['summary']}", err=True)
     click.echo("wrote " + ", ".join(str(written[k]) for k in ("gradebook", "summary", "chart") if k in written),
                err=True)
     if failure is not None or recorded < len(todo):
         raise click.ClickException(f"{len(todo) - recorded} submissions have no result yet"
                                    + (f" ({failure})" if failure else "") + "; run the same command again")
+
+
+def _dry_run(jobs, outdir, known) -> str:
+    """What a batch would do with each file, one line each, and nothing graded."""
+    from grader.batch.gradebook import _shown
+    from grader.batch.store import ResultStore
+    lines = []
+    store = ResultStore.existing(outdir) if outdir else None
+    for job in jobs:
+        if job.error:
+            what = f"skipped: {job.error}"
+        else:
+            question = job.question or "(the file says)"
+            done = store is not None and isinstance(store.load(job)[0], dict)
+            what = f"{question}{' (has a result; graded again if it changed)' if done else ''}"
+        lines.append("  ".join(_shown(part) for part in (job.student, job.rel, what)))
+    skipped = sum(bool(j.error) for j in jobs)
+    lines.append(f"{len(jobs)} files from {len({j.student for j in jobs})} students: "
+                 f"{len(jobs) - skipped} to grade, {skipped} skipped (nothing was graded: --dry-run)")
+    return "\n".join(lines) + "\n"
 
 
 def _grade(plan, todo, outdir, workers, scheduler):
@@ -107,7 +154,7 @@ def _grade(plan, todo, outdir, workers, scheduler):
     bar = click.progressbar(length=len(todo), label="grading", file=sys.stderr) if show else nullcontext()
     log_path = outdir / "grading-processes.log"
     with bar, open(log_path, "ab") as log:
-        update = (lambda item: bar.update(1)) if show else (lambda item: None)
+        update = (lambda item: bar.update(1)) if show else _progress_lines(len(todo))
         try:
             if scheduler:
                 try:
@@ -140,3 +187,18 @@ def _stop_on_sigterm():
     def interrupt(signum, frame):
         raise KeyboardInterrupt
     return signal.signal(signal.SIGTERM, interrupt)
+
+
+def _progress_lines(total: int, every: int | None = None):
+    """Off a terminal (CI, nohup, a log file): a line every ``every`` submissions and at the
+    end, so a long batch shows it is alive."""
+    import time
+    every = every or max(1, min(50, total // 10))
+    start, done = time.monotonic(), [0]
+
+    def update(item):
+        done[0] += 1
+        if done[0] % every == 0 or done[0] == total:
+            rate = done[0] / max(time.monotonic() - start, 1e-9)
+            click.echo(f"graded {done[0]}/{total} ({100 * done[0] // total}%, {rate:.2g}/s)", err=True)
+    return update

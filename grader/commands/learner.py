@@ -79,12 +79,35 @@ def describe(question: str, solution: Path, root: Path) -> tuple[str, str]:
         return _first_heading(solution) or "(no description yet)", "medium"
 
 
+def _derivation_steps(solution: Path) -> int:
+    """How many cells of the solution are tagged ``derivation`` (what `grade reveal` shows)."""
+    from grader.loading.notebook import NotebookError, parse_notebook
+    try:
+        nb = parse_notebook(solution.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, NotebookError):
+        return 0
+    return sum(1 for c in nb["cells"] if isinstance(c, dict) and isinstance(c.get("metadata"), dict)
+               and "derivation" in (c["metadata"].get("tags") or []))
+
+
+def _scores(history, qid: str, solution: Path) -> tuple[str, str, str]:
+    """The three score columns of `grade list`: code, interview, derivation."""
+    last, best = history.last(qid), history.best(qid)
+    code = f"{last[0]:g}/{last[1]:g}, best {best[0]:g}/{best[1]:g}" if last and best else "not graded"
+    runs = history.interviews(qid)
+    spoken = f"{runs[-1]['hit']}/{runs[-1]['of']}" if runs else "-"
+    steps = _derivation_steps(solution)
+    revealed = f"{min(history.revealed(qid), steps)}/{steps} shown" if steps else "-"
+    return code, spoken, revealed
+
+
 @click.command("list")
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo).")
 def list_questions(questions_dir):
-    """List the questions: what each is about, its difficulty, your best score so far in this
-    folder, and how to start it (or your notebook here, once started)."""
+    """List the questions: what each is about, its difficulty, your scores in this folder
+    side by side (the last code score with the best, the last interview checklist, the
+    derivation steps revealed), and how to start it (or your notebook here, once started)."""
     from grader.learner.history import FILENAME, History
     from grader.loading.questions import questions_root, solution_notebooks
 
@@ -96,19 +119,18 @@ def list_questions(questions_dir):
         title, difficulty = describe(qid, solution, root)
         mine = Path.cwd() / solution.name
         to_open = solution.name if mine.is_file() else f"grade start {qid}"
-        best = history.best(qid)
-        score = f"best {best[0]:g}/{best[1]:g}" if best else "not graded"
-        rows.append((solution.name[:2], qid, difficulty, score, to_open, title))
+        rows.append((solution.name[:2], qid, difficulty, *_scores(history, qid, solution), to_open, title))
     if not rows:
         click.echo(f"No questions found in {root / 'solutions'}.")
         return
-    idw = max(len(r[1]) for r in rows)
-    scw = max(len(r[3]) for r in rows)
-    graded = " (best scores: this folder's " + FILENAME + ")" if history.questions else ""
+    header = ("", "question", "level", "code (last, best)", "interview", "derivation", "start with")
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    graded = " (scores: this folder's " + FILENAME + ")" if history.questions else ""
     click.echo(f"{len(rows)} questions{graded}:\n")
-    for num, qid, difficulty, score, to_open, title in rows:
-        click.echo(f"  {num}  {qid.ljust(idw)}  {difficulty:<6}  {score.ljust(scw)}  {to_open}")
-        click.echo(f"      {title}")
+    for row in [header] + rows:
+        click.echo("  " + "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths)).rstrip())
+        if row is not header:
+            click.echo(f"      {row[-1]}")
     fresh = [r[1] for r in rows if not history.best(r[1]) and not (Path.cwd() / notebooks[r[1]].name).exists()]
     if fresh:
         click.echo(f"\nStart one in this folder: `grade start {fresh[0]}`, "
@@ -117,6 +139,7 @@ def list_questions(questions_dir):
     if page.is_file():
         click.echo(f"Before an interview, revise every question's spoken answer and follow-ups "
                    f"on one page: {_shown_path(page)}")
+    click.echo("Rehearse the spoken answer aloud, the question that is due first: `grade interview`.")
 
 
 @click.command("start")
@@ -191,6 +214,23 @@ def _copy_solution(question: str, root: Path, folder: Path) -> None:
                    f"gives the answer away (`grade reveal {question}` shows the derivation a step at a time).")
 
 
+def _fingerprint(path: str) -> str | None:
+    """A hash of what was graded: grading the same answer again is not an attempt. For a
+    notebook, its graded code only, so that saving new outputs does not make a new attempt."""
+    import hashlib
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    if path.endswith(".ipynb"):
+        from grader.loading.notebook import NotebookError, graded_code, parse_notebook
+        try:
+            data = graded_code(parse_notebook(data.decode("utf-8"))).encode("utf-8")
+        except (UnicodeDecodeError, NotebookError):
+            pass
+    return hashlib.sha256(data).hexdigest()
+
+
 def after_grading(results, want_hint: bool, color: bool) -> str:
     """Remember each graded result's score in this folder's history, and show the next hint
     for the first failing check (``--hint``) or say that one is available. Returns the text."""
@@ -205,7 +245,7 @@ def after_grading(results, want_hint: bool, color: bool) -> str:
             if want_hint:
                 texts.append(f"{r.submission}: no hint until the file can be graded (see above).")
             continue
-        history.record_score(r.question, r.score, r.max_score)
+        history.record_score(r.question, r.score, r.max_score, _fingerprint(r.submission))
         failing = [t for t in r.tests if not t.passed]
         if not failing:
             if want_hint:

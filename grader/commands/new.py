@@ -1,4 +1,6 @@
 """`grade new`: scaffold a question (solution notebook, hidden checks, kernels, tests)."""
+import shlex
+
 import click
 
 
@@ -24,5 +26,6 @@ def new(question, title, number, questions_dir):
     click.echo(f"new question {question} in {root}:")
     for role, path in files.items():
         click.echo(f"  {role:<12} {path}")
+    where = f" --questions-dir {shlex.quote(str(root))}" if questions_dir else ""
     click.echo("next: fill in every line marked SCAFFOLD: (see docs/authoring.md), then\n"
-               f"  grade release {question} && grade validate {question}")
+               f"  grade release {question}{where} && grade validate {question}{where}")

@@ -16,7 +16,8 @@ import click
 def validate(questions, quick, seed, questions_dir):
     """Prove QUESTIONS (default: every question) sound: the solution gets full marks, the
     stub 0; every trap's wrong answer loses points and is named; no check passes zeros or
-    an ignored upstream gradient; the stub is fresh and leaks nothing; both notebooks run in
+    an ignored upstream gradient; the stub is fresh and leaks nothing; the key points are
+    hit by the hired answer, not by the wrong one; both notebooks run in
     a kernel; the kernels agree with the solution. Exits 1 on any problem."""
     from grader.authoring.validate import validate as run_validate
     from grader.engine.run import DEFAULT_SEED

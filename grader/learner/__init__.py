@@ -1,1 +1,2 @@
-"""What the learner sees and keeps: the terminal report and their progress history."""
+"""What the learner sees and keeps: the terminal report, their progress history, and the
+interview rehearsal with its key points."""

@@ -2,8 +2,8 @@
 
 Each sandbox gets its own user, PID, network, IPC, mount, UTS and cgroup namespaces, no
 capabilities, uid/gid 65534 inside, no nested user namespaces, its own ``/proc``, a fresh
-``/dev``, a private size-capped tmpfs as ``/tmp`` (its only writable folder and its working
-folder), and read-only mounts of only what learner code may read: the Python installation
+``/dev``, a private size-capped tmpfs as ``/tmp`` (its only writable folder, holding its empty
+working folder ``/tmp/sandbox-work``: see ``scratch``), and read-only mounts of only what learner code may read: the Python installation
 with its third-party packages (the kit's own entries masked) and the system libraries. The
 kit, the working folder, the course, home folders and other users' files are simply not
 there. When bwrap (its parent, the grader) dies, the sandbox dies; when its PID 1 dies,
@@ -61,6 +61,23 @@ def python_roots() -> list[str]:
     return [r for r in existing if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in existing)]
 
 
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+@functools.lru_cache(maxsize=1)
+def scratch() -> tuple[str, str]:
+    """(where the sandbox's private tmpfs is mounted, the working folder inside it). The
+    working folder is a folder of its own, empty, wherever Python lives: a virtual
+    environment under /tmp is mounted into the tmpfs beside it, never inside it."""
+    roots = python_roots()
+    for base in ("/tmp", "/var/tmp", "/run/backprop-traps"):
+        work = f"{base}/sandbox-work"
+        if not any(_within(base, r) or _within(r, work) for r in roots):
+            return base, work
+    return "/run/backprop-traps-scratch", "/run/backprop-traps-scratch/work"
+
+
 def arguments(hidden: list[str], env: dict, tmp_mb: int, seccomp_fd: int | None,
               info_fd: int | None) -> list[str]:
     """bwrap's arguments (up to ``--``) for one sandbox; ``hidden`` entries are masked."""
@@ -77,20 +94,22 @@ def arguments(hidden: list[str], env: dict, tmp_mb: int, seccomp_fd: int | None,
     for f in ETC_FILES:
         if os.path.exists(f):
             args += ["--ro-bind", f, f]
-    # /tmp first: a Python (a virtual environment) living under /tmp is mounted on top of it
+    # the tmpfs first: a Python (a virtual environment) living under /tmp is mounted into it
+    base, work = scratch()
     args += ["--proc", "/proc", "--dev", "/dev",
-             "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+             "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", base]
     roots = python_roots()
     for root in roots:
         args += ["--ro-bind", root, root]
+    args += ["--dir", work]
     for path in hidden:  # the kit's entries inside site-packages, the editable finder, ...
         if any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots) and os.path.lexists(path):
             args += (["--tmpfs", path, "--remount-ro", path] if os.path.isdir(path)
                      else ["--ro-bind", "/dev/null", path])
     here = Path(__file__).parent
-    for name in ("worker.py", "wire.py", "landlock.py", "seccomp.py"):
+    for name in ("worker.py", "wire.py", "landlock.py", "seccomp.py", "imports.py"):
         args += ["--ro-bind", str(here / name), f"{WORKER_DIR}/{name}"]
-    args += ["--chdir", "/tmp"]
+    args += ["--chdir", work]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     if info_fd is not None:
@@ -108,8 +127,22 @@ def usable() -> bool:
     return os.environ.get(FORCE_OFF) != "1" and executable() is not None and not _broken
 
 
+_worked: list[bool] = []
+"""Whether bwrap has started a sandbox in this process: from then on a failure is that
+sandbox's own, never a reason to drop bubblewrap for the rest of a batch."""
+
+
 def mark_broken(why: str) -> None:
     _broken.append(why)
+
+
+def worked() -> None:
+    if not _worked:
+        _worked.append(True)
+
+
+def has_worked() -> bool:
+    return bool(_worked)
 
 
 @functools.lru_cache(maxsize=1)

@@ -45,45 +45,105 @@ def _writable(folder: Path | None) -> bool:
 
 @dataclass
 class Group:
-    """A sandbox's cgroup: ``memory`` and ``pids`` folders (the same one under v2)."""
+    """A sandbox's cgroup: ``memory`` and ``pids`` folders (the same one under v2) that carry
+    the limits and hold no process themselves. The sandbox's processes start in ``memory/load``;
+    a measured call moves them all into a fresh ``memory/call`` (``begin_call``), whose peak
+    starts at zero: pages charged before the call (the libraries' page cache, which learner
+    code might evict) stay behind in ``load`` and can only make the call's count larger."""
     version: int
     memory: Path
     pids: Path | None
-    _peak_fd: int | None = field(default=None, repr=False)
-    """v2: the ``memory.peak`` descriptor whose write reset the peak (resets are per fd)."""
+    call: Path | None = None
+    cpu: Path | None = None
+    """v1: the ``cpu`` folder with the sandbox's CPU quota (v2: ``memory``'s own ``cpu.max``)."""
+    _peak_fds: dict = field(default_factory=dict, repr=False)
+    """v2: folder -> the ``memory.peak`` descriptor a reset was written to (resets are per fd)."""
+
+    @property
+    def load(self) -> Path:
+        return self.memory / "load"
 
     @property
     def procs_files(self) -> list[Path]:
-        folders = {self.memory} | ({self.pids} if self.pids else set())
-        return [f / "cgroup.procs" for f in folders]
+        """Where a new sandbox process writes its pid: the ``load`` group (v1: and ``pids``)."""
+        extra = [self.pids, self.cpu] if self.version == 1 else []
+        return [self.load / "cgroup.procs"] + [f / "cgroup.procs" for f in extra if f is not None]
 
     # -- measuring -------------------------------------------------------------------
-    def usage(self) -> int:
-        name = "memory.current" if self.version == 2 else "memory.usage_in_bytes"
-        return int((self.memory / name).read_text())
+    def _swap_counted(self) -> bool:
+        return self.version == 1 and (self.memory / "memory.memsw.usage_in_bytes").exists()
 
-    def reset_peak(self) -> None:
-        """Start a new high-water mark from the current usage."""
-        if self.version == 2:
-            self._peak_fd = _open_peak(self.memory)  # v2 (Linux 6.12+): a write resets it for this fd
-        else:
-            (self.memory / "memory.max_usage_in_bytes").write_text("0")
+    def _read_int(self, folder: Path, v1: str, v2: str) -> int:
+        return int((folder / (v1 if self.version == 1 else v2)).read_text())
 
-    def peak(self) -> int:
-        if self.version == 2:
-            if self._peak_fd is not None:
-                return int(os.pread(self._peak_fd, 64, 0))
-            return int((self.memory / "memory.peak").read_text())
-        return int((self.memory / "memory.max_usage_in_bytes").read_text())
+    def usage(self, folder: Path) -> int:
+        """Memory charged to ``folder`` now (and swap, where swap is counted)."""
+        if self._swap_counted():
+            return self._read_int(folder, "memory.memsw.usage_in_bytes", "")
+        used = self._read_int(folder, "memory.usage_in_bytes", "memory.current")
+        swap = folder / "memory.swap.current"
+        return used + (int(swap.read_text()) if self.version == 2 and swap.exists() else 0)
+
+    def not_evictable(self, folder: Path) -> int:
+        """``usage`` less the file pages of the page cache: what no eviction can lower
+        (anonymous, shared and kernel memory, and swap where counted)."""
+        stat = dict(line.split() for line in (folder / "memory.stat").read_text().splitlines())
+        return self.usage(folder) - int(stat["active_file"]) - int(stat["inactive_file"])
+
+    def peak(self, folder: Path) -> int:
+        """The high-water mark of ``folder`` since it was made (or reset)."""
+        if self._swap_counted():
+            return self._read_int(folder, "memory.memsw.max_usage_in_bytes", "")
+        if folder in self._peak_fds:
+            return int(os.pread(self._peak_fds[folder], 64, 0))
+        return self._read_int(folder, "memory.max_usage_in_bytes", "memory.peak")
+
+    def reset_peak(self, folder: Path) -> None:
+        """Start ``folder``'s high-water mark again from its usage now (v2: Linux 6.12+)."""
+        if self.version == 1:
+            name = "memory.memsw.max_usage_in_bytes" if self._swap_counted() else "memory.max_usage_in_bytes"
+            (folder / name).write_text("0")
+        else:  # only reads through this same descriptor see the reset
+            fd = os.open(folder / "memory.peak", os.O_RDWR)
+            try:
+                os.write(fd, b"reset\n")
+            except OSError:
+                os.close(fd)
+                raise
+            self._peak_fds[folder] = fd
+
+    def freeze(self, folder: Path) -> None:
+        """Cap ``folder`` at its usage now: it cannot grow (where its peak cannot be reset)."""
+        name = "memory.limit_in_bytes" if self.version == 1 else "memory.max"
+        (folder / name).write_text(str(self.usage(folder)))
+
+    def begin_call(self, tries: int = 50) -> bool:
+        """Move every process of the sandbox from ``load`` into a fresh ``call`` group (made
+        here, once); False when some kept appearing (a process forking without end)."""
+        if self.call is None:
+            self.call = self.memory / "call"
+            self.call.mkdir()
+        for _ in range(tries):
+            pids = _pids(self.load / "cgroup.procs")
+            if not pids:
+                return True
+            for pid in pids:
+                try:
+                    (self.call / "cgroup.procs").write_text(str(pid))
+                except OSError:  # it exited meanwhile
+                    pass
+        return False
 
     # -- ending ----------------------------------------------------------------------
+    def _folders(self) -> list[Path]:
+        """Innermost first (the order ``rmdir`` needs)."""
+        return [f for f in (self.call, self.load, self.memory, self.pids if self.pids != self.memory else None,
+                            self.cpu) if f is not None]
+
     def pids_inside(self) -> set[int]:
         found = set()
-        for f in self.procs_files:
-            try:
-                found.update(int(p) for p in f.read_text().split())
-            except (OSError, ValueError):
-                pass
+        for folder in self._folders():
+            found.update(_pids(folder / "cgroup.procs"))
         return found
 
     def kill_all(self, wait_seconds: float = 2.0) -> None:
@@ -107,11 +167,11 @@ class Group:
             time.sleep(0.005)
 
     def remove(self) -> None:
-        if self._peak_fd is not None:
-            os.close(self._peak_fd)
-            self._peak_fd = None
+        for fd in self._peak_fds.values():
+            os.close(fd)
+        self._peak_fds.clear()
         self.kill_all()
-        for folder in {self.memory, self.pids} - {None}:
+        for folder in self._folders():
             for _ in range(50):  # rmdir fails while the last killed process is still exiting
                 try:
                     folder.rmdir()
@@ -122,13 +182,11 @@ class Group:
                     time.sleep(0.01)
 
 
-def _open_peak(folder: Path) -> int | None:
+def _pids(procs: Path) -> list[int]:
     try:
-        fd = os.open(folder / "memory.peak", os.O_RDWR)
-        os.write(fd, b"reset\n")
-        return fd
-    except OSError:
-        return None
+        return [int(p) for p in procs.read_text().split()]
+    except (OSError, ValueError):
+        return []
 
 
 def available() -> tuple[int, str]:
@@ -173,15 +231,25 @@ def reap_stale(parents: list[Path]) -> None:
                 pass
             except (ValueError, PermissionError):
                 continue
-            Group(2 if parent == _own(None) else 1, folder, None).remove()
+            Group(2 if parent == _own(None) else 1, folder, None, folder / "call").remove()
 
 
-def create(memory_bytes: int, max_pids: int) -> Group | None:
-    """A new cgroup capping memory and processes, or None where none can be made."""
+class CgroupError(OSError):
+    """Cgroups are usable here, yet this sandbox's could not be made: the sandbox does not
+    start without it (never silently on fewer layers)."""
+
+
+PERIOD_US = 100_000
+
+
+def create(memory_bytes: int, max_pids: int, cpus: float = 1.0) -> Group | None:
+    """A new cgroup capping memory and processes, or None where cgroups are not usable
+    here at all; raises ``CgroupError`` where they are but this one could not be made."""
     version, _ = available()
     if not version:
         return None
-    reap_stale([p for p in (_own(None), _own("memory"), _own("pids")) if p is not None])
+    reap_stale([p for p in (_own(None), _own("memory"), _own("pids"), _own("cpu")) if p is not None])
+    quota = f"{max(int(cpus * PERIOD_US), 1000)} {PERIOD_US}"  # CPU time per period, whole sandbox
     name = f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     try:
         if version == 2:
@@ -191,6 +259,9 @@ def create(memory_bytes: int, max_pids: int) -> Group | None:
             (folder / "memory.max").write_text(str(memory_bytes))
             (folder / "memory.swap.max").write_text("0") if (folder / "memory.swap.max").exists() else None
             (folder / "pids.max").write_text(str(max_pids))
+            (folder / "cgroup.subtree_control").write_text("+memory +pids")  # for load and call
+            if (folder / "cpu.max").exists():  # where the cpu controller is delegated too
+                (folder / "cpu.max").write_text(quota)
         else:
             mem = _own("memory") / name
             mem.mkdir()
@@ -198,10 +269,22 @@ def create(memory_bytes: int, max_pids: int) -> Group | None:
             pids = pids_parent / name if _writable(pids_parent) else None
             if pids is not None:
                 pids.mkdir()
-            group = Group(1, mem, pids)
+            cpu_parent = _own("cpu")
+            cpu = cpu_parent / name if _writable(cpu_parent) else None
+            if cpu is not None:
+                cpu.mkdir()
+            group = Group(1, mem, pids, cpu=cpu)
+            if cpu is not None:
+                (cpu / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+                (cpu / "cpu.cfs_quota_us").write_text(quota.split()[0])
             (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
+            if group._swap_counted():  # memory and swap together: swapping out hides nothing
+                (mem / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
             if pids is not None:
                 (pids / "pids.max").write_text(str(max_pids))
-    except OSError:
-        return None
+        group.load.mkdir()
+    except OSError as e:
+        if "group" in locals():
+            group.remove()
+        raise CgroupError(e.errno, f"the sandbox's cgroup could not be made ({e.strerror or e})") from None
     return group

@@ -46,3 +46,23 @@ def _kill_matching(sid_wanted: int, needle: bytes) -> bool:
         except (OSError, IndexError, ValueError):
             continue
     return found
+
+
+def reap_stale_folders(parent: str, prefix: str) -> None:
+    """Remove the working folders (``<prefix><pid>-...``) of graders that are gone (killed
+    mid-grade): on a tmpfs they would hold the host's memory until it reboots."""
+    import shutil
+    try:
+        entries = os.listdir(parent)
+    except OSError:
+        return
+    for name in entries:
+        if not name.startswith(prefix):
+            continue
+        try:
+            os.kill(int(name[len(prefix):].split("-")[0]), 0)
+            continue  # its grader is alive: its own close() removes it
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+        except (ValueError, PermissionError):
+            continue

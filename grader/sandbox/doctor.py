@@ -26,23 +26,44 @@ def layers() -> list[Layer]:
                        "Landlock's signal scope (Linux 6.12) is missing"))
     version, detail = cgroup.available()
     found.append(Layer("cgroup (memory and processes)", bool(version), detail,
-                       "peak memory is the worker's own high-water mark, so new processes, shared "
-                       "memory and memfd are refused (seccomp); no cap on the whole sandbox's memory "
-                       "beyond each process's address-space limit; no process-count cap for root"))
+                       "no trustworthy memory meter (a process's own resident size counts library pages "
+                       "it can unmap at will), so memory is not measured and memory checks give no "
+                       "points; new processes, shared memory and memfd are refused (seccomp); no cap on "
+                       "the whole sandbox's memory beyond each process's address-space limit"))
     ok, detail = seccomp.available()
     found.append(Layer("seccomp filter", ok, detail,
                        "kernel keyrings are reachable (a note could pass between submissions of the "
-                       "same user), and without a cgroup memory cannot be measured (vram checks say so)"))
+                       "same user); page cache can be evicted, so memory is not measured (memory checks "
+                       "give no points); inotify, POSIX message queues, io_uring and file locks, which "
+                       "the kernel counts per user across the host, are open to the sandbox"))
     abi = landlock.abi_version()
     found.append(Layer("Landlock", abi > 0, f"ABI {abi}" if abi else "not in this kernel",
                        "inside bubblewrap: nothing more (mounts already limit what is readable); "
                        "without bubblewrap: learner code can read every file the grader can"))
-    root = os.geteuid() == 0
-    found.append(Layer("unprivileged grader", not root, "running as root" if root else f"uid {os.geteuid()}",
-                       "as root, the sandbox's processes are root's outside their user namespace: "
-                       "contained by the namespaces and no capabilities, but run batches as a dedicated "
-                       "user where you can"))
     return found
+
+
+def memory_meter() -> str:
+    """Whether memory checks can give points here, and why (issue 23, class 1)."""
+    from grader.sandbox import cgroup, seccomp
+    from grader.sandbox.measure import NO_CGROUP
+    version, _ = cgroup.available()
+    filtered, _ = seccomp.available()
+    if version and filtered:
+        return (f"measured: each measured call runs in a cgroup (v{version}) of its own that counts from "
+                "zero, so page cache evicted during it hides nothing; eviction and swapping out are "
+                "refused or counted")
+    why = NO_CGROUP if not version else "no seccomp filter here to refuse page-cache eviction"
+    return f"NOT measured: {why}. Memory checks give no points on this machine"
+
+
+def notes() -> list[str]:
+    """Advice beyond the layers: how the grader itself is run."""
+    if os.geteuid() == 0:
+        return ["the grader runs as root: the sandbox's processes are root's outside their user "
+                "namespace (contained by the namespaces, seccomp and no capabilities); run batches "
+                "as a dedicated unprivileged user where you can"]
+    return []
 
 
 def summary() -> str:

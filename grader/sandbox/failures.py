@@ -25,6 +25,10 @@ def inert_failure(reply: dict) -> dict:
     return {**reply, **clean}
 
 
+RESOURCE_ERRORS = ("MemoryError", "RecursionError")
+"""Exceptions that say the call ran out of something, whatever globals it read on the way."""
+
+
 def describe_failure(reply: dict, what: str, source: str, cells, warnings) -> str:
     """One sentence for the learner from a failure ``reply`` of the child (already inert)."""
     kind = reply.get("kind")
@@ -52,7 +56,7 @@ def describe_failure(reply: dict, what: str, source: str, cells, warnings) -> st
     message = f": {err.get('message')}" if err.get("message") else ""
     text = f"{what} raised {err.get('type', 'an exception')}{message}{where}"
     stale = [s for s in (err.get("stale") or []) if isinstance(s, str)][:3]
-    if stale:
+    if stale and err.get("type") not in RESOURCE_ERRORS:  # running out says nothing about globals
         names = ", ".join(f"`{s}`" for s in stale)
         text += (f". It reads {names}, which your functions changed when the grader called them: "
                  "the grader calls each function on inputs of its own, so what an earlier call left "

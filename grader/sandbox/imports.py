@@ -1,6 +1,8 @@
-"""The import statements of a submission, found by the grader (not the child) in its
-source: run alone in a fresh sandbox before the learner's code, they set the memory
-baseline that measured calls count from (``Sandbox._meter_baseline``)."""
+"""The import statements of a submission: run alone in a fresh sandbox before the learner's
+code, they set the memory baseline that measured calls count from
+(``Sandbox._meter_baseline``). Found by the worker, inside the sandbox (it imports this file
+by path; standard library only): parsing learner text costs the sandbox's memory and time,
+never the grader's."""
 from __future__ import annotations
 
 import ast

@@ -24,6 +24,12 @@ class Limits:
     tmp_mb: int = 64
     """Size of the sandbox's private /tmp (a tmpfs, counted in its memory where a cgroup
     counts it)."""
+    open_files: int = 512
+    """Open files per process of the sandbox (a hard RLIMIT_NOFILE): the host's open files,
+    inotify instances and other per-user counts must stay available to everyone else."""
+    cpus: float = 1.0
+    """CPU time per second of wall time the whole sandbox may use (its cgroup's CPU quota):
+    a submission's busy processes cannot starve the grader or a neighbour's sandbox."""
     max_processes: int = 256
     """Processes and threads the whole sandbox may hold at once (its cgroup's pids.max)."""
 

@@ -1,49 +1,60 @@
 """Peak memory of a sandbox, read by the grader from the kernel: the numbers that decide
-points never come from inside the sandbox.
+points never come from inside the sandbox, and count only memory the learner's code cannot
+make vanish (issue 23, class 1).
 
-Two meters, the best the machine allows:
+The one trustworthy meter is the sandbox's own cgroup (``cgroup.py``): it charges every
+page of every process in it, shared memory, memfd, tmpfs and kernel memory included.
+Its usage also holds page cache (the ``.pyc`` files read at import, mapped libraries),
+which learner code could evict during the call to make room for activations unseen. So a
+measured call runs in a fresh ``call`` group that starts at zero (``Group.begin_call``):
+the page cache charged before it stays behind in ``load``, and whatever the call adds can
+only raise its peak. The call's memory is
 
-- ``CgroupMeter``: the sandbox's own cgroup (``cgroup.py``) charges every page of every
-  process in it, shared memory, memfd and tmpfs included, and also caps its memory and
-  process count. Processes may fork: they are all counted.
-- ``HighWaterMeter`` (no writable cgroup): the worker's own high-water mark (``VmHWM``),
-  reset and read by the grader through ``/proc/<pid>``. It counts one process only, so
-  the sandbox may not make another (seccomp refuses fork, shared memory and memfd); where
-  that refusal cannot be installed either, the meter says memory cannot be measured.
+    peak of the call group                       (all it allocated, at its highest)
+  + growth of the load group during the call     (objects made at load, e.g. sockets)
+  + the load group's non-evictable memory when the call starts, less the same at the
+    baseline                                     (a pool filled at load time)
 
-A measured call counts from a baseline taken after the submission's import statements ran
-and before any other learner code did (``Sandbox._meter_baseline``), less one copy of the
-call's own inputs (the request the grader sent): libraries imported are not the learner's
-memory, while anything the learner's code holds from load time is.
+less one copy of the call's own inputs (the request the grader sent). The baseline is
+read after the submission's import statements ran and before any other learner code did
+(``Sandbox._meter_baseline``): libraries are not the learner's memory. Eviction itself
+(``posix_fadvise``, ``madvise`` COLD/PAGEOUT, ``process_madvise``) is refused by the
+seccomp filter, and where swap is counted (v1 ``memsw``) or off (v2 ``swap.max`` 0) pushing
+pages out hides nothing either.
+
+Without a writable cgroup there is no such meter: a process's own high-water mark counts
+mapped library pages, which it can unmap at will, so it is not used. Memory is then not
+measured, ``read`` says why, and no memory check gives points (``grade doctor`` says so).
 """
 from __future__ import annotations
 
-import json
-import os
-import select
 import shlex
-from pathlib import Path
 
-from grader.sandbox import cgroup, seccomp, wire
+from grader.sandbox import cgroup, wire
 
 MB = 1024 * 1024
+NO_CGROUP = ("this machine gives the grader no cgroup of its own (run as root, or in a delegated "
+             "cgroup v2 subtree), and without one no memory meter here is trustworthy: a process's "
+             "own resident size counts library pages it can unmap at will")
 
 
 class Meter:
-    """No measurement (``isolate=False``, or nothing usable): ``read`` says why."""
+    """No measurement (``isolate=False``, or no cgroup): ``read`` says why."""
     measures = False
     whole_sandbox = False
-    why = "memory is not measured for an unisolated sandbox"
+
+    def __init__(self, why: str = "memory is not measured for an unisolated sandbox"):
+        self.why = why
 
     @staticmethod
     def create(limits, isolate: bool) -> "Meter":
+        """The best meter here; raises ``cgroup.CgroupError`` where cgroups work but this
+        sandbox's could not be made (never a silent fall back)."""
         if not isolate:
             return Meter()
         group = cgroup.create(limits.memory_mb * MB + limits.tmp_mb * MB + 256 * MB,
-                              limits.max_processes)
-        if group is not None:
-            return CgroupMeter(group)
-        return HighWaterMeter()
+                              limits.max_processes, limits.cpus)
+        return CgroupMeter(group) if group is not None else Meter(NO_CGROUP)
 
     def wrap(self, argv: list[str]) -> list[str]:
         return argv
@@ -55,7 +66,10 @@ class Meter:
         self.pid, self.info_fd = pid, info_fd
 
     def start(self) -> None:
-        pass
+        """The baseline: before any learner code beyond its imports has run."""
+
+    def begin_call(self) -> None:
+        """Right before the measured call's request is sent."""
 
     def read(self, request) -> dict:
         return {"peak": None, "unavailable": self.why}
@@ -66,99 +80,68 @@ class Meter:
     def close(self) -> None:
         pass
 
-    def _result(self, raw: int, request) -> dict:
-        sent = wire.encoded_size(request)
-        return {"peak": max(0, raw - sent), "above_baseline": raw, "inputs": sent,
-                "source": self.describe()}
-
 
 class CgroupMeter(Meter):
     measures = True
     whole_sandbox = True
 
     def __init__(self, group: cgroup.Group):
+        super().__init__()
         self.group = group
-        self.baseline = None
+        self.baseline = self.held = self.load_start = None
 
     def wrap(self, argv):
         """Enter the cgroup before anything else runs: a shell joins it, then execs."""
         joins = " && ".join(f"echo $$ > {shlex.quote(str(f))}" for f in self.group.procs_files)
         return ["/bin/sh", "-c", f'{joins} && exec "$@"', "sh"] + argv
 
+    def unfiltered(self):
+        # without the filter, learner code could evict the load group's page cache and grow
+        # objects charged there (sockets made at load) into the room: the count is forgeable
+        self.measures = False
+        self.why = ("the sandbox's seccomp filter could not be installed, so its code could evict "
+                    "page cache to hide memory from the meter: memory is not measured here")
+
     def start(self):
-        self.group.reset_peak()
-        self.baseline = self.group.usage()
+        if self.measures:
+            self.baseline = self.group.not_evictable(self.group.load)
+
+    def begin_call(self):
+        self.held = self.load_start = None
+        if self.baseline is None:
+            return
+        try:
+            if not self.group.begin_call():
+                self.why = "the sandbox kept making new processes, so its call could not be measured"
+                return
+            load = self.group.load
+            self.held = max(0, self.group.not_evictable(load) - self.baseline)
+            try:
+                self.group.reset_peak(load)
+                self.load_start = self.group.usage(load)
+            except OSError:  # cgroup v2 before Linux 6.12: no reset; then the load group may not grow
+                self.group.freeze(load)
+        except (OSError, ValueError, KeyError) as e:
+            self.held = None
+            self.why = f"the cgroup could not be read ({type(e).__name__}: {e})"
 
     def read(self, request):
         if self.baseline is None:
-            return {"peak": None, "unavailable": "the sandbox's baseline memory was never read"}
+            return {"peak": None, "unavailable": self.why if not self.measures else
+                    "the sandbox's baseline memory was never read"}
+        if self.held is None:
+            return {"peak": None, "unavailable": self.why}
         try:
-            return self._result(self.group.peak() - self.baseline, request)
+            grown = 0 if self.load_start is None else max(0, self.group.peak(self.group.load) - self.load_start)
+            raw = self.group.peak(self.group.call) + grown + self.held
         except (OSError, ValueError) as e:
             return {"peak": None, "unavailable": f"the cgroup could not be read ({e})"}
+        sent = wire.encoded_size(request)
+        return {"peak": max(0, raw - sent), "above_baseline": raw, "inputs": sent,
+                "held_from_load": self.held, "source": self.describe()}
 
     def describe(self):
-        return f"cgroup v{self.group.version} memory"
+        return f"cgroup v{self.group.version} memory" if self.measures else "memory not measurable"
 
     def close(self):
         self.group.remove()
-
-
-class HighWaterMeter(Meter):
-    whole_sandbox = False
-
-    def __init__(self):
-        ok, why = seccomp.available()
-        self.measures = ok
-        self.why = ("this machine can neither count the sandbox's processes (no writable cgroup) "
-                    f"nor stop it from making more ({why}), so its memory cannot be measured")
-        self.worker = None
-        self.baseline = None
-
-    def _worker_pid(self) -> int | None:
-        """The worker's pid as the grader sees it: bubblewrap reports its sandbox's PID 1
-        (``--info-fd``), whose only child is the worker; without bubblewrap, the child."""
-        if self.info_fd is None:
-            return self.pid
-        ready, _, _ = select.select([self.info_fd], [], [], 5)
-        if not ready:
-            return None
-        try:
-            init = int(json.loads(os.read(self.info_fd, 4096))["child-pid"])
-            children = Path(f"/proc/{init}/task/{init}/children").read_text().split()
-            return int(children[0]) if children else None
-        except (OSError, ValueError, KeyError, IndexError):
-            return None
-
-    def unfiltered(self):
-        self.measures = False
-        self.why = ("the sandbox's seccomp filter could not be installed, so it could make processes "
-                    "this meter does not see: its memory cannot be measured here")
-
-    def _status(self, field: str) -> int:
-        for line in Path(f"/proc/{self.worker}/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-        raise ValueError(field)
-
-    def start(self):
-        if not self.measures:
-            return
-        try:
-            self.worker = self.worker or self._worker_pid()
-            Path(f"/proc/{self.worker}/clear_refs").write_text("5")  # VmHWM := VmRSS
-            self.baseline = self._status("VmRSS")
-        except (OSError, ValueError, TypeError) as e:
-            self.measures, self.baseline = False, None
-            self.why = f"the sandbox's memory cannot be read from /proc here ({type(e).__name__})"
-
-    def read(self, request):
-        if not self.measures or self.baseline is None:
-            return {"peak": None, "unavailable": self.why}
-        try:
-            return self._result(self._status("VmHWM") - self.baseline, request)
-        except (OSError, ValueError) as e:
-            return {"peak": None, "unavailable": f"the sandbox's memory could not be read ({e})"}
-
-    def describe(self):
-        return "high-water mark, no fork" if self.measures else "memory not measurable"

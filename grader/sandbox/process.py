@@ -9,71 +9,58 @@ Peak memory is read here from the kernel (``measure.py``), never reported by the
 """
 from __future__ import annotations
 
-import functools
 import os
 import secrets
-import select
 import shutil
-import signal
-import site
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.sandbox import bwrap, measure, wire
-from grader.sandbox.cleanup import MARKER, kill_tree
-from grader.sandbox.failures import describe_failure, inert_failure
-from grader.sandbox.visibility import _read_only_rules, hidden_paths
+from grader.sandbox import bwrap, cgroup, measure
+from grader.sandbox.channel import CallResult, Channel, Output  # noqa: F401 (CallResult: re-exported)
+from grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_folders
 from grader.sandbox.inert import inert
 from grader.sandbox.limits import Limits
+from grader.sandbox.visibility import _read_only_rules, hidden_paths
 
 WORKER = Path(__file__).with_name("worker.py")
-MAX_ASKS = 100_000
-"""Requests to grader-side services in one call (a Jacobian by JVPs takes hundreds)."""
+MAX_WARNINGS = 20
+"""Load warnings kept per submission (one per raising cell); the rest are counted."""
 
 
-@dataclass
-class CallResult:
-    """What one call into the learner's code gave."""
-    ok: bool
-    value: object = None
-    kind: str = ""
-    """On failure: timeout, crash, exception, not_implemented, missing, bad_return, budget."""
-    error: str = ""
-    """On failure, one sentence for the learner."""
-    args_after: list | None = None
-    memory: dict | None = None
-    seconds: float = 0.0
+def _tmpfs_folder() -> str | None:
+    """/dev/shm where it is a writable tmpfs (pages there are charged to the writer's cgroup)."""
+    try:
+        with open("/proc/self/mounts") as mounts:
+            if any(f.split()[1:3] == ["/dev/shm", "tmpfs"] for f in mounts):
+                return "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    except OSError:
+        pass
+    return None
 
 
-@dataclass
-class _Output:
-    """Drains the child's stdout/stderr so a flood can neither block nor fill memory."""
-    limit: int
-    kept: bytearray = field(default_factory=bytearray)
-    total: int = 0
-
-    def drain(self, fd: int) -> None:
-        while True:
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except OSError:
-                break
-            if not chunk:
-                break
-            self.total += len(chunk)
-            room = self.limit - len(self.kept)
-            if room > 0:
-                self.kept += chunk[:room]
-        os.close(fd)
+_MEMORY_BACKED = _tmpfs_folder()
 
 
-class Sandbox:
+_INNER_SEEN: set[str] = set()
+"""The inner layers (seccomp, landlock) a sandbox of this process has had in place."""
+
+
+def layers_lost(inner: str) -> str:
+    """Why this sandbox must not run, where a layer that an earlier sandbox of this process
+    had in place failed this time ("no landlock (...)"): a grading process never goes on
+    silently with fewer layers. Empty where nothing was lost."""
+    parts = [p.strip() for p in inner.split(", ") if p.strip() and p.strip() != "none"]
+    missing = [p for p in parts if p.startswith("no ") and p[3:].split(" ")[0] in
+               {seen.split("-")[0] for seen in _INNER_SEEN}]
+    _INNER_SEEN.update(p for p in parts if not p.startswith("no "))
+    return f"{', '.join(missing)}, where earlier sandboxes had it" if missing else ""
+
+
+class Sandbox(Channel):
     """A child process running one submission's code under ``limits``."""
 
     def __init__(self, source: str, limits: Limits = Limits(), hide: list[Path] = (),
@@ -84,6 +71,7 @@ class Sandbox:
         """A notebook's cells, ``(label, source, source with magics blanked)``, loaded one by one
         (``start``); None: ``source`` is one cell (a .py file)."""
         self.warnings: list[str] = []
+        self._warned: set[str] = set()  # cells whose warning was counted (once across restarts)
         """Cells that raised while loading, one sentence each, kept across restarts."""
         self.helpers = helpers
         """Trusted code run in the submission's namespace right after it loads (and after
@@ -100,7 +88,7 @@ class Sandbox:
         self._proc: subprocess.Popen | None = None
         self._tmp: str | None = None
         self._marker = ""
-        self._output = _Output(limits.output_kb * 1024)
+        self._output = Output(limits.output_kb * 1024)
         self._meter: measure.Meter | None = None
         self._calls = 0
         self._measuring = False
@@ -109,14 +97,22 @@ class Sandbox:
 
     # -- life cycle -------------------------------------------------------------------
     def _spawn(self) -> CallResult:
-        self._tmp = tempfile.mkdtemp(prefix="bpt-sandbox-")
         self._marker = f"{os.getpid()}-{secrets.token_hex(8)}"  # whose sandbox, and which
         use_bwrap = self.isolate and bwrap.usable()
-        workdir = "/tmp" if use_bwrap else self._tmp
+        try:
+            self._meter = measure.Meter.create(self.limits, self.isolate)
+        except cgroup.CgroupError as e:  # never a silent fall back to fewer layers
+            return CallResult(False, kind="crash", error=f"the sandbox could not start: {e.strerror}")
+        # Without bubblewrap, the working folder is writable only where a cgroup charges what
+        # files hold: on a tmpfs (a disk would let files fill the host's disk unbounded).
+        on_tmpfs = not use_bwrap and self._meter.whole_sandbox and _MEMORY_BACKED
+        if on_tmpfs:
+            reap_stale_folders(_MEMORY_BACKED, "bpt-sandbox-")
+        self._tmp = tempfile.mkdtemp(prefix=f"bpt-sandbox-{os.getpid()}-", dir=_MEMORY_BACKED if on_tmpfs else None)
+        workdir = bwrap.scratch()[1] if use_bwrap else self._tmp
         env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", MARKER: self._marker}
-        self._meter = measure.Meter.create(self.limits, self.isolate)
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -137,12 +133,13 @@ class Sandbox:
         threading.Thread(target=self._output.drain, args=(out_r,), daemon=True).start()
         self._meter.attach(self._proc.pid, self._info_r)
         if use_bwrap:
-            read_only, read_write = bwrap.python_roots() + ["/usr", "/etc", "/dev/urandom"], ["/tmp", "/dev/null"]
+            read_only, read_write = bwrap.python_roots() + ["/usr", "/etc", "/dev/urandom"], [bwrap.scratch()[0], "/dev/null"]
         else:
-            # where only the worker's high-water mark counts, files could hold what it does not see
-            writable = [self._tmp] if self._meter.whole_sandbox else []
+            # without a cgroup nothing caps what files would hold: no writable folder at all
+            writable = [self._tmp] if self._meter.whole_sandbox and _MEMORY_BACKED else []
             read_only, read_write = _read_only_rules(tuple(hidden_paths(self._hide))), writable + ["/dev/null"]
         setup = {"limits": {"memory_mb": self.limits.memory_mb, "file_mb": self.limits.file_mb,
+                            "open_files": self.limits.open_files,
                             "total_seconds": self.limits.total_seconds},
                  "tmpdir": workdir, "isolate": self.isolate, "read_only": read_only,
                  "read_write": read_write,
@@ -151,15 +148,26 @@ class Sandbox:
                  "seccomp": None if use_bwrap or not self.isolate else {"no_fork": True}}
         started = self._exchange(setup, self.limits.call_seconds + 5, what="starting the sandbox")
         if not started.ok and use_bwrap and started.kind == "crash":
-            # bwrap itself could not make the sandbox (e.g. user namespaces are blocked here):
-            # remember why, and start this and every later sandbox on the fallback layers
             said = self.output.strip().splitlines()
-            bwrap.mark_broken(inert(said[-1] if said else "bwrap said nothing", 200))
+            said = inert(said[-1] if said else "bwrap said nothing", 200)
             self.close()
-            self._output = _Output(self.limits.output_kb * 1024)
+            if bwrap.has_worked():
+                # bwrap works on this machine: this failure is this sandbox's (something another
+                # used up, ...), never a reason to go on with fewer layers for the rest of a batch
+                return CallResult(False, kind="crash", error=f"the sandbox could not start (bubblewrap: {said})")
+            # bwrap never could make a sandbox here (e.g. user namespaces are blocked): remember
+            # why, and start this and every later sandbox on the fallback layers (isolation says so)
+            bwrap.mark_broken(said)
+            self._output = Output(self.limits.output_kb * 1024)
             return self._spawn()
         if started.ok:
             inner = started.value.get("isolation", "none") if isinstance(started.value, dict) else "none"
+            lost = layers_lost(inner)
+            if lost:
+                self.close()
+                return CallResult(False, kind="crash", error=f"the sandbox could not start: {lost}")
+            if use_bwrap:
+                bwrap.worked()
             outer = "bubblewrap" if use_bwrap else "no bubblewrap"
             filtered = self._bwrap_filtered if use_bwrap else inner.split(", ")[0] == "seccomp"
             if not filtered:
@@ -197,10 +205,9 @@ class Sandbox:
         libraries it imports do not. Only a sandbox started for a measured call pays for it."""
         if not self._measuring or not self._meter.measures:
             return None
-        from grader.sandbox.imports import import_lines
         spent = self.spent  # libraries' start-up is not the learner's time: not charged
         sources = [fallback or source for _, source, fallback in self.cells] if self.cells else [self.source]
-        done = self._exchange({"op": "load", "source": import_lines(sources), "name": "<imports>"},
+        done = self._exchange({"op": "load_imports", "sources": sources},
                               self.limits.load_budget, what="importing the libraries your code uses")
         if done.ok or done.kind in ("exception", "not_implemented"):
             done = self._exchange({"op": "settle"}, self.limits.call_seconds, what="settling")
@@ -231,8 +238,7 @@ class Sandbox:
             loaded = self._exchange(request, max(deadline - time.monotonic(), 0.01),
                                     what=f"loading {label or 'your code'}")
             if not loaded.ok and loaded.kind in ("exception", "not_implemented"):
-                if loaded.error not in self.warnings:
-                    self.warnings.append(loaded.error)
+                self._warn(label, loaded.error)
                 loaded = CallResult(True)
             elif not loaded.ok:
                 if loaded.kind == "timeout":
@@ -247,6 +253,19 @@ class Sandbox:
             self.load_error = loaded
             self.close()
         return loaded
+
+    def _warn(self, label: str, error: str) -> None:
+        """Keep a cell's load warning; past ``MAX_WARNINGS`` only count them (a notebook of
+        thousands of raising cells must not flood the report)."""
+        if label in self._warned or error in self.warnings:
+            return
+        self._warned.add(label)
+        if len(self._warned) < MAX_WARNINGS:
+            self.warnings.append(error)
+        else:
+            more = len(self._warned) - MAX_WARNINGS + 1
+            line = f"... and {more} more cells raised while loading"
+            self.warnings[MAX_WARNINGS - 1:] = [line]
 
     def close(self) -> None:
         """End the sandbox and everything it started; remove its temp dir. Never raises."""
@@ -310,6 +329,7 @@ class Sandbox:
         self._calls += 1
         if measure_memory:
             self._exchange({"op": "settle"}, budget, what="settling")
+            self._meter.begin_call()  # from here on, whatever the call holds is counted
         result = self._exchange(request, budget, what=f"{fn}()")
         memory = self._meter.read(request) if measure_memory and self._meter is not None else None
         if result.ok:
@@ -333,97 +353,3 @@ class Sandbox:
         if result.ok:
             return CallResult(True, value=result.value.get("value"), seconds=result.seconds)
         return result
-
-    def _exchange(self, msg, timeout: float, what: str) -> CallResult:
-        """Send ``msg`` and read the answer within ``timeout`` (decoding included), serving
-        the child's ``ask`` requests meanwhile."""
-        start = time.monotonic()
-        deadline = start + timeout
-        if self._proc is None:
-            return CallResult(False, kind="crash", error=f"{what}: the sandbox had already ended")
-        asks = 0
-        try:
-            self._send(msg, deadline)
-            while True:
-                reply = wire.decode(self._read_frame(deadline))
-                if time.monotonic() > deadline:
-                    raise TimeoutError
-                if not (isinstance(reply, dict) and reply.get("op") == "ask"):
-                    break
-                asks += 1
-                if asks > MAX_ASKS:
-                    raise wire.WireError(f"more than {MAX_ASKS} requests to the grader in one call")
-                self._send(self._serve(reply), deadline)
-        except TimeoutError:
-            self.spent += time.monotonic() - start
-            self.close()
-            return CallResult(False, kind="timeout", error=(
-                f"{what} did not finish within {timeout:g} s (an endless loop, or far too slow)"))
-        except (EOFError, BrokenPipeError, OSError):
-            self.spent += time.monotonic() - start
-            code = self._exit_code()
-            self.close()
-            return CallResult(False, kind="crash", error=f"{what} crashed the Python process ({code})")
-        except wire.WireError as e:
-            self.spent += time.monotonic() - start
-            self.close()
-            return CallResult(False, kind="bad_return", error=f"{what} sent back something unreadable ({e})")
-        elapsed = time.monotonic() - start
-        self.spent += elapsed
-        if not isinstance(reply, dict):
-            self.close()
-            return CallResult(False, kind="bad_return", error=f"{what} broke the grader's protocol")
-        if reply.get("ok") is True:
-            return CallResult(True, value=reply, seconds=elapsed)
-        reply = inert_failure(reply)
-        return CallResult(False, kind=str(reply.get("kind", "exception")),
-                          error=describe_failure(reply, what, self.source, self.cells, self.warnings),
-                          seconds=elapsed)
-
-    def _send(self, msg, deadline: float) -> None:
-        """Write one frame to the child before ``deadline`` (TimeoutError otherwise)."""
-        for chunk in wire.encode_chunks(msg):
-            view = memoryview(chunk)
-            while view:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([], [self._req], [], left)[1]:
-                    raise TimeoutError
-                try:
-                    view = view[os.write(self._req, view):]
-                except BlockingIOError:
-                    continue
-
-    def _serve(self, request: dict) -> dict:
-        """Answer one ``ask`` from the child with a grader-side service; nothing raises."""
-        name = request.get("name")
-        service = self.services.get(name) if isinstance(name, str) and not name.startswith("_") else None
-        args = request.get("args")
-        if service is None or not isinstance(args, list):
-            return {"error": f"the grader offers no service {inert(str(request.get('name')), 40)!r}"}
-        try:
-            return {"value": service(*args)}
-        except Exception as e:  # noqa: BLE001 (a bad argument from the child, reported back)
-            return {"error": inert(str(e), 300)}
-
-    def _read_frame(self, deadline: float) -> bytearray:
-        def read(n: int) -> bytes:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            ready, _, _ = select.select([self._resp], [], [], left)
-            if not ready:
-                raise TimeoutError
-            return os.read(self._resp, n)
-        return wire.read_frame_body(read, self.limits.message_mb * 1024 * 1024)
-
-    def _exit_code(self) -> str:
-        try:
-            code = self._proc.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            return "it stopped answering"
-        if code > 128 and "bubblewrap" in self.isolation:
-            code = 128 - code  # bwrap exits 128 + N when the worker was killed by signal N
-        if code < 0:
-            name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
-            return f"killed by {name}"
-        return f"exit status {code}"

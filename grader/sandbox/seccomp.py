@@ -4,11 +4,12 @@ loaded by bubblewrap (``--seccomp FD``) before the worker starts.
 Without bubblewrap (``no_namespaces``) the worker loads it itself. Always refused: the
 kernel keyrings (not namespaced: a note could pass between submissions), the calls that
 change the machine (reboot, hostname, mounts, modules, the kernel log, real-time
-scheduling, ...), and limits, priority or CPU affinity set on any process but itself.
-Without bubblewrap's namespaces: sockets and SysV IPC too. Where no cgroup counts the
-sandbox's memory (see ``grader.sandbox.measure``): new processes (threads stay allowed),
-shared memory, memfd, socket pairs and pipes, which the worker's own high-water mark
-would not show.
+scheduling, ...), evicting page cache (``posix_fadvise``, ``madvise`` COLD/PAGEOUT), what
+the kernel counts per user across the host (inotify, epoll, POSIX message queues, io_uring,
+locked memory, file locks), and limits, priority or CPU affinity set on any process but itself.
+Without bubblewrap's namespaces: sockets and SysV IPC too. Where no cgroup caps the
+sandbox's memory and processes: new processes (threads stay allowed), shared memory, memfd,
+socket pairs and pipes, which would hold memory outside the worker's address-space limit.
 """
 from __future__ import annotations
 
@@ -35,15 +36,35 @@ ALWAYS_DENIED = (
     # identities: nothing to gain inside bubblewrap; a root worker without it keeps root's
     "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid",
     "setfsgid", "setgroups", "capset",
+    # evicting page cache: memory the meter counted at the baseline would vanish and make room
+    # for activations unseen (a further layer: the call's own cgroup already counts from zero)
+    "fadvise64", "process_madvise",
 )
+HELD_PER_USER = (
+    # what the kernel counts per user across the host (not per sandbox): a sandbox holding
+    # them all would starve the grader, the next submission and the user's other processes
+    "inotify_init", "inotify_init1", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive",
+    "mq_notify", "mq_getsetattr", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "mlock", "mlock2", "mlockall",
+    # epoll watches are counted per user (the grader's, through the user namespace): 256
+    # processes of 512 descriptors could watch each other millions of times
+    "epoll_create", "epoll_create1",
+    # a lock on a file every process can read (the Python installation) blocks others
+    "flock",
+)
+LOCKING_FCNTL = (6, 7, 37, 38, 1024)
+"""fcntl's F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE (ENOLCK: no locks here)."""
+EVICTING_ADVICE = (20, 21)
+"""madvise's MADV_COLD and MADV_PAGEOUT: reclaim pages now (MADV_DONTNEED only unmaps a
+process's view of a file; its page cache stays charged)."""
 ONLY_ON_ITSELF = ("prlimit64", "sched_setaffinity")
 """Allowed on the calling process (pid 0) only: never on the grader or a classmate."""
 DENIED_WITHOUT_NAMESPACES = ("shmget", "msgget", "semget", "socket")
 """Without bubblewrap's IPC and network namespaces, SysV IPC and sockets reach the host
 (a socketpair, which reaches nothing, stays allowed)."""
 DENIED_WITHOUT_CGROUP = ("fork", "vfork", "shmget", "memfd_create", "socketpair", "pipe", "pipe2")
-"""Where only the worker's own high-water mark counts: nothing that holds memory it does
-not show (another process, shared memory, memfd, socket and pipe buffers)."""
+"""Where no cgroup caps the sandbox: nothing that holds memory beyond the worker's RLIMIT_AS
+(another process, shared memory, memfd, socket and pipe buffers)."""
 
 
 def available() -> tuple[bool, str]:
@@ -59,7 +80,7 @@ def build(no_fork: bool, no_namespaces: bool = False):
     """The filter as a ``pyseccomp.SyscallFilter`` (raises if libseccomp is unavailable)."""
     import pyseccomp as sc
     f = sc.SyscallFilter(sc.ALLOW)
-    denied = set(ALWAYS_DENIED)
+    denied = set(ALWAYS_DENIED) | set(HELD_PER_USER)
     if no_namespaces:
         denied.update(DENIED_WITHOUT_NAMESPACES)
     if no_fork:
@@ -71,6 +92,10 @@ def build(no_fork: bool, no_namespaces: bool = False):
             pass
     for name in ONLY_ON_ITSELF:
         f.add_rule(sc.ERRNO(errno.EPERM), name, sc.Arg(0, sc.NE, 0))
+    for command in LOCKING_FCNTL:
+        f.add_rule(sc.ERRNO(errno.ENOLCK), "fcntl", sc.Arg(1, sc.EQ, command))
+    for advice in EVICTING_ADVICE:
+        f.add_rule(sc.ERRNO(errno.EPERM), "madvise", sc.Arg(2, sc.EQ, advice))
     # setpriority(which, who, prio): only PRIO_PROCESS on itself (who 0); never a user or group
     f.add_rule(sc.ERRNO(errno.EPERM), "setpriority", sc.Arg(0, sc.NE, PRIO_PROCESS))
     f.add_rule(sc.ERRNO(errno.EPERM), "setpriority", sc.Arg(1, sc.NE, 0))

@@ -144,18 +144,21 @@ def _count_nodes(header: bytes) -> int:
     return header.count(b"[") + header.count(b"{") + header.count(b",") + 1
 
 
-def decode(body) -> object:
+def decode(body, from_grader: bool = False) -> object:
     """Decode one frame's body (without its outer length prefix). Bounded: the JSON part's
-    size, nesting and value count, the number of arrays, and each array's size."""
+    size, nesting and value count, the number of arrays, and each array's size. The
+    bounds on the JSON part protect the grader from the child; ``from_grader`` (the worker
+    reading the grader's requests) lifts them, so a large honest source (a 4 MB literal
+    table) loads."""
     buf = memoryview(body)
     try:
         raw, pos = _read_exact(buf, 0, _LEN.size)
         (hlen,) = _LEN.unpack(raw)
-        if hlen > MAX_HEADER:
+        if hlen > MAX_HEADER and not from_grader:
             raise WireError(f"the message's JSON part ({hlen} bytes) is over {MAX_HEADER} bytes")
         header, pos = _read_exact(buf, pos, hlen)
         header = bytes(header)
-        if _count_nodes(header) > MAX_NODES:
+        if not from_grader and _count_nodes(header) > MAX_NODES:
             raise WireError(f"the message holds more than {MAX_NODES} values")
         header = json.loads(header)
         count = header["arrays"]

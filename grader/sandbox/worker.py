@@ -17,6 +17,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import imports  # noqa: E402
 import landlock  # noqa: E402
 import seccomp  # noqa: E402
 import wire  # noqa: E402
@@ -30,7 +31,8 @@ SUBMISSION = "<submission>"
 
 
 def read_frame(fd):
-    return wire.decode(wire.read_frame_body(lambda n: os.read(fd, n), 1 << 40))
+    """The grader's next request (trusted: the child-facing bounds do not apply)."""
+    return wire.decode(wire.read_frame_body(lambda n: os.read(fd, n), 1 << 40), from_grader=True)
 
 
 def ask(name, *args):
@@ -48,6 +50,16 @@ def set_limits(limits):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_AS, (limits["memory_mb"] * mb,) * 2)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_mb"] * mb,) * 2)
+    # per-user counts of the host (issue 23, class 4): a sandbox gets a small share, hard
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.get("open_files", 512),) * 2)
+    resource.setrlimit(resource.RLIMIT_SIGPENDING, (64, 64))
+    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
+    try:  # if the host runs out of memory, the kernel kills a sandbox first, never the grader
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
     cpu = int(limits["total_seconds"]) + 5  # a backstop; the grader's wall clock rules
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over-size writes fail, not kill
@@ -220,6 +232,10 @@ def main():
                     exec(code, namespace)
                 finally:
                     describe_exception.loaded = globals_state(namespace)
+            elif op == "load_imports":
+                # the memory baseline's code: the submission's import statements, found here
+                # (parsing learner text costs the sandbox's memory and time, not the grader's)
+                exec(compile(imports.import_lines(req["sources"]), "<imports>", "exec"), namespace)
             elif op == "settle":
                 settle()
             elif op == "call":

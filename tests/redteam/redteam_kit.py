@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -57,9 +58,59 @@ def build(name: str, folder: Path, filename: str | None = None, **fill) -> Path:
     return path
 
 
+GRADER_SLACK = 256 * 2**20
+"""Issue 23, class 3: grading any submission may raise the grading process's peak memory by
+at most this much over an honest grading's. Every grading of the suite (``grade``,
+``memory_check``, ``grade_in_subprocess``) asserts it."""
+_honest: dict = {}
+
+
+def _status(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise ValueError(field)
+
+
+def peak_growth(work):
+    """(``work()``, how far this process's peak resident memory rose above its resident
+    memory before it): the high-water mark is reset first (``clear_refs``); None where not."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return work(), None
+    before = _status("VmRSS")
+    done = work()
+    return done, _status("VmHWM") - before
+
+
+def honest_growth(key: str = "in process") -> int:
+    """An honest grading's peak growth, measured once per session (``key``: where)."""
+    if key not in _honest:
+        from grader.engine.run import grade_path
+        path = build("honest", Path(tempfile.mkdtemp(prefix="rt-honest-")))
+        if key == "in process":
+            grade_path(path, limits=QUICK)  # the first grading imports the engine: not counted
+            _honest[key] = peak_growth(lambda: grade_path(path, limits=QUICK))[1] or 0
+        else:
+            _honest[key] = grade_in_subprocess(path, check_growth=False)["grew"]
+    return _honest[key]
+
+
+def assert_grader_bounded(grew: int | None, what: str, key: str = "in process") -> None:
+    if grew is None:
+        return
+    allowed = honest_growth(key) + GRADER_SLACK
+    assert grew <= allowed, (f"{what}: the grader's peak memory rose {grew / 2**20:.0f} MB, over an honest "
+                             f"grading's {honest_growth(key) / 2**20:.0f} MB + 256 MB")
+
+
 def grade(path: Path, limits: Limits = QUICK):
     from grader.engine.run import grade_path
-    return grade_path(path, limits=limits)
+    honest_growth()
+    result, grew = peak_growth(lambda: grade_path(path, limits=limits))
+    assert_grader_bounded(grew, f"grading {path.name}")
+    return result
 
 
 def everything_said(result) -> str:
@@ -122,13 +173,20 @@ def memory_check(path: Path, limits: Limits = Limits(call_seconds=10.0, total_se
                 measured.update(result.memory or {})
             return result
         box.call = recording
-        assert box.start().ok
+        honest_growth()
+        started, grew = peak_growth(box.start)
+        assert started.ok
+        assert_grader_bounded(grew, f"loading {path.name}")
         ctx = CheckContext(vram_trap.QUESTION, box, load_solution("vram_trap"), 1, "memory")
-        try:
-            vram_trap.memory_budget_check(ctx)
-            return True, "", measured, box.output
-        except Fail as fail:
-            return False, fail.feedback, measured, box.output
+        def check():
+            try:
+                vram_trap.memory_budget_check(ctx)
+                return True, ""
+            except Fail as fail:
+                return False, fail.feedback
+        (passed, feedback), grew = peak_growth(check)
+        assert_grader_bounded(grew, f"the memory check of {path.name}")
+        return passed, feedback, measured, box.output
 
 
 # -- grading in a fresh process (its memory, its time, its environment) ------------------------
@@ -150,9 +208,10 @@ print("RESULT" + json.dumps({"result": result.to_json(), "output": result.output
 
 
 def grade_in_subprocess(path: Path, call: float = 4.0, total: float = 20.0, timeout: float = 60.0,
-                        env: dict | None = None, argv: tuple = ()) -> dict:
+                        env: dict | None = None, argv: tuple = (), check_growth: bool = True) -> dict:
     """Grade in a fresh Python process: its result, the growth of its peak resident memory
-    (``grew``, bytes), its own time; ``hung`` when it had to be killed after ``timeout``."""
+    (``grew``, bytes, asserted within an honest grading's + 256 MB), its own time; ``hung``
+    when it had to be killed after ``timeout``."""
     full_env = {**os.environ, **(env or {})}
     start = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-c", RUNNER, str(path), str(call), str(total), *argv],
@@ -176,6 +235,8 @@ def grade_in_subprocess(path: Path, call: float = 4.0, total: float = 20.0, time
     out = json.loads(lines[-1][len("RESULT"):])
     out["hung"] = False
     out["text"] = json.dumps(out["result"]) + (out.get("output") or "")
+    if check_growth:
+        assert_grader_bounded(out["grew"], f"grading {path.name} in a fresh process", key="subprocess")
     return out
 
 
@@ -337,49 +398,5 @@ class Listeners:
         for s in self.sockets:
             s.close()
 
-# -- class 10: the terminal report --------------------------------------------------------------------
-FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
 
-
-def assert_clean_report(text: str, checks: int) -> None:
-    """No raw control character, and exactly one PASS/FAIL line per real check (``checks``)."""
-    bad = sorted({hex(ord(c)) for c in FORBIDDEN.findall(text)})
-    assert not bad, f"raw control characters in the report: {bad}"
-    marks = [m.group(2).strip() for m in re.finditer(r"^\s*(PASS|FAIL|BUG)\s+\S+/\S+\s+(.*)$", text, re.M)]
-    assert len(marks) == checks and len(set(marks)) == len(marks), f"forged check lines: {marks}"
-    assert len(re.findall(r"^\s*Score:", text, re.M)) <= 1, "a forged Score line"
-
-
-def on_terminal(args: list[str], cwd: Path, timeout: float = 90.0) -> str:
-    """Run the `grade` CLI on a real pseudo-terminal (colours on, as a learner sees it; click
-    strips CSI sequences itself when it is not writing to a terminal, which would hide a leak),
-    raw mode (no \\n -> \\r\\n), and return what it wrote, the kit's own colour codes removed."""
-    import pty
-    import select
-    import tty
-    master, slave = pty.openpty()
-    tty.setraw(slave)
-    proc = subprocess.Popen([sys.executable, "-c", "from grader.cli import main; main()", *args],
-                            stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=cwd,
-                            env={**os.environ, "TERM": "xterm", "COLUMNS": "120"})
-    os.close(slave)
-    chunks, deadline = [], time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.5)
-        if ready:
-            try:
-                data = os.read(master, 1 << 16)
-            except OSError:  # EIO: the other side is closed
-                break
-            if not data:
-                break
-            chunks.append(data)
-        elif proc.poll() is not None:
-            break
-    proc.kill()
-    proc.wait()
-    os.close(master)
-    text = b"".join(chunks).decode("utf-8", "replace")
-    return re.sub("\x1b\\[[0-9;]*m", "", text)  # the report's own colours (SGR), nothing else
-
-
+from report_kit import FORBIDDEN, assert_clean_report, on_terminal  # noqa: E402,F401 (class 10)

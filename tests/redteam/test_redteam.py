@@ -64,6 +64,45 @@ def test_memory_score_cannot_be_forged_in_the_fallbacks(tmp_path, mode, name, wh
     assert not passed, f"{name} passed the memory check in mode {where}: {measured}"
 
 
+EVICTION_NOISE = 1 << 20  # two activations of vram_trap's memory check; the old meter lost 20 MiB
+
+
+@pytest.mark.parametrize("where", ["default", "no_bwrap", "no_cgroup"])
+def test_evicting_page_cache_does_not_lower_the_measured_peak(tmp_path, mode, where):
+    """Issue 23, class 1: evicting every file page in reach (posix_fadvise DONTNEED, madvise
+    PAGEOUT/COLD) at load time and during the call must not lower the measured peak below
+    what the same code measures without the eviction (the old meter read 0 MiB, a pass)."""
+    mode(where)
+    _, _, plain, _ = memory_check(build("memory_evict_page_cache", tmp_path, filename="plain.py", evict=False))
+    passed, feedback, evicted, output = memory_check(build("memory_evict_page_cache", tmp_path, evict=True))
+    assert not passed, f"the evicting answer passed the memory check ({where}): {evicted}"
+    if plain.get("peak") is None:  # no trustworthy meter here: no number, and no points
+        assert evicted.get("peak") is None and "cannot be measured" in feedback, (evicted, feedback)
+        return
+    assert "EVICTED" in output, "the attack never ran"
+    assert evicted["peak"] >= plain["peak"] - EVICTION_NOISE, (where, plain, evicted)
+
+
+def test_the_call_group_alone_holds_against_eviction(tmp_path, mode, monkeypatch):
+    """The same, with the seccomp filter's refusal of eviction taken away: the fresh call
+    cgroup counts from zero, so what was evicted was never in its count."""
+    mode("default")
+    from grader.sandbox import seccomp
+    monkeypatch.setattr(seccomp, "ALWAYS_DENIED",
+                        tuple(n for n in seccomp.ALWAYS_DENIED if n not in ("fadvise64", "process_madvise")))
+    monkeypatch.setattr(seccomp, "EVICTING_ADVICE", ())
+    seccomp.compiled.cache_clear()
+    try:
+        _, _, plain, _ = memory_check(build("memory_evict_page_cache", tmp_path, filename="plain.py", evict=False))
+        passed, _, evicted, output = memory_check(build("memory_evict_page_cache", tmp_path, evict=True))
+    finally:
+        seccomp.compiled.cache_clear()
+    if plain.get("peak") is None:
+        pytest.skip("no cgroup here: memory is not measured at all")
+    assert "'fadvise': 0" not in output, f"the eviction was refused, so this tests nothing: {output[-300:]}"
+    assert not passed and evicted["peak"] >= plain["peak"] - EVICTION_NOISE, (plain, evicted)
+
+
 # -- class 2: forged cost score (forward_vs_reverse) ------------------------------------------
 BYPASS_HONEST = 6  # tests/answers/forward_vs_reverse/bypasses_counter.py: right values, nothing counted
 
@@ -71,7 +110,7 @@ BYPASS_HONEST = 6  # tests/answers/forward_vs_reverse/bypasses_counter.py: right
 # each attack and the honest answer it is built on (what it must not beat)
 COST_ATTACKS = {"cost_pad_dummy": "bypass", "cost_reset_counter": "cost_honest_matrix_chain",
                 "cost_rebind_helpers": "bypass", "cost_patch_grader_ask": "bypass",
-                "cost_forge_ask_frames": "bypass"}
+                "cost_forge_ask_frames": "bypass", "cost_token_product": "bypass"}
 
 
 @pytest.mark.parametrize("name", sorted(COST_ATTACKS))
@@ -85,6 +124,15 @@ def test_cost_score_cannot_be_forged(tmp_path, name):
     cost_checks = [t for t in result.tests if "cost" in t.name or "forward pass" in t.name]
     assert result.score <= honest and not all(t.passed for t in cost_checks), (
         f"{name} got {result.score}/12 with uncounted or matrix-matrix products (honest: {honest})")
+
+
+@pytest.mark.parametrize("where", ["no_bwrap", "no_bwrap_no_cgroup"])
+def test_a_token_product_earns_nothing_in_the_fallbacks(tmp_path, mode, where):
+    """Issue 23, class 2: the answer computed uncounted and sent through one token product
+    (12/12 before the chain rule) stays at the bypass's score without bubblewrap too."""
+    mode(where)
+    result = grade(build("cost_token_product", tmp_path))
+    assert result.error is None and result.score <= BYPASS_HONEST, [(t.name, t.passed) for t in result.tests]
 
 
 # -- class 3: reading what it must not ---------------------------------------------------------

@@ -41,6 +41,125 @@ def test_no_note_passes_from_one_submission_to_the_next(tmp_path, mode, name, wh
     assert ipc_after == ipc_before, f"{name}: System V IPC objects left on the host ({where})"
 
 
+# -- issue 23, class 4: host-wide per-user resources ------------------------------------------------
+def _outside_takes_its_own(locked: str) -> list[str]:
+    """What this (the grading) process and the host cannot get right now: an inotify
+    instance, a POSIX message queue, an exclusive lock on ``locked``; queued signals and open
+    files far above what one sandbox may hold."""
+    import ctypes
+    import fcntl
+    libc = ctypes.CDLL(None, use_errno=True)
+    missing = []
+    fd = libc.inotify_init1(0)
+    missing += [] if fd >= 0 else [f"inotify_init1: errno {ctypes.get_errno()}"]
+    os.close(fd) if fd >= 0 else None
+    name = f"/rt-outside-{os.getpid()}".encode()
+    fd = libc.mq_open(name, os.O_CREAT | os.O_RDWR, 0o600, None)
+    missing += [] if fd >= 0 else [f"mq_open: errno {ctypes.get_errno()}"]
+    if fd >= 0:
+        os.close(fd)
+        libc.mq_unlink(name)
+    with open(locked) as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(f, fcntl.LOCK_UN)
+        except OSError as e:
+            missing.append(f"flock {locked}: {e}")
+    queued = int(next(line for line in Path("/proc/self/status").read_text().splitlines()
+                      if line.startswith("SigQ:")).split()[1].split("/")[0])
+    missing += [f"{queued} signals queued for this user"] if queued > 1000 else []
+    return missing
+
+
+@pytest.mark.parametrize("where", ["default", "no_bwrap"])
+def test_a_sandbox_cannot_exhaust_what_the_host_counts_per_user(tmp_path, mode, where):
+    """A submission holding open files, inotify instances, message queues, queued signals,
+    io_uring rings and a lock on a shared file, from load time on: meanwhile the grading
+    process still gets each of its own, the host's open files stay bounded, and the next
+    submission is graded in full."""
+    mode(where)
+    locked = os.__file__  # readable by every process, the sandbox's too
+    files_before = int(Path("/proc/sys/fs/file-nr").read_text().split()[0])
+    result, missing, most_files = {}, [], 0
+    unavailable_here = {m.split(":")[0] for m in _outside_takes_its_own(locked)}  # before: not the sandbox's doing
+    worker = threading.Thread(target=lambda: result.update(
+        first=grade(build("host_per_user_resources", tmp_path, locked=locked))))
+    worker.start()
+    while worker.is_alive():
+        missing += [m for m in _outside_takes_its_own(locked) if m.split(":")[0] not in unavailable_here]
+        most_files = max(most_files, int(Path("/proc/sys/fs/file-nr").read_text().split()[0]))
+        time.sleep(0.05)
+    worker.join()
+    first = result["first"]
+    assert "HELD" in first.output, f"the attack did not run: {first.output[-500:]}"
+    assert not missing, f"the sandbox exhausted a per-user resource ({where}): {sorted(set(missing))[:5]}"
+    assert most_files - files_before < 20_000, f"one sandbox held {most_files - files_before} open files"
+    assert first.score == first.max_score, [t.feedback for t in first.tests if not t.passed]
+    honest = grade(build("honest", tmp_path))
+    assert honest.score == honest.max_score
+
+
+@pytest.mark.parametrize("where", ["default", "no_bwrap"])
+def test_a_sandbox_cannot_fill_the_hosts_disk(tmp_path, mode, where):
+    """Files of the largest allowed size, one after another (1.5 GB in all): the disk the
+    grader's temp folder lives on loses less than 100 MB meanwhile."""
+    import tempfile
+    mode(where)
+    folder = tempfile.gettempdir()
+
+    def free():
+        info = os.statvfs(folder)
+        return info.f_bavail * info.f_frsize
+    before, lowest, result = free(), free(), {}
+    worker = threading.Thread(target=lambda: result.update(first=grade(build("host_fill_disk", tmp_path))))
+    worker.start()
+    while worker.is_alive():
+        lowest = min(lowest, free())
+        time.sleep(0.02)
+    worker.join()
+    assert "WROTE" in result["first"].output, result["first"].output[-300:]
+    assert before - lowest < 100 * 2**20, f"the sandbox filled {(before - lowest) >> 20} MB of the host's disk ({where})"
+    assert result["first"].score == result["first"].max_score
+
+
+@pytest.mark.parametrize("cpus", [1.0, 0.1])
+def test_a_sandbox_uses_at_most_its_share_of_the_cpus(tmp_path, mode, cpus):
+    """Sixteen busy processes for three seconds: the sandbox's processes together get at most
+    its cgroup's CPU quota (one CPU by default), so the grader and neighbouring sandboxes keep
+    theirs. A tenth of a CPU shows the quota binds even on a loaded machine."""
+    import secrets
+    from grader.sandbox.limits import Limits
+    from redteam_kit import QUICK, end_processes, processes_with
+    mode("default")
+    token = f"rt{secrets.token_hex(6)}"
+    ticks = os.sysconf("SC_CLK_TCK")
+    used, first_seen, last_seen, result = {}, None, None, {}
+    limits = Limits(call_seconds=QUICK.call_seconds, total_seconds=QUICK.total_seconds, cpus=cpus)
+    worker = threading.Thread(target=lambda: result.update(
+        first=grade(build("host_cpu_hog", tmp_path, token=token), limits)))
+    worker.start()
+    try:
+        while worker.is_alive():
+            for pid in processes_with(token):
+                try:
+                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                used[pid] = (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+                first_seen = first_seen or time.monotonic()
+                last_seen = time.monotonic()
+            time.sleep(0.02)
+        worker.join()
+    finally:
+        end_processes(token)
+    if not used:
+        pytest.skip("the hog never ran (no new processes in this sandbox)")
+    wall = last_seen - first_seen
+    assert sum(used.values()) <= 1.25 * cpus * wall + 0.3, (
+        f"the sandbox used {sum(used.values()):.1f} s of CPU in {wall:.1f} s: more than {cpus} CPU")
+    assert result["first"].error is None
+
+
 # -- class 7: privileges ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("where", ["default", "no_bwrap"])
@@ -126,8 +245,9 @@ GROWTH_MB = 500
     ("grader_big_reply", 3, 12, 30),
 ])
 def test_the_grader_stays_bounded(tmp_path, name, call, total, most_seconds):
-    """Whatever the child sends, the grading process's peak memory grows by less than 500 MB, it
-    finishes in bounded time, and every failure is a short sentence (no internal error)."""
+    """Whatever the child sends, the grading process's peak memory grows by less than 500 MB (and
+    by at most 256 MB over an honest grading's: grade_in_subprocess asserts it), it finishes in
+    bounded time, and every failure is a short sentence (no internal error)."""
     out = grade_in_subprocess(build(name, tmp_path), call=call, total=total, timeout=most_seconds + 5)
     assert not out["hung"], f"{name}: grading did not finish within {most_seconds + 5} s (it hung)"
     assert out["seconds"] < most_seconds, f"{name}: grading took {out['seconds']:.0f} s"
@@ -137,6 +257,31 @@ def test_the_grader_stays_bounded(tmp_path, name, call, total, most_seconds):
     for test in result["tests"]:
         assert not test.get("grader_error"), test["feedback"]
         assert "Traceback" not in test["feedback"] and len(test["feedback"]) < 1500
+
+
+@pytest.mark.parametrize("where", ["default", "no_bwrap"])
+def test_an_honest_file_is_not_failed_for_its_size(tmp_path, mode, where):
+    """Issue 23, class 3: a 210,000-element literal list (4 MB) loads and gets full marks, and
+    a parse bomb (300,000 names: over the 200,000 values the worker once refused) costs the
+    grader nothing: the sandbox parses it."""
+    import random
+    mode(where)
+    table = ", ".join(repr(random.Random(1).random() + i) for i in range(210_000))
+    out = grade_in_subprocess(build("honest_big_literal", tmp_path, table=table), call=10, total=60, timeout=120)
+    assert not out["hung"] and out["result"]["score"] == 12, out["result"]
+    bomb = build("grader_parse_bomb", tmp_path, names="a," * 300_000, calls="f(a, b, c)," * 60_000)
+    out = grade_in_subprocess(bomb, call=10, total=60, timeout=120)  # asserts the grader's memory bound
+    assert not out["hung"] and out["result"]["score"] == 12, out["result"]
+
+
+def test_a_notebook_of_millions_of_values_is_refused_before_parsing(tmp_path):
+    """Three million empty JSON lists (9 MB) would be 200 MB of objects in the grader: refused
+    with a sentence, before json.loads, and the grader's memory stays bounded."""
+    path = tmp_path / "bomb.ipynb"
+    path.write_text('{"cells": [], "x": [' + "[]," * 3_000_000 + "[]]}")
+    out = grade_in_subprocess(path, timeout=60)
+    assert "JSON values" in (out["result"]["error"] or ""), out["result"]
+    assert out["grew"] < 100 * 2**20, out["grew"]
 
 
 # -- class 10: the terminal report --------------------------------------------------------------------
@@ -149,6 +294,24 @@ def test_the_terminal_report_cannot_be_forged(tmp_path, name):
     shown = on_terminal([str(path), "--call-timeout", "4", "--total-timeout", "20"], tmp_path)
     assert "Score:" in shown, shown[-2000:]
     assert_clean_report(shown, 8)
+
+
+def test_a_notebook_of_raising_cells_cannot_flood_the_report(tmp_path):
+    """Hunt: each raising cell became one warning line (3,000 cells: a 1.5 MB report). Twenty
+    are kept, the rest counted."""
+    import json
+    from conftest import solution_source
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": solution_source("forward_vs_reverse")}]
+    cells += [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+               "source": f"raise ValueError('cell {i} ' + 'x' * 300)"} for i in range(400)]
+    path = tmp_path / "flood.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {"backprop_traps": {"question": "forward_vs_reverse"}},
+                                "nbformat": 4, "nbformat_minor": 5}))
+    result = grade(path)
+    shown = json.dumps(result.to_json())
+    assert result.score == result.max_score and len(shown) < 64 * 1024, len(shown)
+    assert "381 more cells raised while loading" in shown  # 19 shown + 381 = 400
 
 
 def test_a_file_name_cannot_forge_the_terminal_report(tmp_path):

@@ -1,0 +1,61 @@
+"""Benchmark cases for kernels/adamw_step.py, in the form of benchmarks/kernel_cases.py.
+
+``cases(tiny, dtype, rng)`` returns one ``Case``: the fused AdamW update, which reads the
+gradient and the state (master weights, m, v) once and writes the state and a 16-bit copy of
+the weights once. It updates in place, so every timed launch takes one more step from where
+the last one left (the numbers stay finite: AdamW's steps are bounded by lr); the correctness
+pass launches it once, from the state the expected values start from. The overflow check is
+not timed: it reads the gradients once and writes a few flags. TINY is two blocks; LARGE is a
+64M-parameter tensor (a transformer block's weights), 256 MB per fp32 state array. PyTorch's
+counterpart is ``torch._fused_adamw_``, the kernel behind ``AdamW(fused=True)``. P is the
+number of parameters.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.kernel_cases import Case, on_torch
+
+TINY, LARGE = 300, 1 << 26  # P
+T, LR, BETAS, EPS, WEIGHT_DECAY = 3, 1e-3, (0.9, 0.999), 1e-8, 0.01
+
+
+def cases(tiny: bool, dtype, rng) -> list:
+    from numba import cuda
+    from grader.loading.reference import load_solution
+    from kernels import adamw_step as ad
+    ref = load_solution("adamw_step")
+    dtype = np.dtype(dtype)
+    P = TINY if tiny else LARGE
+    p, g = rng.standard_normal(P).astype(dtype), (0.1 * rng.standard_normal(P)).astype(dtype)
+    m = (0.01 * rng.standard_normal(P)).astype(dtype)
+    v = (0.001 * rng.random(P) + 1e-4).astype(dtype)
+    d_p, d_g, d_m, d_v = (cuda.to_device(a) for a in (p, g, m, v))
+    d_16 = cuda.device_array(P, dtype=np.float16)
+    scalars = ad._scalars(dtype, T, LR, *BETAS, EPS, WEIGHT_DECAY, True)
+    blocks = max(1, -(-P // ad.THREADS_PER_BLOCK))
+
+    def expected():
+        new = ref.adamw_step(*(a.astype(np.float64) for a in (p, g, m, v)), T, LR, *BETAS, EPS,
+                             WEIGHT_DECAY, True)
+        return dict(zip(("p", "m", "v"), new))
+
+    def torch_adamw(device):
+        import torch
+        tensors = on_torch(device, p, g, m, v)
+
+        def run():
+            p_t, g_t, m_t, v_t = (t.clone() for t in tensors)
+            step = torch.tensor(float(T), dtype=p_t.dtype, device=p_t.device)
+            torch._fused_adamw_([p_t], [g_t], [m_t], [v_t], [], [step], lr=LR, beta1=BETAS[0],
+                                beta2=BETAS[1], weight_decay=WEIGHT_DECAY, eps=EPS,
+                                amsgrad=False, maximize=False)
+            return {"p": p_t, "m": m_t, "v": v_t}
+        return run
+
+    return [
+        Case(f"AdamW fused update, master + 16-bit copy (P={P})",
+             {"g": d_g, "p": d_p, "m": d_m, "v": d_v}, {"p": d_p, "m": d_m, "v": d_v, "weight16": d_16},
+             lambda: ad.adamw_update_kernel[blocks, ad.THREADS_PER_BLOCK](d_p, d_g, d_m, d_v, *scalars, d_16),
+             expected, torch_adamw),
+    ]

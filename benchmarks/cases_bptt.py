@@ -1,0 +1,93 @@
+"""Benchmark cases for kernels/bptt.py, in the form of benchmarks/kernel_cases.py.
+
+``cases(tiny, dtype, rng)`` returns two ``Case`` objects: the forward (T launches, one per
+step) and the full backward (T launches in reverse, then the weight-gradient kernel). The
+launches are a host loop: a recurrence cannot start step t before step t - 1, so the time
+includes T launch overheads, which is what a per-step RNN pays (cuDNN's persistent kernels
+avoid it). TINY keeps a simulated launch at one 16 x 16 block; LARGE is T = 64 steps of a
+256 x 512 state, 32 MB of hs in fp32. PyTorch's counterpart is ``torch.rnn_tanh``, the op
+``nn.RNN`` calls, and autograd through it for the backward (which re-runs the forward: its
+time includes one). Shape letters as in the kernel module: T steps, N sequences, D inputs,
+H hidden units.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.kernel_cases import Case, on_torch
+
+TINY = (4, 2, 3, 4)          # T, N, D, H
+LARGE = (64, 256, 512, 512)  # T, N, D, H
+
+
+def cases(tiny: bool, dtype, rng) -> list:
+    from numba import cuda
+    from grader.loading.reference import load_solution
+    from kernels import bptt
+    ref = load_solution("bptt")
+    dtype = np.dtype(dtype)
+    T, N, D, H = TINY if tiny else LARGE
+    x = rng.standard_normal((T, N, D)).astype(dtype)                       # T, N, D
+    h0 = (0.5 * rng.standard_normal((N, H))).astype(dtype)                 # N, H
+    W_xh = (rng.standard_normal((D, H)) / np.sqrt(D)).astype(dtype)        # D, H
+    W_hh = (0.9 * np.linalg.qr(rng.standard_normal((H, H)))[0]).astype(dtype)  # H, H
+    b = (0.1 * rng.standard_normal(H)).astype(dtype)                       # H
+    dhs = rng.standard_normal((T, N, H)).astype(dtype)                     # T, N, H
+    as64 = [a.astype(np.float64) for a in (x, h0, W_xh, W_hh, b, dhs)]
+    hs64 = ref.rnn_forward(*as64[:5])
+    d_x, d_h0, d_Wxh, d_Whh, d_b, d_dhs = (cuda.to_device(a) for a in (x, h0, W_xh, W_hh, b, dhs))
+    d_hs_in = cuda.to_device(hs64.astype(dtype))
+    hs = cuda.device_array((T, N, H), dtype=dtype)
+    dx, dzs = cuda.device_array((T, N, D), dtype=dtype), cuda.device_array((T, N, H), dtype=dtype)
+    carries = [cuda.device_array((N, H), dtype=dtype) for _ in range(2)]
+    dW_xh, dW_hh = cuda.device_array((D, H), dtype=dtype), cuda.device_array((H, H), dtype=dtype)
+    db = cuda.device_array(H, dtype=dtype)
+    zeros = cuda.to_device(np.zeros((N, H), dtype))
+    one = dtype.type(1)
+
+    def forward():
+        for t in range(T):
+            bptt.step_forward_kernel[bptt._grid(N, H)](d_x[t], d_h0 if t == 0 else hs[t - 1],
+                                                       d_Wxh, d_Whh, d_b, hs[t])
+
+    def backward():
+        carries[0].copy_to_device(zeros)
+        for step, t in enumerate(reversed(range(T))):
+            bptt.step_backward_kernel[bptt._grid(N, max(D, H))](
+                d_dhs[t], carries[step % 2], d_hs_in[t], d_Wxh, d_Whh, one, dzs[t], dx[t],
+                carries[(step + 1) % 2])
+        bptt.weight_grads_kernel[bptt._grid(D + H + 1, H)](d_x, d_h0, d_hs_in, dzs, dW_xh, dW_hh, db)
+
+    def expected_backward():
+        grads = ref.rnn_backward(as64[5], as64[0], as64[1], hs64, as64[2], as64[3], T)
+        return {"dx": grads[0], "dW_xh": grads[2], "dW_hh": grads[3], "db": grads[4]}
+
+    def torch_rnn(device):
+        import torch
+        x_t, h0_t, Wxh_t, Whh_t, b_t, dhs_t = on_torch(device, x, h0, W_xh, W_hh, b, dhs)
+        zero_b = torch.zeros_like(b_t)
+
+        def run(x_in, h0_in, w_ih, w_hh, b_ih):  # torch keeps (H, D) weights and two biases
+            return torch.rnn_tanh(x_in, h0_in[None], [w_ih, w_hh, b_ih, zero_b], True, 1, 0.0,
+                                  False, False, False)[0]
+
+        def forward_t():
+            return {"hs": run(x_t, h0_t, Wxh_t.T, Whh_t.T, b_t)}
+
+        def backward_t():
+            leaves = [a.detach().clone().requires_grad_() for a in (x_t, Wxh_t.T, Whh_t.T, b_t)]
+            run(leaves[0], h0_t, leaves[1], leaves[2], leaves[3]).backward(dhs_t)
+            return {"dx": leaves[0].grad, "dW_xh": leaves[1].grad.T, "dW_hh": leaves[2].grad.T,
+                    "db": leaves[3].grad}
+        return {"forward": forward_t, "backward": backward_t}
+
+    cfg = f"T={T}, H={H}"
+    return [
+        Case(f"rnn forward, one launch per step ({cfg})",
+             {"x": d_x, "h0": d_h0, "W_xh": d_Wxh, "W_hh": d_Whh, "b": d_b}, {"hs": hs}, forward,
+             lambda: {"hs": hs64}, lambda dev: torch_rnn(dev)["forward"]),
+        Case(f"rnn backward through time, reversed steps + weight grads ({cfg})",
+             {"dhs": d_dhs, "x": d_x, "h0": d_h0, "hs": d_hs_in, "W_xh": d_Wxh, "W_hh": d_Whh},
+             {"dx": dx, "dW_xh": dW_xh, "dW_hh": dW_hh, "db": db}, backward, expected_backward,
+             lambda dev: torch_rnn(dev)["backward"]),
+    ]

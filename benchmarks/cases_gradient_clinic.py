@@ -1,0 +1,76 @@
+"""Benchmark cases for kernels/gradient_clinic.py, in the form of benchmarks/kernel_cases.py.
+
+``cases(tiny, dtype, rng)`` returns two ``Case`` objects, the measurements a training loop
+logs every step, so both must cost one read of what they measure:
+
+- the per-layer norms: one layer's gradient, weight before and weight after, P values each,
+  read once (kernel 1, per-block sums of squares in float64), then the fixed-order finish
+  (kernel 2) writes the three norms. The per-block partials (at most MAX_BLOCKS rows) are
+  scratch. PyTorch's counterpart is three ``linalg.vector_norm`` calls, one of them on
+  ``after - before``, which it materialises;
+- the dead units: z (N, D) read once, one thread per unit (kernel 3). PyTorch's counterpart
+  is ``(z <= 0).all(dim=0)``.
+
+TINY keeps a simulated launch near 300 threads; LARGE is a 4096 x 8192 layer (128 MB per
+fp32 tensor, 384 MB read for the norms) and a 8192 x 8192 batch of pre-activations (256 MB).
+Shape letters as in the kernel module.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from benchmarks.kernel_cases import Case, on_torch
+
+TINY = ((13, 17), (6, 50))       # W (D_in, D_out); z (N, D)
+LARGE = ((4096, 8192), (8192, 8192))
+
+
+def cases(tiny: bool, dtype, rng) -> list:
+    from numba import cuda
+    from grader.loading.reference import load_solution
+    from kernels import gradient_clinic as gc
+    ref = load_solution("gradient_clinic")
+    dtype = np.dtype(dtype)
+    w_shape, z_shape = TINY if tiny else LARGE
+    before = rng.standard_normal(w_shape).astype(dtype)
+    grad = (1e-2 * rng.standard_normal(w_shape)).astype(dtype)
+    after = (before - 0.5 * grad).astype(dtype)
+    z = (rng.standard_normal(z_shape) - 2.0).astype(dtype)  # about 2% of the units never fire
+    z[:, :: 7] = -np.abs(z[:, :: 7])                         # and every 7th is dead for sure
+    flat = [cuda.to_device(a.ravel()) for a in (grad, before, after)]
+    tpb = gc.THREADS_PER_BLOCK
+    blocks = max(1, min(gc.MAX_BLOCKS, math.ceil(grad.size / tpb)))
+    partials, norms = cuda.device_array((blocks, 3)), cuda.device_array(3)
+    d_z, dead = cuda.to_device(z), cuda.device_array(z_shape[1], dtype=np.int32)
+    unit_launch = (max(1, math.ceil(z_shape[1] / 64)), 64)
+
+    def launch_norms():
+        gc.norm_partials_kernel[blocks, tpb](*flat, partials)
+        gc.norm_finish_kernel[1, 32](partials, norms)
+
+    def expected_norms():
+        g64, b64, a64 = (a.astype(np.float64) for a in (grad, before, after))
+        grad_norm, update_norm, _ = ref.update_ratios([b64], [a64], [g64])
+        return {"norms": np.array([grad_norm[0], update_norm[0], np.linalg.norm(b64)])}
+
+    def torch_norms(device):
+        import torch
+        g_t, b_t, a_t = on_torch(device, grad, before, after)
+        return lambda: {"norms": torch.stack([torch.linalg.vector_norm(g_t),
+                                              torch.linalg.vector_norm(a_t - b_t),
+                                              torch.linalg.vector_norm(b_t)]).double()}
+
+    def torch_dead(device):
+        (z_t,) = on_torch(device, z)
+        return lambda: {"dead": (z_t <= 0).all(dim=0).int()}
+
+    return [
+        Case(f"clinic: gradient, update and weight norms, one pass ({w_shape[0]}x{w_shape[1]})",
+             {"grad": flat[0], "before": flat[1], "after": flat[2]}, {"norms": norms},
+             launch_norms, expected_norms, torch_norms),
+        Case(f"clinic: dead ReLU units ({z_shape[0]}x{z_shape[1]})", {"z": d_z}, {"dead": dead},
+             lambda: gc.dead_units_kernel[unit_launch](d_z, dead),
+             lambda: {"dead": np.all(z.astype(np.float64) <= 0, axis=0).astype(np.int32)}, torch_dead),
+    ]

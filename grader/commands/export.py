@@ -1,0 +1,42 @@
+"""`grade export`: a batch's grades as a CSV an LMS imports (the engine: grader/batch/export.py)."""
+import click
+
+
+@click.command("export")
+@click.argument("outdir", type=click.Path(file_okay=False, exists=True))
+@click.option("--format", "fmt", type=click.Choice(["csv", "canvas", "moodle"]), default="csv", show_default=True,
+              help="csv: the kit's columns; canvas / moodle: their gradebook CSV import.")
+@click.option("--due", metavar="DATETIME",
+              help="Due date (ISO 8601, e.g. 2026-03-01T17:00+01:00; UTC without a zone): adds `late`.")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False),
+              help="Write here instead of printing.")
+@click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
+              help="Folder with your own questions (as for `grade batch`).")
+def export(outdir, fmt, due, output, questions_dir):
+    """One row per student of the batch in OUTDIR: points and maximum per question, the
+    total, the maximum and the percentage (and `late` with --due)."""
+    from pathlib import Path
+
+    from grader.batch.export import export_text
+    from grader.batch.layouts import parse_time
+    from grader.batch.store import atomic_write
+    from grader.loading.questions import kit_root, questions_root, solution_notebooks
+
+    if not (Path(outdir) / "results").is_dir():
+        raise click.UsageError(f"{outdir} holds no batch results (no results/ folder): give the -o "
+                               "folder of a `grade batch` run")
+    when = None
+    if due:
+        try:
+            when = parse_time(due)
+        except ValueError:
+            raise click.BadParameter(f"{due!r} is not a date and time such as 2026-03-01T17:00",
+                                     param_hint="--due")
+    own = list(solution_notebooks(questions_root(questions_dir))) if questions_dir else []
+    known = own + [q for q in solution_notebooks(kit_root()) if q not in own]
+    text = export_text(Path(outdir), known, fmt, when)
+    if output:
+        atomic_write(Path(output), text)
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(text, nl=False)

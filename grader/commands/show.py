@@ -1,0 +1,37 @@
+"""`grade show OUTDIR STUDENT`: one student's stored reports from a batch, as `grade` prints them."""
+import click
+
+
+@click.command("show")
+@click.argument("outdir", type=click.Path(file_okay=False, exists=True))
+@click.argument("student")
+def show(outdir, student):
+    """Print STUDENT's stored reports from the batch in OUTDIR, each with the command that
+    replays it."""
+    from pathlib import Path
+
+    from grader.batch.gradebook import _shown
+    from grader.batch.store import ResultStore
+    from grader.engine.results import CheckResult, GradeResult
+    from grader.learner.report import render
+
+    if not (Path(outdir) / "results").is_dir():
+        raise click.UsageError(f"{outdir} holds no batch results (no results/ folder)")
+    found = [(job, result, meta) for job, result, meta in ResultStore.existing(Path(outdir)).everything()
+             if job.student == student]
+    if not found:
+        raise click.UsageError(f"no results for {_shown(student)} in {outdir}")
+    reports = []
+    for job, doc, meta in sorted(found, key=lambda f: f[0].rel):
+        tests = [CheckResult(name=str(t.get("name", "")), points=float(t.get("points") or 0),
+                             max_points=float(t.get("max_points") or 0), passed=bool(t.get("passed")),
+                             trap=t.get("trap"), feedback=str(t.get("feedback") or ""),
+                             grader_error=bool(t.get("grader_error")))
+                 for t in doc.get("tests") or [] if isinstance(t, dict)]
+        result = GradeResult(submission=job.rel, question=doc.get("question"),
+                             score=float(doc.get("score") or 0), max_score=float(doc.get("max_score") or 0),
+                             error=doc.get("error"), tests=tests, seed=doc.get("seed", meta.get("seed")),
+                             isolation=str(meta.get("isolation") or ""),
+                             warnings=[str(w) for w in doc.get("warnings") or []])
+        reports.append(render(result, color=False) + "\n  replay: " + _shown(meta.get("replay", "")))
+    click.echo("\n\n".join(reports))

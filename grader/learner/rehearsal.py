@@ -1,0 +1,164 @@
+"""Rehearsing the spoken answer (``grade interview``): the question, the learner's answer,
+the key points as a checklist, the wrong and the hired answers, then the follow-ups.
+
+The flow talks to the learner through two functions, ``ask(prompt) -> line or None`` (None
+at the end of input) and ``say(text)``, so the command can give it a terminal and tests a
+script. The standard library only: no numpy, no nbformat on this path.
+"""
+from __future__ import annotations
+
+import datetime
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.learner import keypoints
+
+WIDTH = 88
+MAX_ANSWER_BYTES = 64 * 1024
+"""An answer is read up to this size (about 10,000 words): a spoken answer is a few hundred."""
+
+
+class UnknownQuestion(LookupError):
+    """The id names no question in the questions folder (the message says which exist)."""
+
+
+@dataclass
+class Rehearsal:
+    """One question's interview, ready to rehearse."""
+    question: str
+    """The question's id."""
+    number: str
+    """Its number NN, from the solution notebook's name."""
+    interview: object
+    """The parsed interview cell (grader.authoring.interview.Interview)."""
+
+
+def load(question: str, root: Path) -> Rehearsal:
+    """The interview of ``question`` in the questions folder ``root``."""
+    from grader.authoring.interview import parse, read_notebook
+    from grader.loading.questions import solution_notebooks
+    notebooks = solution_notebooks(root)
+    if question not in notebooks:
+        raise UnknownQuestion(f"unknown question {question!r}; the questions are: "
+                              f"{', '.join(notebooks) or 'none'} (`grade list` describes them).")
+    source, problems = read_notebook(notebooks[question])
+    if source is None:
+        raise UnknownQuestion(f"{question} has no interview to rehearse ({'; '.join(problems)}).")
+    return Rehearsal(question, notebooks[question].name[:2], parse(source))
+
+
+def rehearsable(root: Path) -> list[str]:
+    """The questions that have key points to rehearse, in order."""
+    from grader.authoring.interview import parse, read_notebook
+    from grader.loading.questions import solution_notebooks
+    found = []
+    for qid, notebook in solution_notebooks(root).items():
+        source, _ = read_notebook(notebook)
+        if source is not None and parse(source).key_points:
+            found.append(qid)
+    return found
+
+
+def read_answer(path: str, stdin) -> str:
+    """The answer in ``path`` (``-`` is ``stdin``), at most ``MAX_ANSWER_BYTES``, as text."""
+    if path == "-":
+        data = stdin.buffer.read(MAX_ANSWER_BYTES) if hasattr(stdin, "buffer") else stdin.read(MAX_ANSWER_BYTES)
+    else:
+        with open(path, "rb") as f:
+            data = f.read(MAX_ANSWER_BYTES)
+    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+
+
+def check(rehearsal: Rehearsal, answer: str) -> dict:
+    """The contract's object for ``grade interview ID --answer FILE --json``."""
+    it = rehearsal.interview
+    found = keypoints.hits(it.key_points, answer)
+    return {"question": rehearsal.question, "hit": sum(found), "of": len(found),
+            "points": [{"point": p.point, "hit": h} for p, h in zip(it.key_points, found)],
+            "wrong_answer": it.wrong, "hired_answer": it.hired,
+            "follow_ups": [{"question": q, "answer": a} for q, a in it.follow_ups]}
+
+
+def due(questions: list[str], history) -> str:
+    """The question to rehearse next: one never rehearsed first (in order), then the lowest
+    last checklist score, then the one rehearsed longest ago."""
+    def urgency(order: int, qid: str):
+        runs = history.interviews(qid)
+        if not runs:
+            return (0, 0.0, "", order)
+        last = runs[-1]
+        return (1, last["hit"] / last["of"] if last["of"] else 0.0, last["date"], order)
+    return min(enumerate(questions), key=lambda pair: urgency(*pair))[1]
+
+
+def today() -> str:
+    return datetime.date.today().isoformat()
+
+
+def _block(text: str, indent: str = "  ") -> str:
+    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent)
+
+
+def _yes_no(ask, prompt: str, default: bool) -> bool:
+    """y or n; Enter (or the end of input) takes ``default``."""
+    for _ in range(5):
+        reply = ask(prompt)
+        if reply is None or not reply.strip():
+            return default
+        word = reply.strip().lower()
+        if word in ("y", "yes"):
+            return True
+        if word in ("n", "no"):
+            return False
+    return default
+
+
+def report(result: dict, number: str) -> str:
+    """``check``'s result for a person: the checklist, the two answers, the follow-ups."""
+    lines = [f"{result['question']} · question {number}: {result['hit']}/{result['of']} key points "
+             "found in your answer", ""]
+    lines += [f"  [{'x' if p['hit'] else ' '}] {p['point']}" for p in result["points"]]
+    lines += ["", "The wrong answer most candidates give:", _block(result["wrong_answer"]), "",
+              "The answer that gets you hired:", _block(result["hired_answer"]), "", "Follow-ups:"]
+    for f in result["follow_ups"]:
+        lines += [_block(f["question"]), _block(f["answer"], "      ")]
+    return "\n".join(lines)
+
+
+def rehearse(rehearsal: Rehearsal, ask, say, record) -> tuple[int, int]:
+    """The interactive rehearsal. ``record(hit, of)`` is called once the checklist is ticked
+    (before the answers are shown, so leaving early still keeps the score)."""
+    it = rehearsal.interview
+    say(f"{rehearsal.question} · question {rehearsal.number} · the interview\n")
+    say(_block(it.question, "") + "\n")
+    say("Answer aloud, or type your answer here; an empty line ends it.")
+    typed = []
+    while True:
+        line = ask("> ")
+        if line is None or not line.strip():
+            break
+        typed.append(line)
+    found = keypoints.hits(it.key_points, "\n".join(typed))
+    ticked = []
+    if it.key_points:
+        say("\n" + _block("Did your answer say each of these? y or n; Enter takes the capital letter"
+                          + (" (points found in what you typed are pre-ticked)." if typed else "."), ""))
+        for n, (point, pre) in enumerate(zip(it.key_points, found), 1):
+            say(f"  {n}/{len(found)}  {point.point}")
+            ticked.append(_yes_no(ask, "       [Y/n] " if pre else "       [y/N] ", pre))
+        hit, of = sum(ticked), len(ticked)
+        say(f"\nChecklist: {hit}/{of} key points.")
+        record(hit, of)
+    else:
+        hit, of = 0, 0
+        say("\nThis question has no key points yet: nothing to tick or record.")
+    say("\nThe wrong answer most candidates give:\n" + _block(it.wrong))
+    say("\nThe answer that gets you hired:\n" + _block(it.hired))
+    if it.follow_ups:
+        say(f"\nFollow-ups ({len(it.follow_ups)}): answer each aloud, then press Enter to see ours.")
+    for n, (question, answer) in enumerate(it.follow_ups, 1):
+        say(f"\n  {n}/{len(it.follow_ups)}  " + _block(question, "").replace("\n", "\n        "))
+        ask("        (Enter) ")
+        say(_block(answer, "        "))
+    return hit, of

@@ -1,0 +1,243 @@
+"""An Elman RNN through time, Numba CUDA: the step-by-step forward, the reversed backward
+with truncation, one kernel for every step's weight gradients, and global-norm clipping.
+
+A recurrence is sequential in time: step t needs step t - 1's state, so the time loop stays
+on the host and each step is one launch over its N x H outputs (cuDNN's persistent RNN
+kernels keep W_hh in registers across steps instead; that is the next step up).
+
+1. ``step_forward_kernel``: thread (n, j) computes z = b_j + x_t[n] . W_xh[:, j] +
+   h_prev[n] . W_hh[:, j] and writes tanh(z) into hs[t]. One launch per step.
+2. ``step_backward_kernel``: thread (n, i) first computes the row dz_t[n, :] =
+   (dhs[t, n] + carry[n]) * (1 - hs[t, n]^2) itself (H products, cheaper than a second
+   launch and a barrier across blocks), stores dz_t[n, i], and writes
+   dx_t[n, i] = dz_t[n] . W_xh[i, :] and the carry to step t - 1, dz_t[n] . W_hh[i, :],
+   times 0 where truncation cuts (t a positive multiple of k). Two carry buffers alternate.
+   One launch per step, in reverse.
+3. ``weight_grads_kernel``: after the loop, one thread per weight adds its products over
+   all T * N (step, sequence) pairs from the stored dz: dW_xh = sum x_t^T dz_t,
+   dW_hh = sum h_{t-1}^T dz_t, db = sum dz_t. The sum over every step is the whole point of
+   the question; here it is one loop in a fixed order, no atomics, the same bits every run.
+4. ``sum_squares_kernel`` and ``scale_kernel``: global-norm clipping. Each block reduces its
+   share of one tensor's squares in shared memory; the host adds the partials of every tensor
+   in a fixed order, takes one norm, and one factor scales every tensor.
+
+Memory traffic: the forward reads x and writes hs (T*N*(D + H)) plus W's per step (from
+cache); the backward reads dhs, hs, and writes dx and dz (T*N*(D + 3H)), then reads x, hs and
+dz again for the weight gradients.
+
+Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
+    NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_bptt_kernels.py
+Validate against the solution notebook and time it: python kernels/bptt.py
+
+Shapes: T steps, N sequences, D inputs, H hidden units. x (T, N, D), h0 (N, H), hs, dhs,
+dzs (T, N, H), W_xh (D, H), W_hh (H, H), b (H,). Math runs in x's dtype.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+TILE = 16           # threads per block along each axis of the (rows, H) grids
+REDUCE_THREADS = 128
+
+
+def _grid(rows: int, cols: int, tile: int = TILE):
+    return (math.ceil(rows / tile), math.ceil(cols / tile)), (tile, tile)
+
+
+# 1. one step of the forward ------------------------------------------------------------------
+@cuda.jit
+def step_forward_kernel(x_t, h_prev, W_xh, W_hh, b, h_out):
+    # x_t: N, D; h_prev: N, H; W_xh: D, H; W_hh: H, H; b: H; h_out: N, H (written)
+    n, j = cuda.grid(2)
+    if n < h_out.shape[0] and j < h_out.shape[1]:
+        z = b[j]
+        for d in range(x_t.shape[1]):
+            z += x_t[n, d] * W_xh[d, j]
+        for i in range(h_prev.shape[1]):
+            z += h_prev[n, i] * W_hh[i, j]
+        h_out[n, j] = math.tanh(z)
+
+
+# 2. one step of the backward, in reverse -------------------------------------------------------
+@cuda.jit
+def step_backward_kernel(dhs_t, carry_in, hs_t, W_xh, W_hh, keep, dz_t, dx_t, carry_out):
+    # dhs_t, carry_in, hs_t: N, H; W_xh: D, H; W_hh: H, H; keep: 0 or 1 (truncation);
+    # dz_t: N, H, dx_t: N, D, carry_out: N, H (written). Thread (n, i), i over max(D, H).
+    n, i = cuda.grid(2)
+    N, H = hs_t.shape
+    D = W_xh.shape[0]
+    if n >= N:
+        return
+    acc_x, acc_h = 0.0, 0.0
+    for j in range(H):  # dz_t[n, j], recomputed by each thread of the row: no barrier needed
+        h = hs_t[n, j]
+        dz = (dhs_t[n, j] + carry_in[n, j]) * (1.0 - h * h)
+        if i < D:
+            acc_x += dz * W_xh[i, j]
+        if i < H:
+            acc_h += dz * W_hh[i, j]
+            if j == i:
+                dz_t[n, i] = dz
+    if i < D:
+        dx_t[n, i] = acc_x
+    if i < H:
+        carry_out[n, i] = acc_h * keep
+
+
+# 3. the weight gradients, every step at once ---------------------------------------------------
+@cuda.jit
+def weight_grads_kernel(x, h0, hs, dzs, dW_xh, dW_hh, db):
+    # x: T, N, D; h0: N, H; hs, dzs: T, N, H; dW_xh: D, H, dW_hh: H, H, db: H (written).
+    # Row r of the grid: r < D is dW_xh's row r, then dW_hh's rows, then db.
+    r, j = cuda.grid(2)
+    T, N, D = x.shape
+    H = hs.shape[2]
+    if r > D + H or j >= H:
+        return
+    acc = 0.0
+    for t in range(T):
+        for n in range(N):
+            if r < D:
+                a = x[t, n, r]
+            elif r < D + H:
+                a = h0[n, r - D] if t == 0 else hs[t - 1, n, r - D]
+            else:
+                a = 1.0
+            acc += a * dzs[t, n, j]
+    if r < D:
+        dW_xh[r, j] = acc
+    elif r < D + H:
+        dW_hh[r - D, j] = acc
+    else:
+        db[j] = acc
+
+
+# 4. global-norm clipping ------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def sum_squares_kernel(dtype: np.dtype):
+    shared_type = numba.from_dtype(dtype)
+
+    @cuda.jit
+    def sum_squares(g, partials):
+        # g: flat (M,); partials: one per block (written), a tree in shared memory
+        s = cuda.shared.array(REDUCE_THREADS, shared_type)
+        tid = cuda.threadIdx.x
+        acc = 0.0
+        for k in range(cuda.grid(1), g.size, cuda.gridsize(1)):
+            acc += g[k] * g[k]
+        s[tid] = acc
+        cuda.syncthreads()
+        stride = REDUCE_THREADS // 2
+        while stride > 0:
+            if tid < stride:
+                s[tid] += s[tid + stride]
+            cuda.syncthreads()
+            stride //= 2
+        if tid == 0:
+            partials[cuda.blockIdx.x] = s[0]
+
+    return sum_squares
+
+
+@cuda.jit
+def scale_kernel(g, factor, out):
+    k = cuda.grid(1)
+    if k < g.size:
+        out[k] = g[k] * factor
+
+
+# host functions: numpy in, numpy out -----------------------------------------------------------
+def rnn_forward(x, h0, W_xh, W_hh, b):
+    """hs (T, N, H) as the solution's ``rnn_forward``, in x's dtype."""
+    x = np.ascontiguousarray(x)
+    dtype, (T, N, _) = x.dtype, x.shape
+    H = W_hh.shape[0]
+    d_x = cuda.to_device(x)
+    d_h0, d_Wxh, d_Whh, d_b = (cuda.to_device(np.ascontiguousarray(a, dtype=dtype)) for a in (h0, W_xh, W_hh, b))
+    hs = cuda.device_array((T, N, H), dtype=dtype)
+    grid = _grid(N, H)
+    for t in range(T):  # sequential in time: one launch per step
+        step_forward_kernel[grid](d_x[t], d_h0 if t == 0 else hs[t - 1], d_Wxh, d_Whh, d_b, hs[t])
+    return hs.copy_to_host()
+
+
+def rnn_backward(dhs, x, h0, hs, W_xh, W_hh, k):
+    """(dx, dh0, dW_xh, dW_hh, db) as the solution's ``rnn_backward``, in x's dtype."""
+    x = np.ascontiguousarray(x)
+    dtype, (T, N, D) = x.dtype, x.shape
+    H = W_hh.shape[0]
+    d_x, d_h0, d_hs, d_dhs, d_Wxh, d_Whh = (cuda.to_device(np.ascontiguousarray(a, dtype=dtype))
+                                            for a in (x, h0, hs, dhs, W_xh, W_hh))
+    dx, dzs = cuda.device_array((T, N, D), dtype=dtype), cuda.device_array((T, N, H), dtype=dtype)
+    carries = [cuda.to_device(np.zeros((N, H), dtype)), cuda.device_array((N, H), dtype=dtype)]
+    grid = _grid(N, max(D, H))
+    for step, t in enumerate(reversed(range(T))):
+        keep = dtype.type(0 if t > 0 and t % k == 0 else 1)  # t starts a chunk: cut the carry
+        carry_in, carry_out = carries[step % 2], carries[(step + 1) % 2]
+        step_backward_kernel[grid](d_dhs[t], carry_in, d_hs[t], d_Wxh, d_Whh, keep, dzs[t], dx[t], carry_out)
+    dh0 = carries[T % 2]  # what step 0 carried out
+    dW_xh, dW_hh = cuda.device_array((D, H), dtype=dtype), cuda.device_array((H, H), dtype=dtype)
+    db = cuda.device_array(H, dtype=dtype)
+    weight_grads_kernel[_grid(D + H + 1, H)](d_x, d_h0, d_hs, dzs, dW_xh, dW_hh, db)
+    return (dx.copy_to_host(), dh0.copy_to_host(), dW_xh.copy_to_host(), dW_hh.copy_to_host(),
+            db.copy_to_host())
+
+
+def clip_grad_norm(grads, max_norm, blocks=4):
+    """(clipped, total_norm) as the solution's ``clip_grad_norm``."""
+    flats = [cuda.to_device(np.ascontiguousarray(g).ravel()) for g in grads]
+    total = 0.0
+    for g in flats:  # partial sums per block, added on the host in a fixed order
+        partials = cuda.device_array(blocks, dtype=g.dtype)
+        sum_squares_kernel(g.dtype)[blocks, REDUCE_THREADS](g, partials)
+        total += float(partials.copy_to_host().sum())
+    total_norm = math.sqrt(total)
+    factor = max_norm / total_norm if total_norm > max_norm else 1.0
+    clipped = []
+    for g, shape in zip(flats, (np.shape(a) for a in grads)):
+        out = cuda.device_array(g.size, dtype=g.dtype)
+        scale_kernel[max(1, math.ceil(g.size / REDUCE_THREADS)), REDUCE_THREADS](g, g.dtype.type(factor), out)
+        clipped.append(out.copy_to_host().reshape(shape))
+    return clipped, total_norm
+
+
+def main() -> None:
+    """Validate against the solution notebook; on a GPU, time one forward and one backward."""
+    import time
+    from grader.loading.reference import load_solution
+    ref = load_solution("bptt")
+    simulated = bool(numba.config.ENABLE_CUDASIM)
+    if not simulated and not cuda.is_available():
+        print("no GPU here: run with NUMBA_ENABLE_CUDASIM=1 to validate under the simulator")
+        return
+    T, N, D, H = (5, 2, 3, 4) if simulated else (256, 64, 256, 256)
+    rng = np.random.default_rng(0)
+    x, h0 = rng.standard_normal((T, N, D)), 0.5 * rng.standard_normal((N, H))
+    W_xh, W_hh = rng.standard_normal((D, H)) / np.sqrt(D), 0.9 * np.linalg.qr(rng.standard_normal((H, H)))[0]
+    b, dhs = 0.1 * rng.standard_normal(H), rng.standard_normal((T, N, H))
+    hs = ref.rnn_forward(x, h0, W_xh, W_hh, b)
+    np.testing.assert_allclose(rnn_forward(x, h0, W_xh, W_hh, b), hs, rtol=1e-9, atol=1e-9)
+    for k in (T, 2):
+        for g, w in zip(rnn_backward(dhs, x, h0, hs, W_xh, W_hh, k), ref.rnn_backward(dhs, x, h0, hs, W_xh, W_hh, k)):
+            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-9)
+    print(f"bptt kernels match the solution on T={T}, N={N}, D={D}, H={H} (float64)")
+    if simulated:
+        print("simulator: nothing timed")
+        return
+    for name, run in (("forward", lambda: rnn_forward(x, h0, W_xh, W_hh, b)),
+                      ("backward", lambda: rnn_backward(dhs, x, h0, hs, W_xh, W_hh, T))):
+        run()
+        start = time.perf_counter()
+        run()
+        cuda.synchronize()
+        print(f"{name}: {1e3 * (time.perf_counter() - start):.2f} ms including host copies, "
+              f"{T} launches (float64, T={T}, N={N}, D={D}, H={H})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""The clinic's per-layer measurements, Numba CUDA: gradient, update and weight norms in one
+pass, and the dead-ReLU count.
+
+The plan of llm.c's dev/cuda/*.cu files: a CPU reference (the solution notebook's
+``update_ratios`` and ``dead_relu_fraction``), numbered kernels, and a launcher that validates
+them against the reference and times them. A training loop logs these every step, so they
+must cost one read of each tensor and give the same bits every run.
+
+1. ``norm_partials_kernel``: G blocks stride over one layer's flattened gradient, weight before
+   and weight after; each thread keeps three running sums of squares (gradient, update =
+   after - before, weight), a shared-memory tree adds the block's threads, and thread 0 writes
+   the block's three sums to its own row of ``partials`` (G, 3). One read of each tensor, no
+   update tensor ever stored.
+2. ``norm_finish_kernel``: three threads, one per sum, add the G rows in a fixed order and take
+   the square root. No atomics anywhere: the norms are bit-identical on every run (llm.c's
+   global-norm kernel for gradient clipping does the same per-block then finish).
+3. ``dead_units_kernel``: one thread per unit (column of z), which is dead when every one of its
+   N pre-activations is <= 0; it stops at the first positive one.
+
+There is no backward: these kernels measure a step, they are not part of a differentiable op.
+The ratios (update norm over weight norm, 0 for no update, inf for a zero weight that moved)
+are three divisions per layer, done on the host.
+
+Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
+    NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_gradient_clinic_kernels.py
+On a GPU, ``python kernels/gradient_clinic.py`` validates against the reference and times.
+
+Shapes: one layer's W (D_in, D_out), flattened to P values; G blocks of TPB threads;
+z (N, D) per layer. float64.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+THREADS_PER_BLOCK = 64  # a power of two: the tree halves it
+MAX_BLOCKS = 256
+
+
+# 1. three sums of squares per block ------------------------------------------------------------
+@cuda.jit
+def norm_partials_kernel(grad, before, after, partials):
+    # grad, before, after: P (one layer, flattened); partials: G, 3 (written: this block's sums
+    # of grad^2, (after - before)^2, before^2)
+    tid = cuda.threadIdx.x
+    sums = cuda.shared.array((3, THREADS_PER_BLOCK), numba.float64)
+    g2, u2, w2 = 0.0, 0.0, 0.0
+    for i in range(cuda.grid(1), grad.size, cuda.gridsize(1)):
+        step = after[i] - before[i]
+        g2 += grad[i] * grad[i]
+        u2 += step * step
+        w2 += before[i] * before[i]
+    sums[0, tid], sums[1, tid], sums[2, tid] = g2, u2, w2
+    cuda.syncthreads()
+    stride = THREADS_PER_BLOCK // 2
+    while stride > 0:
+        if tid < stride:
+            for q in range(3):
+                sums[q, tid] += sums[q, tid + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if tid == 0:
+        for q in range(3):
+            partials[cuda.blockIdx.x, q] = sums[q, 0]
+
+
+# 2. the blocks' sums, in a fixed order ----------------------------------------------------------
+@cuda.jit
+def norm_finish_kernel(partials, norms):
+    # partials: G, 3; norms: 3 (written: the gradient's, the update's and the weight's norm)
+    q = cuda.grid(1)
+    if q < 3:
+        total = 0.0
+        for b in range(partials.shape[0]):
+            total += partials[b, q]
+        norms[q] = math.sqrt(total)
+
+
+# 3. dead units, one thread per column ------------------------------------------------------------
+@cuda.jit
+def dead_units_kernel(z, dead):
+    # z: N, D; dead: D (written: 1 when the unit is <= 0 for every row, else 0)
+    j = cuda.grid(1)
+    if j < z.shape[1]:
+        dead[j] = 1
+        for i in range(z.shape[0]):
+            if z[i, j] > 0:
+                dead[j] = 0
+                break
+
+
+# host functions: numpy in, numpy out ---------------------------------------------------------------
+def layer_norms(grad, before, after, blocks=None):
+    """(gradient norm, update norm, weight norm) of one layer, with kernels 1 and 2."""
+    flat = [np.ascontiguousarray(a, dtype=np.float64).ravel() for a in (grad, before, after)]
+    g = blocks or max(1, min(MAX_BLOCKS, math.ceil(flat[0].size / THREADS_PER_BLOCK)))
+    partials = cuda.device_array((g, 3))
+    norms = cuda.device_array(3)
+    norm_partials_kernel[g, THREADS_PER_BLOCK](*(cuda.to_device(a) for a in flat), partials)
+    norm_finish_kernel[1, 32](partials, norms)
+    return tuple(float(v) for v in norms.copy_to_host())
+
+
+def update_ratios(params_before, params_after, grads, blocks=None):
+    """As the solution's ``update_ratios``: per-layer norms on the GPU, ratios on the host."""
+    rows = np.array([layer_norms(g, b, a, blocks) for b, a, g in zip(params_before, params_after, grads)])
+    grad_norms, update_norms, weight_norms = rows.T if len(rows) else (np.zeros(0),) * 3
+    ratios = np.zeros(len(grads))
+    moved = update_norms > 0
+    with np.errstate(divide="ignore"):
+        ratios[moved] = update_norms[moved] / weight_norms[moved]
+    return grad_norms, update_norms, ratios
+
+
+def dead_relu_fraction(pre_acts):
+    """As the solution's ``dead_relu_fraction``, with kernel 3."""
+    fractions = []
+    for z in pre_acts:
+        dead = cuda.device_array(z.shape[1], dtype=np.int32)
+        dead_units_kernel[max(1, math.ceil(z.shape[1] / 64)), 64](cuda.to_device(np.ascontiguousarray(z)), dead)
+        fractions.append(float(dead.copy_to_host().mean()))
+    return np.array(fractions)
+
+
+if __name__ == "__main__":  # validate against the solution, then time a 100M-parameter model's step
+    import sys
+    import time
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from grader.loading.reference import load_solution
+    ref = load_solution("gradient_clinic")
+    rng = np.random.default_rng(0)
+    shapes = [(768, 3072), (3072, 768)] * 4
+    before = [rng.normal(size=s) for s in shapes]
+    grads = [rng.normal(size=s) * 1e-3 for s in shapes]
+    after = [w - 1e-2 * g for w, g in zip(before, grads)]
+    for got, want in zip(update_ratios(before, after, grads), ref.update_ratios(before, after, grads)):
+        assert np.allclose(got, want, rtol=1e-12)
+    z = [rng.normal(size=(512, 3072)) - 2.5]
+    assert np.allclose(dead_relu_fraction(z), ref.dead_relu_fraction(z))
+    print("norms and dead fraction match the reference")
+    start = time.perf_counter()
+    update_ratios(before, after, grads)
+    cuda.synchronize()
+    print(f"norms of {sum(w.size for w in before) / 1e6:.1f}M parameters (host copies included): "
+          f"{(time.perf_counter() - start) * 1e3:.1f} ms")
