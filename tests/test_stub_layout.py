@@ -36,8 +36,9 @@ def test_release_keeps_the_question_and_drops_the_answers(question):
     meta = answer.metadata.nbgrader
     assert answer.cell_type == "markdown" and meta.grade and meta.solution and meta.points > 0
     assert answer.source.startswith("## Your derivation") and "YOUR ANSWER HERE" in answer.source
-    assert stub.cells.index(answer) < next(i for i, c in enumerate(stub.cells) if c.cell_type == "code"
-                                           and c.metadata.get("nbgrader", {}).get("solution"))
+    solution = nbformat.read(str(solution_notebooks()[question]), as_version=4).cells
+    where = next(i for i, c in enumerate(solution) if c.metadata.get("nbgrader", {}).get("grade_id") == ANSWER_GRADE_ID)
+    assert DERIVATION in tags(solution[where + 1]), "the answer cell stands where the derivation starts"
     interview = next(c for c in stub.cells if "interview" in tags(c))
     assert "**The question.**" in interview.source and f"grade interview {question}" in interview.source
     assert "gets you hired" not in interview.source and "Follow-ups" not in interview.source
