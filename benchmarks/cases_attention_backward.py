@@ -27,6 +27,16 @@ TINY = (2, 37, 8, True)      # B, N, d, causal
 LARGE = (32, 4096, 64, True)
 
 
+def large_kernels(dtype) -> dict:
+    """The kernels LARGE launches, by name: the tiled kernels are compiled per (T, D), and
+    the static compile (benchmarks/kernels_static.py) must see the size a GPU would run."""
+    from kernels import attention_backward as ab
+    dtype = np.dtype(dtype)
+    d = LARGE[2]
+    return {f"{kernel.py_func.__name__} [T={ab.default_tile(d, dtype)}, d={d}]": kernel
+            for kernel in ab._kernels(ab.default_tile(d, dtype), d, dtype)}
+
+
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
     from grader.loading.reference import load_solution

@@ -152,10 +152,10 @@ def conv_cases(sizes, dtype, rng):
     grid = lambda total: (blocks(total, tpb, cap=ps.MAX_BLOCKS), tpb)
 
     def backward_weight():  # stage 1 then stage 2, for dw and for db
-        ps.conv1d_backward_weight_partials_kernel[(values, parts), tpb](d_dout, d_x, K, stride, pad, w_parts)
-        ps.sum_partials_kernel[values, tpb](w_parts, dw)
-        ps.conv1d_backward_bias_partials_kernel[(C_out, parts), tpb](d_dout, b_parts)
-        ps.sum_partials_kernel[C_out, tpb](b_parts, db)
+        ps.reduction_launch(ps.conv1d_backward_weight_partials_kernel, (values, parts), tpb)(d_dout, d_x, K, stride, pad, w_parts)
+        ps.reduction_launch(ps.sum_partials_kernel, values, tpb)(w_parts, dw)
+        ps.reduction_launch(ps.conv1d_backward_bias_partials_kernel, (C_out, parts), tpb)(d_dout, b_parts)
+        ps.reduction_launch(ps.sum_partials_kernel, C_out, tpb)(b_parts, db)
 
     def torch_conv(device):
         import torch
@@ -239,9 +239,11 @@ def linear_cases(sizes, dtype, rng):
     dh, dW, db = (cuda.device_array(s, dtype=dtype) for s in (h.shape, W.shape, D_out))
     tpb, zero = vt.THREADS_PER_BLOCK, dtype.type(0)
 
+    d_partials = cuda.device_array(vt.partials_shape(N, D_in, D_out), dtype=dtype)
+
     def backward():
-        vt.linear_backward_params_kernel[blocks(dW.size, tpb), tpb](d_da, d_mask, True, d_h, dW, db, zero)
-        vt.linear_backward_input_kernel[blocks(dh.size, tpb), tpb](d_da, d_mask, True, d_W, dh, zero)
+        vt.backward_params(d_da, d_mask, True, d_h, dW, db, zero, d_partials=d_partials)
+        vt.backward_input(d_da, d_mask, True, d_W, dh, zero)
 
     def grads():
         dz = ref.relu_backward_packed(da.astype(np.float64), mask, da.shape)
@@ -283,7 +285,8 @@ def question_cases(question: str):
 
 QUESTION_FILES = ("layernorm_backward", "attention_backward", "loss_scaling", "grad_accumulation",
                   "reparameterisation", "batchnorm_backward", "backprop_ninja", "adamw_step",
-                  "gradient_clinic", "bptt")
+                  "gradient_clinic", "bptt",
+                  "forward_vs_reverse", "straight_through", "maxpool_kernel")
 BUILDERS = (pool_cases, conv_cases, ce_cases, linear_cases) + tuple(question_cases(q) for q in QUESTION_FILES)
 
 

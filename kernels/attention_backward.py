@@ -5,9 +5,10 @@ The plan (FlashAttention-2's, one thread per row to keep it readable):
 
 1. ``forward``: one block per tile of T queries of one head, one thread per query. The
    block walks over the key tiles; each K/V tile is loaded into shared memory once, by all
-   T threads together, and then read by every thread. A thread keeps its query row, a
-   running max ``m``, a running sum ``l`` and the unnormalised output ``acc`` in local
-   memory, rescaling ``l`` and ``acc`` by ``exp(m_old - m_new)`` when the max grows, so no
+   T threads together (consecutive threads on consecutive columns: coalesced), and then
+   read by every thread. A thread keeps a running max ``m`` and a running sum ``l`` in
+   registers, and its query row and the unnormalised output ``acc`` in its own padded row
+   of shared memory (no arrays of d per thread in registers: no spills), rescaling ``l`` and ``acc`` by ``exp(m_old - m_new)`` when the max grows, so no
    exponent is ever positive. It writes ``o = acc / l`` and ``lse = m + log(l)``. Causal
    blocks stop at the key tile holding their last query.
 2. ``row_dot``: ``D[b, i] = sum_c do[b, i, c] * o[b, i, c]``, one thread per row: the
@@ -22,8 +23,8 @@ The plan (FlashAttention-2's, one thread per row to keep it readable):
    the pairs instead of atomic adds into ``dq``: deterministic, and no float64 atomics.
 
 Memory: O(N d) for inputs and outputs, plus N for lse and D; shared memory per block is
-at most 2 T (d + 1) elements (T = 64 and d = 64 in float32: 32.5 KiB; ``default_tile``
-picks T so that it fits the 48 KiB every device allows). Work: the forward computes each
+at most 6 T (d + 1) + 2 T elements (the dk/dv pass; T = 16 and d = 64 in float32: 24.5 KiB;
+``default_tile`` picks T so that it fits the 48 KiB every device allows). Work: the forward computes each
 score once; the backward twice (once per pass), against once for a backward that could
 keep P: the price of not storing it.
 
@@ -33,8 +34,16 @@ Run it: tests run it under the simulator (``NUMBA_ENABLE_CUDASIM=1``, set by
 Shapes: B heads, N tokens, D features per head (``d`` in the notebook); T = tile rows =
 threads per block. q, k, v, o, do, dq, dk, dv are (B, N, D); lse and D are (B, N). The
 math is done in the inputs' dtype (float32 or float64).
+
+Check and time it: python -m kernels.attention_backward (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
+
+if __name__ == "__main__":  # python -m kernels.attention_backward: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
 
 import functools
 import math
@@ -48,24 +57,50 @@ ROW_THREADS = 128
 
 
 def default_tile(d: int, dtype) -> int:
-    """The largest of 64, 32, 16, 8 whose shared arrays (two (T, D) tiles and, in the dk/dv
-    pass, two (T,) rows of lse and D) fit in SHARED_BYTES."""
+    """The largest of 64, 32, 16, 8 whose shared arrays fit in SHARED_BYTES: the dk/dv pass,
+    the largest, holds six (T, D + 1) arrays (two tiles, the block's own K and V rows and
+    their two accumulators) and two (T,) rows of lse and D."""
     for tile in (64, 32, 16, 8):
-        if 2 * tile * (d + 1) * np.dtype(dtype).itemsize <= SHARED_BYTES:
+        if (6 * tile * (d + 1) + 2 * tile) * np.dtype(dtype).itemsize <= SHARED_BYTES:
             return tile
-    raise ValueError(f"d = {d} is too large for two shared tiles of 8 rows")
+    raise ValueError(f"d = {d} is too large for the shared arrays of 8 rows")
+
+
+def bounded_jit(bounds):
+    """cuda.jit with ptxas's launch bounds; the simulator's jit takes no such option."""
+    from numba.core import config
+    return cuda.jit if config.ENABLE_CUDASIM else cuda.jit(launch_bounds=bounds)
 
 
 @functools.lru_cache(maxsize=None)
 def _kernels(tile: int, d: int, dtype: np.dtype):
-    """The three tiled kernels, compiled per (T, D, dtype): shared and local arrays need all
-    three at compile time."""
-    T, D = tile, d
+    """The three tiled kernels, compiled per (T, D, dtype): shared arrays need all three at
+    compile time.
+
+    Each thread owns one row (a query or a key), but keeps it, and what it accumulates, in
+    shared memory, in rows of D + 1 elements: thread t's element c sits D + 1 words after
+    thread t - 1's, so the T threads reading their own column c hit T different banks, and
+    no thread holds 2-4 arrays of D in registers (at d = 64 that was 255 registers and
+    kilobytes of spills, benchmarks/results/kernels_static.md). Tiles of K, V, Q, dO are loaded by consecutive threads on
+    consecutive columns (coalesced reads, conflict-free writes) and read by all threads at
+    once (one address: a broadcast)."""
+    T, D, P = tile, d, d + 1                 # P: a padded row, a compile-time constant
+    # At most 128 registers a thread (REGISTER_BOUND in benchmarks/kernels_static.py): ptxas is
+    # told that 512 threads' worth of whole warps must fit on an SM (64K registers); small d,
+    # fully unrolled, took 181 without it.
+    bounds = (T, max(1, 512 // (32 * math.ceil(T / 32))))
     st = numba.from_dtype(dtype)
     zero, neg_inf = dtype.type(0), dtype.type(-np.inf)
 
+    @cuda.jit(device=True)
+    def load_tile(tile_, src, b, r0, N, t):
+        """tile_[r, c] = src[b, r0 + r, c] (zero past N), consecutive threads on consecutive c."""
+        for e in range(t, T * D, T):
+            r, c = e // D, e % D
+            tile_[r, c] = src[b, r0 + r, c] if r0 + r < N else zero
+
     # 1. forward: online softmax over key tiles, K/V tiles in shared memory
-    @cuda.jit
+    @bounded_jit(bounds)
     def forward(q, k, v, scale, causal, o, lse):
         b, t = cuda.blockIdx.y, cuda.threadIdx.x
         first = cuda.blockIdx.x * T          # the block's first query
@@ -74,18 +109,16 @@ def _kernels(tile: int, d: int, dtype: np.dtype):
         active = i < N
         k_tile = cuda.shared.array((T, D), st)
         v_tile = cuda.shared.array((T, D), st)
-        q_row = cuda.local.array(D, st)      # q_i / sqrt(d): the scores are then plain dots
-        acc = cuda.local.array(D, st)        # sum_j exp(s_j - m) v_j
+        q_own = cuda.shared.array((T, P), st)    # q_i / sqrt(d): the scores are then plain dots
+        acc = cuda.shared.array((T, P), st)      # sum_j exp(s_j - m) v_j
         for c in range(D):
-            q_row[c] = q[b, i, c] * scale if active else zero
-            acc[c] = zero
+            q_own[t, c] = q[b, i, c] * scale if active else zero
+            acc[t, c] = zero
         m, l = neg_inf, zero
         stop = min(N, first + T) if causal else N  # causal: no key after the block's last query
         for j0 in range(0, stop, T):
-            j = j0 + t                       # each thread loads one key row of the tile
-            for c in range(D):
-                k_tile[t, c] = k[b, j, c] if j < N else zero
-                v_tile[t, c] = v[b, j, c] if j < N else zero
+            load_tile(k_tile, k, b, j0, N, t)
+            load_tile(v_tile, v, b, j0, N, t)
             cuda.syncthreads()
             if active:
                 for jj in range(min(T, N - j0)):
@@ -93,25 +126,25 @@ def _kernels(tile: int, d: int, dtype: np.dtype):
                         break
                     s = zero
                     for c in range(D):
-                        s += q_row[c] * k_tile[jj, c]
+                        s += q_own[t, c] * k_tile[jj, c]
                     if s > m:                # a new max: move l and acc onto it (exp(-inf) = 0)
                         alpha = math.exp(m - s)
                         l *= alpha
                         for c in range(D):
-                            acc[c] *= alpha
+                            acc[t, c] *= alpha
                         m = s
                     p = math.exp(s - m)      # <= 1
                     l += p
                     for c in range(D):
-                        acc[c] += p * v_tile[jj, c]
+                        acc[t, c] += p * v_tile[jj, c]
             cuda.syncthreads()               # the tile is read by all before it is replaced
         if active:
             for c in range(D):
-                o[b, i, c] = acc[c] / l
+                o[b, i, c] = acc[t, c] / l
             lse[b, i] = m + math.log(l)
 
     # 3. backward, pass over keys: dk and dv of one key per thread, Q/dO tiles in shared memory
-    @cuda.jit
+    @bounded_jit(bounds)
     def backward_dk_dv(do, q, k, v, lse, rowdot, scale, causal, dk, dv):
         b, t = cuda.blockIdx.y, cuda.threadIdx.x
         first = cuda.blockIdx.x * T          # the block's first key
@@ -122,20 +155,19 @@ def _kernels(tile: int, d: int, dtype: np.dtype):
         do_tile = cuda.shared.array((T, D), st)
         lse_tile = cuda.shared.array(T, st)
         d_tile = cuda.shared.array(T, st)
-        k_row = cuda.local.array(D, st)
-        v_row = cuda.local.array(D, st)
-        dk_row = cuda.local.array(D, st)
-        dv_row = cuda.local.array(D, st)
+        k_own = cuda.shared.array((T, P), st)
+        v_own = cuda.shared.array((T, P), st)
+        dk_acc = cuda.shared.array((T, P), st)
+        dv_acc = cuda.shared.array((T, P), st)
         for c in range(D):
-            k_row[c] = k[b, j, c] * scale if active else zero
-            v_row[c] = v[b, j, c] if active else zero
-            dk_row[c] = zero
-            dv_row[c] = zero
+            k_own[t, c] = k[b, j, c] * scale if active else zero
+            v_own[t, c] = v[b, j, c] if active else zero
+            dk_acc[t, c] = zero
+            dv_acc[t, c] = zero
         for i0 in range(first if causal else 0, N, T):  # causal: no query before the first key
             i = i0 + t
-            for c in range(D):
-                q_tile[t, c] = q[b, i, c] if i < N else zero
-                do_tile[t, c] = do[b, i, c] if i < N else zero
+            load_tile(q_tile, q, b, i0, N, t)
+            load_tile(do_tile, do, b, i0, N, t)
             lse_tile[t] = lse[b, i] if i < N else zero
             d_tile[t] = rowdot[b, i] if i < N else zero
             cuda.syncthreads()
@@ -146,21 +178,21 @@ def _kernels(tile: int, d: int, dtype: np.dtype):
                     s = zero
                     dp = zero
                     for c in range(D):
-                        s += q_tile[ii, c] * k_row[c]
-                        dp += do_tile[ii, c] * v_row[c]
+                        s += q_tile[ii, c] * k_own[t, c]
+                        dp += do_tile[ii, c] * v_own[t, c]
                     p = math.exp(s - lse_tile[ii])     # the exact probability, never > 1
                     ds = p * (dp - d_tile[ii])
                     for c in range(D):
-                        dv_row[c] += p * do_tile[ii, c]
-                        dk_row[c] += ds * q_tile[ii, c]
+                        dv_acc[t, c] += p * do_tile[ii, c]
+                        dk_acc[t, c] += ds * q_tile[ii, c]
             cuda.syncthreads()
         if active:
             for c in range(D):
-                dk[b, j, c] = dk_row[c] * scale
-                dv[b, j, c] = dv_row[c]
+                dk[b, j, c] = dk_acc[t, c] * scale
+                dv[b, j, c] = dv_acc[t, c]
 
     # 4. backward, pass over queries: dq of one query per thread, K/V tiles in shared memory
-    @cuda.jit
+    @bounded_jit(bounds)
     def backward_dq(do, q, k, v, lse, rowdot, scale, causal, dq):
         b, t = cuda.blockIdx.y, cuda.threadIdx.x
         first = cuda.blockIdx.x * T
@@ -169,21 +201,19 @@ def _kernels(tile: int, d: int, dtype: np.dtype):
         active = i < N
         k_tile = cuda.shared.array((T, D), st)
         v_tile = cuda.shared.array((T, D), st)
-        q_row = cuda.local.array(D, st)
-        do_row = cuda.local.array(D, st)
-        dq_row = cuda.local.array(D, st)
+        q_own = cuda.shared.array((T, P), st)
+        do_own = cuda.shared.array((T, P), st)
+        dq_acc = cuda.shared.array((T, P), st)
         for c in range(D):
-            q_row[c] = q[b, i, c] * scale if active else zero
-            do_row[c] = do[b, i, c] if active else zero
-            dq_row[c] = zero
+            q_own[t, c] = q[b, i, c] * scale if active else zero
+            do_own[t, c] = do[b, i, c] if active else zero
+            dq_acc[t, c] = zero
         lse_i = lse[b, i] if active else zero
         d_i = rowdot[b, i] if active else zero
         stop = min(N, first + T) if causal else N
         for j0 in range(0, stop, T):
-            j = j0 + t
-            for c in range(D):
-                k_tile[t, c] = k[b, j, c] if j < N else zero
-                v_tile[t, c] = v[b, j, c] if j < N else zero
+            load_tile(k_tile, k, b, j0, N, t)
+            load_tile(v_tile, v, b, j0, N, t)
             cuda.syncthreads()
             if active:
                 for jj in range(min(T, N - j0)):
@@ -192,15 +222,15 @@ def _kernels(tile: int, d: int, dtype: np.dtype):
                     s = zero
                     dp = zero
                     for c in range(D):
-                        s += q_row[c] * k_tile[jj, c]
-                        dp += do_row[c] * v_tile[jj, c]
+                        s += q_own[t, c] * k_tile[jj, c]
+                        dp += do_own[t, c] * v_tile[jj, c]
                     ds = math.exp(s - lse_i) * (dp - d_i)
                     for c in range(D):
-                        dq_row[c] += ds * k_tile[jj, c]
+                        dq_acc[t, c] += ds * k_tile[jj, c]
             cuda.syncthreads()
         if active:
             for c in range(D):
-                dq[b, i, c] = dq_row[c] * scale
+                dq[b, i, c] = dq_acc[t, c] * scale
 
     return forward, backward_dk_dv, backward_dq
 
@@ -267,3 +297,9 @@ def attention_backward(do, q, k, v, o, lse, causal, tile=None):
     if N:
         backward_device(*arrays[:6], causal, d_rowdot, *grads, tile)
     return tuple(g.copy_to_host() for g in grads)
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("attention_backward"))

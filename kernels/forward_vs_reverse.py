@@ -15,9 +15,11 @@ Thread mapping: one thread per output entry, neighbouring threads on the contigu
   consecutive b read consecutive V[j, b] (coalesced) and the same A[i, j] (a broadcast).
 - vjp_step: thread (j, b) computes out[b, j] = sum_i U[b, i] A[i, j]. Threads with
   consecutive j read consecutive A[i, j] (coalesced) and the same U[b, i]. A^T is never formed.
-With B = 1 the JVP step's neighbours differ in i and read A a row apart (uncoalesced); a
-real gemv gives each row a warp and reduces across it. That is where cuBLAS wins, and why
-this file shows the mapping rather than replacing the library.
+With B = 1 a (16, 16) block has a single column b: 15 of every 16 threads find no b and
+return at once, so each warp of 32 runs two live threads, rows i and i + 1, and each reads a
+row of A alone, strided through it. A real gemv gives each row a warp (or a block) whose
+threads read consecutive A[i, j] and reduce across the warp. That is where cuBLAS wins, and
+why this file shows the mapping rather than replacing the library.
 
 Run: the tests run it under the Numba CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, set by
 tests/conftest.py): ``python -m pytest tests/kernels/test_forward_vs_reverse_kernels.py``;
@@ -26,7 +28,16 @@ on a GPU, ``BACKPROP_TRAPS_REAL_GPU=1 python -m pytest tests/kernels``.
 Shapes: A (M, N) is one layer (``As[i]`` is (m_{i+1}, m_i)); B is the number of tangents
 or cotangents in a block; V (N, B) -> out (M, B) forward; U (B, M) -> out (B, N) reverse.
 The math runs in the arrays' dtype (float32 or float64).
+
+Check and time it: python -m kernels.forward_vs_reverse (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
+
+if __name__ == "__main__":  # python -m kernels.forward_vs_reverse: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
+
 import numpy as np
 from numba import cuda
 
@@ -102,3 +113,9 @@ def jacobian_forward(As) -> np.ndarray:
 def jacobian_reverse(As) -> np.ndarray:
     """J (m_k, m_0) by reverse mode: all m_k basis cotangents at once."""
     return vjp_block(As, np.eye(As[-1].shape[0], dtype=As[-1].dtype))
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("forward_vs_reverse"))

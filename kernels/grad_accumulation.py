@@ -9,24 +9,25 @@ n_k of them, out of N in the whole batch), one step is:
   loss      3. mse_loss_backward_kernel (vram_trap) with inv_n = 1 / N, the WHOLE batch's size:
                dout = (out - y_k) / N, so this micro-batch's gradient arrives already weighted
                by n_k / N (its mean gradient times its share of the rows). No 1 / K anywhere.
-  backward  4. accumulate_params_kernel (below): dW2_buf += h.T @ dout, db2_buf += sum_n dout.
+  backward  4. vram_trap's two-stage weight gradient, its second stage adding into the
+               buffers: dW2_buf += h.T @ dout, db2_buf += sum_n dout.
             5. linear_backward_input_kernel (vram_trap): dh = dout @ W2.T.
-            6. accumulate_params_kernel again: dW1_buf += x_k.T @ dz, db1_buf += sum_n dz, with
-               dz = dh gated by the mask bit as it is read (never stored).
+            6. kernel 4 again: dW1_buf += x_k.T @ dz, db1_buf += sum_n dz, with dz = dh gated
+               by the mask bit as it is read (never stored).
 
-accumulate_params_kernel, the new kernel, is a weight gradient that adds into its buffer instead
-of writing a fresh array: one BLOCK per buffer entry, (D_in + 1) * D_out blocks (row D_in is the
-bias, a weight on an input of 1). Its threads stride over the micro-batch's rows, summing
-h[n, i] * dz[n, j] into a register, then reduce the TPB partial sums in shared memory (a tree,
-as kernels/softmax_ce.py does), and thread 0 adds the total into the buffer: ``buf[i, j] +=``.
-Each entry has exactly one writer, so there are no atomics and the sum is the same on every run.
-The buffer has its own dtype: the kernel is compiled per (TPB, buffer dtype), and the partial
-sums are kept in the buffer's dtype, so a float32 micro-batch can accumulate into float64.
+Kernel 4 is vram_trap's weight gradient (4a: partial sums over parts of the micro-batch's rows,
+threads along the contiguous j axis; 4b: one thread per entry adds the parts) with
+``accumulate``: 4b adds into the buffer, ``buf[i, j] +=``, instead of writing a fresh array.
+Each entry has exactly one writer, so there are no atomics and the sum is the same on every
+run. The partial sums are kept in the buffer's dtype, so a float32 micro-batch can
+accumulate into float64.
 
-The unfused way, for comparison (``fused=False``): linear_backward_params_kernel (vram_trap)
-writes the micro-batch's gradient into a scratch array, then accumulate_kernel adds it into the
-buffer elementwise. Fusing saves one write and one read of a gradient-sized array per
-micro-batch, and the scratch array itself.
+The unfused way, for comparison (``fused=False``): the same kernel 4 writes the micro-batch's
+gradient into a scratch array, then accumulate_kernel adds it into the buffer elementwise.
+Fusing saves one write and one read of a gradient-sized array per micro-batch, and the
+scratch array itself. (Before, the fused kernel was one block per entry with threads striding
+over rows: reads with a stride of a whole row between neighbouring threads, so "fused" was
+likely the slower of the two.)
 
 Shape letters: N rows in the batch, m = micro_batch, n_k rows in micro-batch k (n_k <= m),
 D_in, H, D_out the layer widths; x (N, D_in), y (N, D_out), h and dh (n_k, H), out and dout
@@ -37,66 +38,30 @@ NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does):
     python -m pytest tests/kernels/test_grad_accumulation_kernels.py
 on a GPU, BACKPROP_TRAPS_REAL_GPU=1. These are plain loops written to be read, a reference for
 the accumulation, not a fast GEMM.
+
+Check and time it: python -m kernels.grad_accumulation (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
-import functools
+if __name__ == "__main__":  # python -m kernels.grad_accumulation: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
+
 import math
 
-import numba
 import numpy as np
 from numba import cuda
 
-from kernels.vram_trap import (THREADS_PER_BLOCK as ELEMENTWISE_TPB, linear_backward_input_kernel,
-                               linear_backward_params_kernel, linear_forward_kernel,
-                               linear_relu_forward_kernel, mse_loss_backward_kernel, upstream_grad)
+from kernels.vram_trap import (THREADS_PER_BLOCK as ELEMENTWISE_TPB, backward_input, backward_params,
+                               linear_forward_kernel, linear_relu_forward_kernel, mse_loss_backward_kernel,
+                               partials_shape)
 
-THREADS_PER_BLOCK = 128  # the reduction over a micro-batch's rows
+THREADS_PER_BLOCK = 128  # kernels 4 and 6: threads along a weight row, at most
 
 
-# ---------------------------------------------------------------- the backward: accumulate in place
-
-@functools.lru_cache(maxsize=None)
-def _accumulate_params_kernel(threads_per_block: int, buffer_dtype: np.dtype):
-    """Kernels 4 and 6, compiled per (TPB, buffer dtype): the shared array needs both."""
-    if threads_per_block < 1 or threads_per_block & (threads_per_block - 1):
-        raise ValueError(f"threads_per_block must be a power of two, got {threads_per_block}")
-    tpb = threads_per_block
-    acc_type = numba.from_dtype(buffer_dtype)
-    acc_zero = buffer_dtype.type(0)
-
-    @cuda.jit
-    def accumulate_params_kernel(dout, mask, relu, h, dW_buf, db_buf, zero):
-        # dout (n_k, D_out): upstream gradient, already / N; h (n_k, D_in): the layer's input;
-        # dW_buf (D_in, D_out) and db_buf (D_out,): the buffers, added into; zero in dout's dtype.
-        entry = cuda.blockIdx.x
-        tid = cuda.threadIdx.x
-        d_in, d_out = h.shape[1], dout.shape[1]
-        i, j = entry // d_out, entry % d_out          # i == d_in: the bias entry j
-        acc = acc_zero
-        for n in range(tid, h.shape[0], tpb):         # this thread's rows of the micro-batch
-            g = upstream_grad(dout, mask, relu, n, j, zero)
-            if i < d_in:
-                acc += acc_type(h[n, i] * g)
-            else:
-                acc += acc_type(g)
-        partial = cuda.shared.array(tpb, acc_type)
-        partial[tid] = acc
-        cuda.syncthreads()
-        stride = tpb // 2
-        while stride > 0:                             # tree reduction of the TPB partial sums
-            if tid < stride:
-                partial[tid] += partial[tid + stride]
-            cuda.syncthreads()
-            stride //= 2
-        if tid == 0:                                  # the entry's only writer: no atomics
-            if i < d_in:
-                dW_buf[i, j] += partial[0]
-            else:
-                db_buf[j] += partial[0]
-
-    return accumulate_params_kernel
-
+# ---------------------------------------------------------------- the unfused way's add
 
 @cuda.jit
 def accumulate_kernel(buffer, grad):
@@ -112,27 +77,33 @@ def _launch(kernel, threads, *args):
     kernel[max(1, math.ceil(threads / ELEMENTWISE_TPB)), ELEMENTWISE_TPB](*args)
 
 
-def workspace(micro_batch, params, dtype):
+def workspace(micro_batch, params, dtype, buffer_dtype=None):
     """The device scratch one micro-batch needs, allocated once for micro-batches of up to
-    ``micro_batch`` rows (a shorter last one uses the first rows of each array)."""
+    ``micro_batch`` rows (a shorter last one uses the first rows of each array); the partial
+    sums of kernels 4 and 6 are in ``buffer_dtype`` (default: ``dtype``)."""
     d_in, hidden = params[0].shape
     d_out = params[2].shape[1]
     m = micro_batch
+    acc = np.dtype(buffer_dtype or dtype)
     return {"h": cuda.device_array((m, hidden), dtype), "dh": cuda.device_array((m, hidden), dtype),
             "mask": cuda.device_array(math.ceil(m * hidden / 8), np.uint8),
             "out": cuda.device_array((m, d_out), dtype), "dout": cuda.device_array((m, d_out), dtype),
             "row_sq": cuda.device_array(m, dtype), "no_mask": cuda.device_array(1, np.uint8),
-            "scratch": [cuda.device_array(p.shape, dtype) for p in params]}
+            "scratch": [cuda.device_array(p.shape, dtype) for p in params],
+            "partials": [cuda.device_array(partials_shape(m, d_in, hidden), acc),
+                         cuda.device_array(partials_shape(m, hidden, d_out), acc)]}
 
 
 def _accumulate_layer(d_up, d_mask, relu, d_input, d_dW, d_db, zero, ws, index, fused, tpb):
     """d_dW += d_input.T @ dz and d_db += sum_n dz (dz = d_up, gated by the mask when relu)."""
-    if fused:
-        kernel = _accumulate_params_kernel(tpb, np.dtype(d_dW.dtype))
-        kernel[(d_input.shape[1] + 1) * d_up.shape[1], tpb](d_up, d_mask, relu, d_input, d_dW, d_db, zero)
+    partials = ws["partials"][index // 2]
+    if partials.dtype != d_dW.dtype or partials.shape[0] != partials_shape(d_input.shape[0], 1, 1)[0]:
+        partials = None  # buffers of another dtype, or a shorter last micro-batch: sized here
+    if fused:  # the parts' sums are added straight into the buffers
+        backward_params(d_up, d_mask, relu, d_input, d_dW, d_db, zero, True, partials, tpb)
         return
     s_dW, s_db = ws["scratch"][index], ws["scratch"][index + 1]
-    _launch(linear_backward_params_kernel, s_dW.size, d_up, d_mask, relu, d_input, s_dW, s_db, zero)
+    backward_params(d_up, d_mask, relu, d_input, s_dW, s_db, zero, False, None, tpb)
     for buffer, grad in ((d_dW, s_dW), (d_db, s_db)):
         _launch(accumulate_kernel, buffer.size, buffer.reshape(buffer.size), grad.reshape(grad.size))
 
@@ -152,7 +123,7 @@ def accumulate_micro_batch_dev(d_params, d_x, d_y, d_buffers, inv_n, ws, fused=T
     _launch(mse_loss_backward_kernel, n_k, d_out, d_y, d_dout, ws["row_sq"][:n_k], d_x.dtype.type(inv_n), zero)
     _accumulate_layer(d_dout, ws["no_mask"], False, d_h, d_buffers[2], d_buffers[3], zero, ws, 2, fused,
                       threads_per_block)
-    _launch(linear_backward_input_kernel, d_dh.size, d_dout, ws["no_mask"], False, d_W2, d_dh, zero)
+    backward_input(d_dout, ws["no_mask"], False, d_W2, d_dh, zero)
     _accumulate_layer(d_dh, d_mask, True, d_x, d_buffers[0], d_buffers[1], zero, ws, 0, fused,
                       threads_per_block)
 
@@ -180,3 +151,9 @@ def accumulated_grads(params, x, y, micro_batch, buffer_dtype=np.float64, fused=
 def mlp_grads(params, x, y, threads_per_block=THREADS_PER_BLOCK):
     """As the solution's mlp_grads: one micro-batch holding the whole batch."""
     return accumulated_grads(params, x, y, x.shape[0], np.dtype(x.dtype), True, threads_per_block)
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("grad_accumulation"))

@@ -31,8 +31,16 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
 Shapes: N rows, D features, TPB threads per block (a power of two), G backward blocks.
 x, y, dy, dx (N, D); gamma, beta, dgamma, dbeta (D,); mean, rstd (N,); partials (2, G, D).
 Math runs in x's dtype (float32 or float64).
+
+Check and time it: python -m kernels.layernorm_backward (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
+
+if __name__ == "__main__":  # python -m kernels.layernorm_backward: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
 
 import functools
 import math
@@ -214,3 +222,9 @@ def layernorm_backward(dy, x, gamma, mean, rstd, threads_per_block=THREADS_PER_B
         cuda.to_device(rstd), dtype.type(d), dx, partials)
     param_sum_kernel[param_launch(d)](partials, dgamma, dbeta)
     return dx.copy_to_host(), dgamma.copy_to_host(), dbeta.copy_to_host()
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("layernorm_backward"))

@@ -20,17 +20,27 @@ gradients: no entry can be clipped before every block's partial is in.
 Reading float16 as bits. The gradients arrive as uint16 bit patterns (a float16 array's
 ``.view(np.uint16)``): sign (1 bit), exponent (5), mantissa (10). An exponent field of all
 ones is inf (mantissa 0) or NaN (any other mantissa), so the overflow check is one integer
-compare; every other pattern decodes exactly, (1024 + mantissa) * 2^(exponent - 25), or
-mantissa * 2^-24 for the subnormals. That needs no float16 support from Numba or the GPU, and
-runs the same under the simulator. The decoded value is exact in float32 and float64; the
-unscaled gradients, the norm and the parameters are in the parameters' dtype.
+compare; every other pattern is an integer times 2^-24, exactly: (1024 + mantissa) shifted
+left by exponent - 1, or the mantissa alone for the subnormals. That needs no float16 support
+from Numba or the GPU, and runs the same under the simulator. Unscaling multiplies that
+integer by 2^-24 / scale, computed once per thread in the gradients' dtype (no divide and no
+float64 per element in a float32 step, as benchmarks/kernels_static.py checks); the unscaled
+gradients, the norm and the parameters are in the parameters' dtype.
 
 Shapes: N = total gradient entries; TPB = threads per block (a power of two); B = blocks,
 at most MAX_BLOCKS (grid-stride loops cover the rest). scale and stats live on the device.
 Run: tests run these under the simulator (NUMBA_ENABLE_CUDASIM=1, tests/conftest.py); with
 a GPU, BACKPROP_TRAPS_REAL_GPU=1 python -m pytest tests/kernels/test_loss_scaling_kernels.py.
+
+Check and time it: python -m kernels.loss_scaling (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
+
+if __name__ == "__main__":  # python -m kernels.loss_scaling: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
 
 import functools
 import math
@@ -48,23 +58,15 @@ TWO_TO_MINUS_24 = 2.0 ** -24  # the smallest float16 subnormal
 # ---------------------------------------------------------------- device helpers
 
 @cuda.jit(device=True)
-def half_bits_value(bits):
-    """The finite float16 whose bit pattern is ``bits`` (an int32), exactly, as a float64."""
+def half_bits_significand(bits):
+    """The finite float16 with bit pattern ``bits`` (an int32) is +-this integer * 2^-24, exactly:
+    the mantissa for a subnormal, (1024 + mantissa) << (exponent - 1) for a normal number
+    (at most 2^40: an int64, and exact in float32 too, having at most 11 significant bits)."""
     exponent = (bits >> 10) & EXPONENT_ALL_ONES
-    mantissa = np.float64(bits & 0x3FF)
-    if exponent == 0:  # zero or subnormal: mantissa * 2^-24
-        value = mantissa * TWO_TO_MINUS_24
-    else:  # normal: (1 + mantissa / 1024) * 2^(exponent - 15); a power of two is exact
-        value = (mantissa + 1024.0) * 2.0 ** (exponent - 25)
-    return -value if bits & 0x8000 else value
-
-
-@cuda.jit(device=True)
-def half_bits_nonfinite(bits):
-    """inf, -inf or NaN, for a pattern whose exponent field is all ones."""
-    if bits & 0x3FF:
-        return math.nan
-    return -math.inf if bits & 0x8000 else math.inf
+    mantissa = np.int64(bits & 0x3FF)
+    if exponent == 0:
+        return mantissa
+    return (mantissa + 1024) << (exponent - 1)
 
 
 @functools.lru_cache(maxsize=None)
@@ -74,7 +76,9 @@ def _kernels(threads_per_block: int, dtype: np.dtype):
         raise ValueError(f"threads_per_block must be a power of two, got {threads_per_block}")
     tpb = threads_per_block
     shared_type = numba.from_dtype(dtype)
-    zero = dtype.type(0)
+    zero, one, eps = dtype.type(0), dtype.type(1), dtype.type(1e-6)
+    ulp_of_half = dtype.type(TWO_TO_MINUS_24)  # constants in the gradients' dtype: no float64 in float32
+    nan, inf = dtype.type(np.nan), dtype.type(np.inf)
 
     @cuda.jit(device=True)
     def block_sum(shared, tid):
@@ -94,13 +98,16 @@ def _kernels(threads_per_block: int, dtype: np.dtype):
         # found_inf: (1,) int32, set to 1 on any inf/NaN (never cleared here: the host zeroes it)
         tid = cuda.threadIdx.x
         acc = zero
+        step = ulp_of_half * (one / scale[0])  # 2^-24 / scale, once per thread: no divide per element
         for i in range(cuda.grid(1), bits.shape[0], cuda.gridsize(1)):
-            b = np.int32(bits[i])  # as a signed int: exponent - 25 must not wrap around
+            b = np.int32(bits[i])
             if ((b >> 10) & EXPONENT_ALL_ONES) == EXPONENT_ALL_ONES:
                 found_inf[0] = 1  # every writer writes 1: the race is harmless
-                grads[i] = half_bits_nonfinite(b)
+                grads[i] = nan if b & 0x3FF else (-inf if b & 0x8000 else inf)  # exponent all ones
             else:
-                g = half_bits_value(b) / scale[0]  # unscaled in float64, stored in grads' dtype
+                g = shared_type(half_bits_significand(b)) * step  # in the gradients' dtype
+                if b & 0x8000:
+                    g = -g
                 grads[i] = g
                 acc += g * g
         shared = cuda.shared.array(tpb, shared_type)
@@ -125,7 +132,7 @@ def _kernels(threads_per_block: int, dtype: np.dtype):
         if tid == 0:
             norm = math.sqrt(shared[0])
             stats[0] = norm
-            stats[1] = min(max_norm / (norm + 1e-6), 1.0)
+            stats[1] = min(max_norm / (norm + eps), one)
             if found_inf[0] != 0:  # overflow: back off, restart the count
                 scale[0] = scale[0] * backoff_factor
                 tracker[0] = 0
@@ -232,3 +239,9 @@ def amp_step(params, grads, loss, state, hparams, threads_per_block=THREADS_PER_
     new_state = (float(d_scale.copy_to_host()[0]), int(d_tracker.copy_to_host()[0]))
     clipped = None if skipped else _split(d_grads.copy_to_host(), params)
     return _split(d_params.copy_to_host(), params), new_state, clipped, skipped
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("loss_scaling"))

@@ -7,10 +7,10 @@ of solutions/05_mlp_backprop.ipynb goes, and keeps every intermediate array on t
                z > 0 (np.packbits order), never the float z: the backward needs its sign only.
             2. linear_forward_kernel: out = h @ W2 + b2.
   loss      3. mse_loss_backward_kernel: dout = (out - y) / N and each row's squared error.
-  backward  4. linear_backward_params_kernel: dW2 = h.T @ dout, db2 = sum_n dout. One thread
-               per weight sums over the batch: the weight gradient is a batch sum of outer
-               products (saved input x upstream gradient), the bias gradient the same sum
-               without the input.
+  backward  4. linear_params_partials_kernel + linear_params_sum_kernel: dW2 = h.T @ dout,
+               db2 = sum_n dout, a two-stage reduction over the batch: the weight gradient is
+               a batch sum of outer products (saved input x upstream gradient), the bias
+               gradient the same sum without the input.
             5. linear_backward_input_kernel: dh = dout @ W2.T, one thread per element of dh.
             6. + 7. the same two kernels for the first layer, with x as its input and dh as
                its upstream gradient, gated by the mask bit as it is read (relu=True): dz is
@@ -26,14 +26,22 @@ Numba's CUDA simulator:
     python -m pytest tests/kernels/test_mlp_backprop_kernels.py
 On a GPU they compile for the device (BACKPROP_TRAPS_REAL_GPU=1 for the tests). Generic over
 the float dtype: the zero and 1 / N the kernels need come in the arrays' dtype.
+
+Check and time it: python -m kernels.mlp_backprop (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
+
+if __name__ == "__main__":  # python -m kernels.mlp_backprop: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
+
 import math
 
 import numpy as np
 from numba import cuda
 
-from kernels.vram_trap import (THREADS_PER_BLOCK, linear_backward_input_kernel,
-                               linear_backward_params_kernel, linear_forward_kernel,
+from kernels.vram_trap import (THREADS_PER_BLOCK, backward_input, backward_params, linear_forward_kernel,
                                linear_relu_forward_kernel, mse_loss_backward_kernel)
 
 
@@ -85,9 +93,9 @@ def _layer_backward_dev(d_up, d_mask, d_input, d_W):
     zero = _zero(d_up)
     d_dW = cuda.device_array(d_W.shape, dtype=d_W.dtype)
     d_db = cuda.device_array(d_W.shape[1], dtype=d_W.dtype)
-    _launch(linear_backward_params_kernel, d_dW.size, d_up, d_mask, relu, d_input, d_dW, d_db, zero)
+    backward_params(d_up, d_mask, relu, d_input, d_dW, d_db, zero)
     d_dinput = cuda.device_array(d_input.shape, dtype=d_input.dtype)
-    _launch(linear_backward_input_kernel, d_dinput.size, d_up, d_mask, relu, d_W, d_dinput, zero)
+    backward_input(d_up, d_mask, relu, d_W, d_dinput, zero)
     return d_dinput, d_dW, d_db
 
 
@@ -130,3 +138,9 @@ def mlp_loss_and_grads(x, y, W1, b1, W2, b2):
     d_out, d_h, d_mask = _forward_dev(d_x, d_W1, _to_device(b1), d_W2, _to_device(b2))
     loss, d_dout = _mse_loss_dev(d_out, _to_device(y))
     return loss, _host(*_backward_dev(d_dout, d_x, d_mask, d_h, d_W1, d_W2))
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("mlp_backprop"))

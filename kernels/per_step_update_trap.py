@@ -13,7 +13,8 @@ of its C_out * C_in * K entries. These kernels do that reduction the way a GPU s
 
 Why not one global ``cuda.atomic.add`` per term? All N * L_out terms of a weight would hit
 the same address, and the hardware serialises atomics on one address, so the "parallel"
-reduction runs one term at a time, and float64 atomics are slow or emulated on many GPUs.
+reduction runs one term at a time (float64 atomicAdd is native from compute capability 6.0;
+it was a compare-and-swap loop only before that).
 The order in which atomics land also changes from run to run, so float sums would not be
 reproducible. The tree does the same additions in log depth, in a fixed order, and writes
 each result once; no kernel in this file uses atomics.
@@ -30,7 +31,16 @@ Tests: ``python -m pytest tests/kernels/test_per_step_update_trap_kernels.py -q`
 Shapes: N batch, C_in / C_out input / output channels, L input length, K filter taps,
 S stride, P zero padding at each end, L_out = (L + 2P - K) // S + 1 output positions.
 x (N, C_in, L), w (C_out, C_in, K), b (C_out,), out and dout (N, C_out, L_out).
+
+Check and time it: python -m kernels.per_step_update_trap (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
+
+if __name__ == "__main__":  # python -m kernels.per_step_update_trap: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
+
 import math
 
 import numpy as np
@@ -76,9 +86,11 @@ def window_of_tap(padded, k, stride, out_length):
 
 @cuda.jit(device=True)
 def block_tree_sum(shared, tid):
-    """Sum shared[0:THREADS_PER_BLOCK] into shared[0]. Every thread of the block calls it."""
+    """Sum shared[0:blockDim.x] into shared[0]. Every thread of the block calls it; the block
+    is a power of two no larger than THREADS_PER_BLOCK (the shared arrays' size), which
+    ``reduction_launch`` checks on the host."""
     cuda.syncthreads()
-    active = THREADS_PER_BLOCK // 2
+    active = cuda.blockDim.x // 2
     while active > 0:
         if tid < active:
             shared[tid] += shared[tid + active]
@@ -137,8 +149,8 @@ def conv1d_backward_weight_partials_kernel(dout, x, kernel_size, stride, padding
     L_out = dout.shape[2]
     o, c, k = unflatten3(cuda.blockIdx.x, C_in, kernel_size)
     acc = partials.dtype.type(0)
-    first = cuda.blockIdx.y * THREADS_PER_BLOCK + tid
-    for r in range(first, N * L_out, cuda.gridDim.y * THREADS_PER_BLOCK):
+    first = cuda.blockIdx.y * cuda.blockDim.x + tid
+    for r in range(first, N * L_out, cuda.gridDim.y * cuda.blockDim.x):
         n = r // L_out
         t = r % L_out
         i = input_index(t * stride + k, padding, L)
@@ -158,8 +170,8 @@ def conv1d_backward_bias_partials_kernel(dout, partials):
     N, _, L_out = dout.shape
     o = cuda.blockIdx.x
     acc = partials.dtype.type(0)
-    first = cuda.blockIdx.y * THREADS_PER_BLOCK + tid
-    for r in range(first, N * L_out, cuda.gridDim.y * THREADS_PER_BLOCK):
+    first = cuda.blockIdx.y * cuda.blockDim.x + tid
+    for r in range(first, N * L_out, cuda.gridDim.y * cuda.blockDim.x):
         acc += dout[r // L_out, o, r % L_out]
     shared[tid] = acc
     block_tree_sum(shared, tid)
@@ -174,7 +186,7 @@ def sum_partials_kernel(partials, totals):
     tid = cuda.threadIdx.x
     row = cuda.blockIdx.x
     acc = partials.dtype.type(0)
-    for p in range(tid, partials.shape[1], THREADS_PER_BLOCK):
+    for p in range(tid, partials.shape[1], cuda.blockDim.x):
         acc += partials[row, p]
     shared[tid] = acc
     block_tree_sum(shared, tid)
@@ -183,6 +195,14 @@ def sum_partials_kernel(partials, totals):
 
 
 # ---- host functions: numpy in, numpy out ---------------------------------------------
+
+def reduction_launch(kernel, grid, threads=THREADS_PER_BLOCK):
+    """``kernel[grid, threads]`` for the three reduction kernels, refusing a block their tree
+    and shared arrays cannot take: a power of two, at most THREADS_PER_BLOCK."""
+    if threads < 1 or threads > THREADS_PER_BLOCK or threads & (threads - 1):
+        raise ValueError(f"a reduction block must be a power of two up to {THREADS_PER_BLOCK} threads, got {threads}")
+    return kernel[grid, threads]
+
 
 def _elementwise_blocks(total):
     return max(1, min(math.ceil(total / THREADS_PER_BLOCK), MAX_BLOCKS))
@@ -199,7 +219,7 @@ def _sum_partials(d_partials):
     if partials == 1:  # stage 1 used one block per value: its tree already gave the total
         return d_partials.copy_to_host()[:, 0].copy()
     d_totals = cuda.device_array(rows, dtype=d_partials.dtype)
-    sum_partials_kernel[rows, THREADS_PER_BLOCK](d_partials, d_totals)
+    reduction_launch(sum_partials_kernel, rows)(d_partials, d_totals)
     return d_totals.copy_to_host()
 
 
@@ -241,7 +261,7 @@ def conv1d_backward_weight(dout, x, kernel_size, stride, padding):
     C_out, L_out = dout.shape[1], dout.shape[2]
     values = C_out * C_in * int(kernel_size)
     d_partials = cuda.device_array((values, _partials_per_value(N * L_out)), dtype=x.dtype)
-    conv1d_backward_weight_partials_kernel[d_partials.shape, THREADS_PER_BLOCK](
+    reduction_launch(conv1d_backward_weight_partials_kernel, d_partials.shape)(
         cuda.to_device(dout), cuda.to_device(x), int(kernel_size), int(stride), int(padding),
         d_partials)
     return _sum_partials(d_partials).reshape(C_out, C_in, int(kernel_size))
@@ -252,7 +272,7 @@ def conv1d_backward_bias(dout):
     dout = np.ascontiguousarray(dout)
     N, C_out, L_out = dout.shape
     d_partials = cuda.device_array((C_out, _partials_per_value(N * L_out)), dtype=dout.dtype)
-    conv1d_backward_bias_partials_kernel[d_partials.shape, THREADS_PER_BLOCK](
+    reduction_launch(conv1d_backward_bias_partials_kernel, d_partials.shape)(
         cuda.to_device(dout), d_partials)
     return _sum_partials(d_partials)
 
@@ -263,3 +283,9 @@ def conv1d_backward(dout, x, w, stride, padding):
     dw = conv1d_backward_weight(dout, x, w.shape[2], stride, padding)
     db = conv1d_backward_bias(dout)
     return dx, dw, db
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("per_step_update_trap"))

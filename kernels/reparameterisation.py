@@ -23,8 +23,16 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
 
 Shapes: N rows, K categories, TPB threads per block (a power of two); logits, gumbel, y, dy,
 dlogits (N, K); tau a float > 0. Math runs in the logits' dtype (float32 or float64).
+
+Check and time it: python -m kernels.reparameterisation (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
+
+if __name__ == "__main__":  # python -m kernels.reparameterisation: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
 
 import functools
 import math
@@ -33,19 +41,14 @@ import numba
 import numpy as np
 from numba import cuda
 
+from kernels.row_reduction import block_max_sum, block_sum, online_add
+
 THREADS_PER_BLOCK = 256
 
 
 def _check_tpb(tpb: int) -> None:
     if tpb < 1 or tpb & (tpb - 1):
         raise ValueError(f"threads_per_block must be a power of two, got {tpb}")
-
-
-@cuda.jit(device=True)
-def online_merge(m_a, s_a, m_b, s_b):
-    """Merge two partial (max, sum of exp(h - max)) pairs into one (exponents stay <= 0)."""
-    m = max(m_a, m_b)
-    return m, s_a * math.exp(m_a - m) + s_b * math.exp(m_b - m)
 
 
 # 1. the fused forward ---------------------------------------------------------------------
@@ -68,28 +71,10 @@ def forward_kernel(threads_per_block: int, dtype: np.dtype):
         m = (logits[row, 0] + gumbel[row, 0]) * inv_tau
         s = zero
         for j in range(tid, k, tpb):
-            h = (logits[row, j] + gumbel[row, j]) * inv_tau
-            if h > m:
-                s = s * math.exp(m - h) + one  # rescale the old sum to the new max
-                m = h
-            else:
-                s += math.exp(h - m)
-
+            m, s = online_add(m, s, (logits[row, j] + gumbel[row, j]) * inv_tau, one)
         shared_m = cuda.shared.array(tpb, shared_type)
         shared_s = cuda.shared.array(tpb, shared_type)
-        shared_m[tid] = m
-        shared_s[tid] = s
-        cuda.syncthreads()
-        stride = tpb // 2
-        while stride > 0:
-            if tid < stride:
-                m, s = online_merge(shared_m[tid], shared_s[tid],
-                                    shared_m[tid + stride], shared_s[tid + stride])
-                shared_m[tid] = m
-                shared_s[tid] = s
-            cuda.syncthreads()
-            stride //= 2
-        row_max, total = shared_m[0], shared_s[0]
+        row_max, total = block_max_sum(shared_m, shared_s, m, s, tid, tpb)  # kernels/row_reduction.py
         for j in range(tid, k, tpb):  # pass 2: h again, from the inputs, never stored
             y[row, j] = math.exp((logits[row, j] + gumbel[row, j]) * inv_tau - row_max) / total
 
@@ -114,15 +99,7 @@ def backward_kernel(threads_per_block: int, dtype: np.dtype):
         for j in range(tid, k, tpb):
             acc += dy[row, j] * y[row, j]
         shared = cuda.shared.array(tpb, shared_type)
-        shared[tid] = acc
-        cuda.syncthreads()
-        stride = tpb // 2
-        while stride > 0:
-            if tid < stride:
-                shared[tid] += shared[tid + stride]
-            cuda.syncthreads()
-            stride //= 2
-        dot = shared[0]
+        dot = block_sum(shared, acc, tid, tpb)
         for j in range(tid, k, tpb):  # pass 2: softmax's backward, then the division's
             dlogits[row, j] = y[row, j] * (dy[row, j] - dot) * inv_tau
 
@@ -154,3 +131,9 @@ def gumbel_softmax_backward(dy, y, tau, threads_per_block=THREADS_PER_BLOCK):
         backward_kernel(threads_per_block, dtype)[n, threads_per_block](
             cuda.to_device(dy), cuda.to_device(y), dtype.type(1.0 / tau), dlogits)
     return dlogits.copy_to_host()
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("reparameterisation"))

@@ -28,7 +28,16 @@ NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does) to run 
 Numba's CUDA simulator; on a GPU they compile for the device. The kernels are generic over
 the float dtype: scalars they need (zero, 1 / (k * k)) are passed in x's dtype, so float32
 math is not promoted to float64.
+
+Check and time it: python -m kernels.routing_trap (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
+
+if __name__ == "__main__":  # python -m kernels.routing_trap: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
+
 import math
 
 import numpy as np
@@ -55,7 +64,9 @@ def covering_windows(h, k, s, Ho):
 
     Window o covers o * s .. o * s + k - 1, so o runs from ceil((h - k + 1) / s) to h // s,
     clipped to [0, Ho). Returns (first, stop); the range is empty when first >= stop. The
-    numerator is kept non-negative: the simulator and the GPU disagree on negative division.
+    numerator is kept non-negative, so the bound is plainly the ceiling it stands for: Numba
+    gives Python's floor division on integers on a GPU and in the simulator alike (it is C's
+    truncating / that would round a negative quotient the other way).
     """
     first = 0 if h < k else (h - k + s) // s
     stop = min(h // s + 1, Ho)
@@ -255,3 +266,9 @@ def avgpool2d_backward(dout, input_shape, kernel_size, stride):
         cuda.to_device(dout), d_dx, kernel_size, stride,
         dout.dtype.type(1.0 / (kernel_size * kernel_size)), dout.dtype.type(0))
     return d_dx.copy_to_host()
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("routing_trap"))

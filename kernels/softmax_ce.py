@@ -4,7 +4,10 @@ One block per row. Each thread walks its strided share of the row once, keeping 
 ONLINE max and sum: a running max ``m`` and a running sum ``s = sum exp(x - m)`` that is
 rescaled by ``exp(m_old - m_new)`` whenever the max grows, so no exp ever sees a
 positive argument (finite for |logits| ~ 1e4). A shared-memory tree reduction merges the
-threads' ``(m, s)`` pairs into the row's ``logsumexp = m + log(s)``. A second sweep over
+threads' ``(m, s)`` pairs into the row's ``logsumexp = m + log(s)``; both steps are the
+device helpers of kernels/row_reduction.py, shared with kernels/reparameterisation.py.
+A label outside [0, K): softmax_cross_entropy refuses it (ValueError); launched on device
+arrays directly, the kernel makes that row's loss NaN. A second sweep over
 the same row writes ``dlogits = (softmax - onehot) / N``; the thread that owns the label's
 column also writes the row's loss ``logsumexp - logits[label]``. The host averages the N
 per-row losses.
@@ -24,8 +27,16 @@ Run it: tests run it under the simulator (``NUMBA_ENABLE_CUDASIM=1``, set by
 
 Shapes: N = rows (batch), K = classes; TPB = threads per block (a power of two).
 The math is done in the logits' dtype (float32 or float64).
+
+Check and time it: python -m kernels.softmax_ce (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
+
+if __name__ == "__main__":  # python -m kernels.softmax_ce: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
 
 import functools
 import math
@@ -34,14 +45,9 @@ import numba
 import numpy as np
 from numba import cuda
 
+from kernels.row_reduction import block_max_sum, online_add
+
 THREADS_PER_BLOCK = 256
-
-
-@cuda.jit(device=True)
-def online_merge(m_a, s_a, m_b, s_b):
-    """Merge two partial (max, sum of exp(x - max)) pairs into one (exponents stay <= 0)."""
-    m = max(m_a, m_b)
-    return m, s_a * math.exp(m_a - m) + s_b * math.exp(m_b - m)
 
 
 @functools.lru_cache(maxsize=None)
@@ -52,7 +58,7 @@ def _fused_kernel(threads_per_block: int, dtype: np.dtype):
     tpb = threads_per_block
     shared_type = numba.from_dtype(dtype)
     # Constants in the logits' dtype, so float32 math is never promoted to float64.
-    zero, one = dtype.type(0), dtype.type(1)
+    zero, one, nan = dtype.type(0), dtype.type(1), dtype.type(np.nan)
 
     @cuda.jit
     def softmax_ce_fused(logits, labels, n_rows, losses, dlogits):
@@ -69,33 +75,20 @@ def _fused_kernel(threads_per_block: int, dtype: np.dtype):
         m = logits[row, 0]
         s = zero
         for j in range(tid, n_classes, tpb):
-            x = logits[row, j]
-            if x > m:
-                s = s * math.exp(m - x) + one  # rescale the old sum to the new max
-                m = x
-            else:
-                s += math.exp(x - m)
+            m, s = online_add(m, s, logits[row, j], one)
 
-        # Tree reduction of the TPB pairs in shared memory.
+        # Tree reduction of the TPB pairs in shared memory (kernels/row_reduction.py).
         shared_m = cuda.shared.array(tpb, shared_type)
         shared_s = cuda.shared.array(tpb, shared_type)
-        shared_m[tid] = m
-        shared_s[tid] = s
-        cuda.syncthreads()
-        stride = tpb // 2
-        while stride > 0:
-            if tid < stride:
-                m, s = online_merge(shared_m[tid], shared_s[tid],
-                                    shared_m[tid + stride], shared_s[tid + stride])
-                shared_m[tid] = m
-                shared_s[tid] = s
-            cuda.syncthreads()
-            stride //= 2
-        row_max = shared_m[0]
-        log_sum = math.log(shared_s[0])
+        row_max, total = block_max_sum(shared_m, shared_s, m, s, tid, tpb)
+        log_sum = math.log(total)
 
         # Pass 2: each element is read, then (maybe in place) overwritten by the same thread.
+        # A label outside [0, K) has no column: its row's loss is NaN (the host refuses such
+        # labels before they get here; device callers see the NaN), never stale memory.
         label = labels[row]
+        if tid == 0 and (label < 0 or label >= n_classes):
+            losses[row] = nan
         for j in range(tid, n_classes, tpb):
             shifted = logits[row, j] - row_max
             p = math.exp(shifted - log_sum)
@@ -133,6 +126,14 @@ def softmax_cross_entropy(logits, labels, inplace=False, threads_per_block=THREA
     """
     logits = np.ascontiguousarray(logits)  # N, K
     labels = np.ascontiguousarray(labels, dtype=np.int64)  # N
+    if labels.size and (labels.min() < 0 or labels.max() >= logits.shape[1]):
+        raise ValueError(f"labels must lie in [0, {logits.shape[1]}): got {labels.min()} to {labels.max()}")
     d_losses, d_dlogits = softmax_cross_entropy_device(
         cuda.to_device(logits), cuda.to_device(labels), inplace, threads_per_block)
     return float(d_losses.copy_to_host().mean()), d_dlogits.copy_to_host()
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("softmax_ce"))

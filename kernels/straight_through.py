@@ -18,17 +18,33 @@ one bit of mask: 64 times less in float64. That is why the backward takes the ma
 than the solution's x: from out alone an input exactly at the top of the range (gradient
 passes) cannot be told from one far beyond it (gradient blocked).
 
-Rounding is half to even, as np.round: Numba CUDA lowers round() to __nv_llrint (the IEEE
-default mode), and the simulator runs Python's round(), which rounds half to even too. The
-value is clipped before it is rounded: the ends are integers, so the result is the same and
-round() never sees a value too large for int64.
+Rounding is half to even, as np.round, and stays in x's dtype: (v + M) - M with
+M = 1.5 * 2^p (p = 23 for float32, 52 for float64) rounds v to an integer in the IEEE default
+mode for |v| <= 2^(p - 1), on a GPU and in the simulator alike. round() would give an int64,
+and q * scale would then be float64 arithmetic in a float32 kernel (41 float64 instructions,
+benchmarks/kernels_static.py found). The value is clipped before it is rounded, so the host
+only needs |qmin|, |qmax| <= 2^(p - 1) (2^22 in float32: any 16-bit grid), and checks it.
+
+NaN: x / scale = NaN is outside the range (mask bit 0, no gradient) and its output is NaN, as
+the solution's numpy gives; the kernel says so explicitly, because min/max with a NaN differ
+between the simulator (Python's min and max keep their first argument) and a GPU (fminf and
+fmaxf drop the NaN), and round(NaN) raises in one and gives garbage in the other.
 
 Run: the host functions at the bottom take and return numpy arrays. On a machine with no
 GPU set NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does) to run
 them in Numba's CUDA simulator; on a GPU they compile for the device. The kernels are
 generic over the float dtype: scale and the ends are passed in the array's dtype, so
 float32 math is not promoted to float64.
+
+Check and time it: python -m kernels.straight_through (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
+
+if __name__ == "__main__":  # python -m kernels.straight_through: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
+
 import math
 
 import numpy as np
@@ -48,8 +64,8 @@ def mask_bit(mask, f):
 # ---------------------------------------------------------------- 1. forward + packed mask
 
 @cuda.jit
-def fake_quant_forward_kernel(x, scale, lo, hi, out, mask):
-    """x (E,) -> out (E,), mask uint8 (ceil(E / 8),); lo, hi = qmin, qmax in x's dtype."""
+def fake_quant_forward_kernel(x, scale, lo, hi, magic, out, mask):
+    """x (E,) -> out (E,), mask uint8 (ceil(E / 8),); lo, hi = qmin, qmax and magic = M, in x's dtype."""
     byte = cuda.grid(1)
     if byte >= mask.shape[0]:
         return
@@ -60,9 +76,11 @@ def fake_quant_forward_kernel(x, scale, lo, hi, out, mask):
             u = x[f] / scale  # grid units, before rounding
             if lo <= u and u <= hi:
                 bits |= 1 << (7 - t)
-            # round() returns an int64, so q * scale is formed in float64; for float32 that
-            # product is exact and the store rounds it once, as float32 math would
-            out[f] = round(min(max(u, lo), hi)) * scale
+            if u != u:  # NaN in, NaN out, bit 0: the same on every target
+                out[f] = u
+            else:
+                v = min(max(u, lo), hi)
+                out[f] = ((v + magic) - magic) * scale  # rounded half to even, in x's dtype
     mask[byte] = bits
 
 
@@ -93,11 +111,14 @@ def fake_quant_forward(x, scale, qmin, qmax):
     """
     x = np.ascontiguousarray(x)
     dtype = x.dtype.type
+    precision = np.finfo(x.dtype).nmant  # p: 23 for float32, 52 for float64
+    if max(abs(qmin), abs(qmax)) > 2 ** (precision - 1):
+        raise ValueError(f"qmin and qmax must lie within +-2^{precision - 1} for {x.dtype} inputs")
     d_x = cuda.to_device(x.ravel())
     d_out = cuda.device_array(x.size, dtype=x.dtype)
     d_mask = cuda.device_array(math.ceil(x.size / 8), dtype=np.uint8)
     fake_quant_forward_kernel[_blocks(d_mask.size), THREADS_PER_BLOCK](
-        d_x, dtype(scale), dtype(qmin), dtype(qmax), d_out, d_mask)
+        d_x, dtype(scale), dtype(qmin), dtype(qmax), dtype(1.5 * 2 ** precision), d_out, d_mask)
     return d_out.copy_to_host().reshape(x.shape), d_mask.copy_to_host()
 
 
@@ -113,3 +134,9 @@ def fake_quant_backward(dout, mask):
         cuda.to_device(dout.ravel()), cuda.to_device(np.ascontiguousarray(mask)), d_dx,
         dout.dtype.type(0))
     return d_dx.copy_to_host().reshape(dout.shape)
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("straight_through"))

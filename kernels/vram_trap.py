@@ -5,9 +5,13 @@ Kernels, forward directly above backward:
      BIT-PACKED mask of a > 0, never the float pre-activation z. One thread per mask byte
      computes the 8 outputs that byte covers, so every byte has a single writer: no atomics.
   2. linear_forward_kernel: z = h @ W + b, the network's last layer (no ReLU, no mask).
-  3. linear_backward_input_kernel: dh = dz @ W.T, one thread per element of dh.
-  4. linear_backward_params_kernel: dW = h.T @ dz and db = sum_n dz, one thread per element
-     of dW (the threads of row 0 also write db).
+  3. linear_backward_input_kernel: dh = dz @ W.T, one thread per element of dh, W read
+     coalesced through a transposed tile in shared memory.
+  4. dW = h.T @ dz and db = sum_n dz as a two-stage reduction over the batch (as
+     per_step_update_trap's filter gradient): 4a linear_params_partials_kernel sums each
+     part of the rows, threads along j; 4b linear_params_sum_kernel adds the parts (or adds
+     them into an accumulation buffer, question 13). One thread per weight looping over a
+     whole batch of 524,288 rows was 1% of copy bandwidth.
      Kernels 3 and 4 never see dz as an array: they read the upstream gradient and gate it
      by the mask bit on the fly (relu=True), or take it as is for the last layer.
   5. mse_loss_backward_kernel: dout = (out - y) / N and each row's sum((out - y)^2).
@@ -29,13 +33,26 @@ in Numba's CUDA simulator; on a GPU they compile for the device. The kernels are
 over the float dtype: the zero and 1 / N they need are passed in the arrays' dtype, so
 float32 math is not promoted to float64. They are plain loops, written to be read: a
 reference for the memory schedule, not a fast GEMM.
+
+Check and time it: python -m kernels.vram_trap (from the repository root) runs these kernels on the
+benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
+
+if __name__ == "__main__":  # python -m kernels.vram_trap: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
+
 import math
 
 import numpy as np
 from numba import cuda
 
-THREADS_PER_BLOCK = 128  # the one launch config: a 1-D grid, one thread per flat index
+THREADS_PER_BLOCK = 128  # elementwise launches: a 1-D grid, one thread per flat index
+TILE, ROWS = 32, 4       # kernel 3's block: TILE threads along i, ROWS rows of the batch
+PADDED = TILE + 1        # its shared tile's row length: a constant, as shared shapes must be
+ROWS_PER_PART, MAX_PARTS = 128, 64  # kernel 4a: the batch in at most MAX_PARTS parts
+PARAM_THREADS = 128      # kernel 4a's threads along j, at most
 
 
 # ---------------------------------------------------------------- device helpers
@@ -102,31 +119,73 @@ def linear_forward_kernel(h, W, b, z):
 
 @cuda.jit
 def linear_backward_input_kernel(dout, mask, relu, W, dh, zero):
-    """dout (N, D_out), W (D_in, D_out) -> dh (N, D_in) = dz @ W.T."""
-    f = cuda.grid(1)
-    if f < dh.size:
-        n, i = f // dh.shape[1], f % dh.shape[1]
-        acc = zero
-        for j in range(dout.shape[1]):
-            acc += upstream_grad(dout, mask, relu, n, j, zero) * W[i, j]
-        dh[n, i] = acc
+    """dout (N, D_out), W (D_in, D_out) -> dh (N, D_in) = dz @ W.T.
+
+    Block (TILE, ROWS): threadIdx.x runs along i, dh's contiguous axis, threadIdx.y over ROWS
+    rows n. W is read a TILE x TILE tile at a time by consecutive threads on consecutive j
+    (coalesced) and stored transposed in shared memory (row length TILE + 1: no bank
+    conflicts), with the block's rows of dz beside it; every thread of the block reaches
+    both barriers of every tile, so there is no early return.
+    """
+    w_t = cuda.shared.array((TILE, PADDED), dtype=W.dtype)   # w_t[j - j0, i - i0] = W[i, j]
+    g_t = cuda.shared.array((ROWS, TILE), dtype=W.dtype)       # g_t[r, j - j0] = dz[n0 + r, j]
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    i0 = cuda.blockIdx.x * TILE
+    n = cuda.blockIdx.y * ROWS + ty
+    N, D_in, D_out = dh.shape[0], dh.shape[1], dout.shape[1]
+    acc = zero
+    for j0 in range(0, D_out, TILE):
+        j = j0 + tx
+        for r in range(ty, TILE, ROWS):  # W[i0 + r, j0 + tx]: consecutive tx, consecutive j
+            w_t[tx, r] = W[i0 + r, j] if i0 + r < D_in and j < D_out else zero
+        g_t[ty, tx] = upstream_grad(dout, mask, relu, n, j, zero) if n < N and j < D_out else zero
+        cuda.syncthreads()
+        for jj in range(TILE):
+            acc += g_t[ty, jj] * w_t[jj, tx]
+        cuda.syncthreads()
+    if n < N and i0 + tx < D_in:
+        dh[n, i0 + tx] = acc
 
 
 @cuda.jit
-def linear_backward_params_kernel(dout, mask, relu, h, dW, db, zero):
-    """dout (N, D_out), h (N, D_in) -> dW (D_in, D_out) = h.T @ dz, db (D_out,) = sum_n dz."""
+def linear_params_partials_kernel(dout, mask, relu, h, partials, zero, acc_zero):
+    """4a. partials (P, D_in + 1, D_out): part p's sum over its share of the N rows of
+    h[n, i] * dz[n, j] (row i = D_in: of dz alone, the bias). Grid (j blocks, D_in + 1, P):
+    threads run along j, the contiguous axis of dout and partials (coalesced); h[n, i] is one
+    address for the whole block. acc_zero is a zero in the partials' dtype."""
+    j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    i, p = cuda.blockIdx.y, cuda.blockIdx.z
+    N, D_in, D_out = h.shape[0], h.shape[1], dout.shape[1]
+    if j >= D_out:
+        return
+    rows = (N + partials.shape[0] - 1) // partials.shape[0]
+    acc = acc_zero
+    for n in range(p * rows, min(p * rows + rows, N)):
+        g = upstream_grad(dout, mask, relu, n, j, zero)
+        if i < D_in:
+            acc += h[n, i] * g
+        else:
+            acc += g
+    partials[p, i, j] = acc
+
+
+@cuda.jit
+def linear_params_sum_kernel(partials, dW, db, accumulate):
+    """4b. dW = sum_p partials[p, :D_in] and db = sum_p partials[p, D_in], or, with accumulate,
+    added into them (question 13's buffers). One thread per entry, j fastest: coalesced; each
+    entry has one writer, so no atomics and the same sum on every run."""
     f = cuda.grid(1)
-    if f < dW.size:
-        i, j = f // dW.shape[1], f % dW.shape[1]
-        acc_w = zero
-        acc_b = zero
-        for n in range(h.shape[0]):
-            g = upstream_grad(dout, mask, relu, n, j, zero)
-            acc_w += h[n, i] * g
-            acc_b += g
-        dW[i, j] = acc_w
-        if i == 0:
-            db[j] = acc_b
+    D_in, D_out = dW.shape[0], dW.shape[1]
+    if f >= (D_in + 1) * D_out:
+        return
+    i, j = f // D_out, f % D_out
+    total = partials[0, i, j]
+    for p in range(1, partials.shape[0]):
+        total += partials[p, i, j]
+    if i < D_in:
+        dW[i, j] = dW[i, j] + total if accumulate else total
+    else:
+        db[j] = db[j] + total if accumulate else total
 
 
 # ---------------------------------------------------------------- 5. loss and its gradient
@@ -169,6 +228,31 @@ def _linear_forward_dev(d_h, d_W, d_b):
     return d_z
 
 
+def partials_shape(n_rows, d_in, d_out):
+    """Kernel 4a's scratch: (P, D_in + 1, D_out), P parts of at least ROWS_PER_PART rows."""
+    return max(1, min(MAX_PARTS, math.ceil(n_rows / ROWS_PER_PART))), d_in + 1, d_out
+
+
+def backward_input(d_dout, d_mask, relu, d_W, d_dh, zero):
+    """Kernel 3 on device arrays: d_dh (N, D_in) = dz @ W.T."""
+    N, D_in = d_dh.shape
+    linear_backward_input_kernel[(math.ceil(D_in / TILE), math.ceil(N / ROWS)), (TILE, ROWS)](
+        d_dout, d_mask, relu, d_W, d_dh, zero)
+
+
+def backward_params(d_dout, d_mask, relu, d_h, d_dW, d_db, zero, accumulate=False, d_partials=None,
+                    threads=PARAM_THREADS):
+    """Kernels 4a and 4b on device arrays: dW, db written (or, with ``accumulate``, added into),
+    partial sums kept in dW's dtype (``d_partials``, of ``partials_shape``, or allocated here)."""
+    N, D_in, D_out = d_h.shape[0], d_h.shape[1], d_dout.shape[1]
+    if d_partials is None:
+        d_partials = cuda.device_array(partials_shape(N, D_in, D_out), dtype=d_dW.dtype)
+    tx = min(threads, 32 * math.ceil(D_out / 32))
+    linear_params_partials_kernel[(math.ceil(D_out / tx), D_in + 1, d_partials.shape[0]), tx](
+        d_dout, d_mask, relu, d_h, d_partials, zero, d_dW.dtype.type(0))
+    linear_params_sum_kernel[_blocks((D_in + 1) * D_out), THREADS_PER_BLOCK](d_partials, d_dW, d_db, accumulate)
+
+
 def _linear_backward_dev(d_dout, d_mask, d_h, d_W, need_dh=True):
     """(dh or None, dW, db); d_mask None means a plain linear layer (no ReLU to undo)."""
     relu = d_mask is not None
@@ -177,13 +261,11 @@ def _linear_backward_dev(d_dout, d_mask, d_h, d_W, need_dh=True):
     zero = _zero(d_dout)
     d_dW = cuda.device_array(d_W.shape, dtype=d_W.dtype)
     d_db = cuda.device_array(d_W.shape[1], dtype=d_W.dtype)
-    linear_backward_params_kernel[_blocks(d_dW.size), THREADS_PER_BLOCK](
-        d_dout, d_mask, relu, d_h, d_dW, d_db, zero)
+    backward_params(d_dout, d_mask, relu, d_h, d_dW, d_db, zero)
     d_dh = None
     if need_dh:
         d_dh = cuda.device_array(d_h.shape, dtype=d_h.dtype)
-        linear_backward_input_kernel[_blocks(d_dh.size), THREADS_PER_BLOCK](
-            d_dout, d_mask, relu, d_W, d_dh, zero)
+        backward_input(d_dout, d_mask, relu, d_W, d_dh, zero)
     return d_dh, d_dW, d_db
 
 
@@ -271,3 +353,9 @@ def mlp_loss_and_grads(params, x, y, segment_size):
                 d_dh, masks.pop(), inputs.pop(), d_params[i][0], need_dh=i > 0)
             grads[i] = (d_dW.copy_to_host(), d_db.copy_to_host())
     return loss, grads
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("vram_trap"))

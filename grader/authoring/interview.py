@@ -91,7 +91,6 @@ def _join(text: str) -> str:
 def parse(source: str) -> Interview:
     """Parse the source of an interview cell; ``problems`` says what does not fit the form."""
     found = Interview()
-    source = source.split("\n**Key points.**", 1)[0]  # grade interview's checklist (issue 22) reads that part
     if not source.lstrip().startswith(HEADING):
         found.problems.append(f"the cell does not start with the heading {HEADING!r}")
     marks = list(_LABEL.finditer(source))

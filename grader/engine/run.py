@@ -46,6 +46,22 @@ def _grade(path, question, seed, limits, root, visible_tests=False) -> GradeResu
     if sub.question is not None and sub.question not in known:
         result.error = (f"unknown question '{sub.question}'; the questions are: {', '.join(known)}")
         return result
+    if sub.question is None or sub.error:
+        return _refuse(sub, root, known, result)
+    # the child boots (bubblewrap, Python, numpy) while the question and its reference load
+    sandbox = Sandbox(sub.source, limits, hide=[root, Path(sub.path).resolve().parent], cells=sub.cells)
+    sandbox.launch()
+    with sandbox:
+        try:
+            result.max_score = load_question(sub.question, root).max_score
+        except ModuleNotFoundError:
+            result.error = f"question '{sub.question}' has no hidden checks yet"
+            return result
+        return _run_checks(sub, root, seed, sandbox, result, visible_tests)
+
+
+def _refuse(sub, root: Path, known: dict, result: GradeResult) -> GradeResult:
+    """A submission that cannot be graded: the reason, with the question's full score."""
     if sub.question is not None:
         try:
             result.max_score = load_question(sub.question, root).max_score
@@ -55,41 +71,51 @@ def _grade(path, question, seed, limits, root, visible_tests=False) -> GradeResu
     if sub.error:
         result.error = sub.error
         return result
-    if sub.question is None:
-        result.error = ("could not tell which question this answers: no question in the notebook's "
-                        f"metadata or a '# question: <id>' line; use --question ({', '.join(known)})")
-        return result
-    return _run_checks(sub, root, seed, limits, result, visible_tests)
+    result.error = ("could not tell which question this answers: no question in the notebook's "
+                    f"metadata or a '# question: <id>' line; use --question ({', '.join(known)})")
+    return result
 
 
-def _run_checks(sub, root: Path, seed: int, limits: Limits, result: GradeResult,
+def _run_checks(sub, root: Path, seed: int, sandbox: Sandbox, result: GradeResult,
                 visible_tests: bool = False) -> GradeResult:
     question = load_question(sub.question, root)
-    ref = load_solution(sub.question, root)
-    hide = [root, Path(sub.path).resolve().parent]
+    ref = _Reference(sub.question, root)  # loaded on first use
     helpers, services = question.services() if question.services else ("", {})
     if question.grader_setup and not helpers:
         helpers = setup_code(sub.question, root)
-    with Sandbox(sub.source, limits, hide=hide, helpers=helpers, services=services,
-                 cells=sub.cells) as sandbox:  # a notebook loads cell by cell, past errors
-        loaded = sandbox.start()
-        result.isolation = sandbox.isolation
-        for check in question.checks:
-            if not loaded.ok:
-                outcome = CheckResult(check.name, 0.0, check.points, False,
-                                      feedback=f"Your code could not be loaded: {loaded.error}.",
-                                      hints=check.hints)
-            else:
-                outcome = _run_one(check, CheckContext(question, sandbox, ref, seed, check.name))
-            result.tests.append(outcome)
-        if visible_tests and loaded.ok:
-            from grader.engine.visible_tests import manual_cells, run_visible_tests
-            result.public = run_visible_tests(sandbox, sub.path)
-            result.manual = manual_cells(sub.path)
-        result.output = sandbox.output
-        result.warnings = list(sandbox.warnings)
+    sandbox.helpers, sandbox.services = helpers, dict(services)
+    loaded = sandbox.start()  # a notebook loads cell by cell, past errors
+    result.isolation = sandbox.isolation
+    for check in question.checks:
+        if not loaded.ok:
+            outcome = CheckResult(check.name, 0.0, check.points, False,
+                                  feedback=f"Your code could not be loaded: {loaded.error}.",
+                                  hints=check.hints)
+        else:
+            outcome = _run_one(check, CheckContext(question, sandbox, ref, seed, check.name))
+        result.tests.append(outcome)
+    if visible_tests and loaded.ok:
+        from grader.engine.visible_tests import manual_cells, run_visible_tests
+        result.public = run_visible_tests(sandbox, sub.path)
+        result.manual = manual_cells(sub.path)
+    result.output = sandbox.output
+    result.warnings = list(sandbox.warnings)
     result.score = sum(t.points for t in result.tests)
     return result
+
+
+class _Reference:
+    """The solution's functions, loaded on first use: a question whose checks never read
+    ``ctx.ref`` (maxpool_kernel: its reference is numpy in the checks) does not pay for
+    running the solution's imports (numba) in the grader."""
+
+    def __init__(self, question: str, root: Path):
+        self._question, self._root, self._loaded = question, root, None
+
+    def __getattr__(self, name):
+        if self._loaded is None:
+            self._loaded = load_solution(self._question, self._root)
+        return getattr(self._loaded, name)
 
 
 def _run_one(check, ctx: CheckContext) -> CheckResult:

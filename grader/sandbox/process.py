@@ -94,9 +94,27 @@ class Sandbox(Channel):
         self._measuring = False
         self._info_r: int | None = None  # bwrap's --info-fd (the meter reads the worker's pid)
         self._bwrap_filtered = False     # whether bwrap loaded the seccomp filter
+        self._launched = None            # ``launch``'s process, before its handshake
 
     # -- life cycle -------------------------------------------------------------------
+    def launch(self) -> None:
+        """Start the child's process now, so that it boots (bubblewrap, Python, numpy) while the
+        grader prepares the question; ``start`` then finishes the handshake. Optional."""
+        if self._launched is None and self._proc is None:
+            self._launched = self._launch()
+
     def _spawn(self) -> CallResult:
+        launched = self._launched if self._launched is not None else self._launch()
+        self._launched = None
+        if isinstance(launched, CallResult):
+            return launched
+        use_bwrap, setup = launched
+        started = self._exchange(setup, self.limits.call_seconds + 5, what="starting the sandbox")
+        return self._started(started, use_bwrap)
+
+    def _launch(self) -> "CallResult | tuple[bool, dict]":
+        """The child's process, started; returns (whether bubblewrap wraps it, the setup
+        request its worker waits for), or the error that stopped it."""
         self._marker = f"{os.getpid()}-{secrets.token_hex(8)}"  # whose sandbox, and which
         use_bwrap = self.isolate and bwrap.usable()
         try:
@@ -112,7 +130,9 @@ class Sandbox(Channel):
         workdir = bwrap.scratch()[1] if use_bwrap else self._tmp
         env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", MARKER: self._marker}
+               "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", MARKER: self._marker,
+               # no GPU device inside the sandbox: learner kernels (maxpool_kernel) run in Numba's simulator
+               "NUMBA_ENABLE_CUDASIM": "1"}
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -146,7 +166,10 @@ class Sandbox(Channel):
                  # without a PID namespace a detached process could outlive a grader killed
                  # by SIGKILL: no new processes at all there
                  "seccomp": None if use_bwrap or not self.isolate else {"no_fork": True}}
-        started = self._exchange(setup, self.limits.call_seconds + 5, what="starting the sandbox")
+        return use_bwrap, setup
+
+    def _started(self, started: CallResult, use_bwrap: bool) -> CallResult:
+        """After the setup request: fall back, refuse lost layers, or take the baseline."""
         if not started.ok and use_bwrap and started.kind == "crash":
             said = self.output.strip().splitlines()
             said = inert(said[-1] if said else "bwrap said nothing", 200)
@@ -269,6 +292,7 @@ class Sandbox(Channel):
 
     def close(self) -> None:
         """End the sandbox and everything it started; remove its temp dir. Never raises."""
+        self._launched = None
         if self._proc is not None:
             try:
                 kill_tree(self._proc.pid, self._marker)

@@ -33,8 +33,9 @@ def test_no_gpu_run_says_so_and_prints_no_bandwidth(tmp_path, tiny_cases):
         assert not A_BANDWIDTH.search(shown), "a bandwidth figure without a device"
         assert "FAIL" not in shown
     rows = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| ")}
-    for case in tiny_cases:  # every kernel, checked in float64 and float32
-        assert rows[case.name].count("pass (max err") == 2, case.name
+    for case in tiny_cases:  # every kernel, checked in float64 and float32 (question 20's: float64, its contract)
+        dtypes = 1 if case.name.startswith("question 20") else 2
+        assert rows[case.name].count("pass (max err") == dtypes, case.name
 
 
 def test_grade_has_the_bench_subcommand():

@@ -120,3 +120,16 @@ def test_weight_gradient_reduction_uses_no_atomics():
     # and nothing else in the module reaches for cuda.atomic either
     attributes = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     assert "atomic" not in attributes
+
+
+def test_reduction_blocks_of_any_power_of_two_up_to_the_shared_size_sum_right_and_others_are_refused():
+    from numba import cuda
+    rng = np.random.default_rng(11)
+    partials = rng.normal(size=(3, 70))
+    for threads in (1, 16, 32, 64):
+        d_totals = cuda.device_array(3)
+        kernels.reduction_launch(kernels.sum_partials_kernel, 3, threads)(cuda.to_device(partials), d_totals)
+        np.testing.assert_allclose(d_totals.copy_to_host(), partials.sum(axis=1), rtol=1e-12)
+    for threads in (48, 128):
+        with pytest.raises(ValueError, match="power of two up to 64"):
+            kernels.reduction_launch(kernels.sum_partials_kernel, 3, threads)

@@ -82,3 +82,14 @@ def test_block_size_must_be_a_power_of_two():
     logits, labels = random_problem(10, 1, 4)
     with pytest.raises(ValueError, match="power of two"):
         softmax_cross_entropy(logits, labels, threads_per_block=48)
+
+
+def test_a_label_outside_the_classes_is_refused_by_the_host_and_nan_on_the_device():
+    logits = np.random.default_rng(9).normal(size=(3, 5))
+    for bad in (-1, 5):
+        with pytest.raises(ValueError, match=r"labels must lie in \[0, 5\)"):
+            softmax_cross_entropy(logits, np.array([0, bad, 2]))
+        d_losses, _ = softmax_cross_entropy_device(
+            cuda.to_device(logits), cuda.to_device(np.array([0, bad, 2])), threads_per_block=8)
+        losses = d_losses.copy_to_host()
+        assert np.isnan(losses[1]) and np.isfinite(losses[[0, 2]]).all()  # defined, never stale memory

@@ -85,3 +85,21 @@ def test_float32_stays_float32():
     assert dx.dtype == np.float32
     np.testing.assert_array_equal(dx, ref.fake_quant_backward(dout.astype(np.float64), x.astype(np.float64),
                                                               0.25, -8, 7))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_nan_gives_nan_and_no_gradient_on_every_target(dtype):
+    """The kernel's NaN branch is explicit: min/max and rounding treat NaN differently on a GPU."""
+    x = np.array([np.nan, 1.0, -np.nan, np.inf, -np.inf, 0.5], dtype=dtype)
+    out, mask = kernels.fake_quant_forward(x, 0.5, -4, 3)
+    expected = ref.fake_quant_forward(x.astype(np.float64), 0.5, -4, 3)
+    np.testing.assert_array_equal(out, expected)  # NaN where x is NaN; the ends for +-inf
+    assert np.isnan(out[[0, 2]]).all() and out.dtype == dtype
+    np.testing.assert_array_equal(np.unpackbits(mask)[: x.size], [0, 1, 0, 0, 0, 1])
+    dx = kernels.fake_quant_backward(np.ones(x.shape, dtype=dtype), mask)
+    np.testing.assert_array_equal(dx, [0, 1, 0, 0, 0, 1])
+
+
+def test_grids_past_the_dtypes_exact_rounding_are_refused():
+    with pytest.raises(ValueError, match="2\\^22"):
+        kernels.fake_quant_forward(np.ones(3, dtype=np.float32), 1.0, -(2 ** 23), 2 ** 23)

@@ -1,0 +1,123 @@
+"""Hidden checks for maxpool_kernel: max-pool's backward as a Numba CUDA kernel, twice.
+
+The learner writes a scatter (one thread per output, cuda.atomic.add at the argmax) and a
+gather (one thread per input, summing the covering windows it won). Each kernel is launched
+in the sandbox, under Numba's CUDA simulator and the race checker (probes.HARNESS), on a 1-D
+grid whose block size the check picks: a multiple of the array's size where the check is
+about values, not one where it is about bounds guards. Values are compared here with the
+exact dx (probes.backward); races, out-of-bounds accesses and overwrites are named from the
+launcher's report (traps.from_report). Shapes: dout, argmax (N, C, Ho, Wo); dx (N, C, H, W).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from grader.checks.maxpool_kernel import probes
+from grader.checks.maxpool_kernel.traps import TRAPS, first_window_only, from_report, last_window_only
+from grader.engine.question import Fail, Question
+
+QUESTION = Question("maxpool_kernel", "Max-pool backward as a CUDA kernel, twice: a scatter with "
+                    "atomics and a deterministic gather", traps=TRAPS, difficulty="hard",
+                    services=probes.services)
+
+KERNEL = {"scatter": "maxpool2d_backward_scatter_kernel", "gather": "maxpool2d_backward_gather_kernel"}
+
+
+def launch(ctx, which, threads, dout, argmax, shape, k, s, exact=False):
+    """The learner's kernel run once in the sandbox: dx if it is right, else Fail naming the trap."""
+    report = ctx.call("_grader_launch", which, threads, dout, argmax, shape, k, s)
+    if not isinstance(report, dict):
+        raise Fail("the grader's launcher did not answer: was `_grader_launch` replaced?")
+    name, trap = KERNEL[which], from_report(report)
+    flags = [f for f in report.get("flags") or [] if isinstance(f, dict)]
+    seen = "; ".join(str(f.get("message", ""))[:300] for f in flags[:2])
+    if report.get("error"):
+        what = f"{name} raised {report['error']}"
+        if trap:
+            raise Fail(f"{what}. {ctx.question.trap(trap).explanation}", trap)
+        raise Fail(f"{what} (launched as [{-(-int(np.prod(dout.shape if which == 'scatter' else shape)) // threads)}, {threads}]).")
+    expected = probes.backward(dout, argmax, shape)
+    if trap is not None:
+        raise Fail(f"The race checker saw, in {name}: {seen}. {ctx.question.trap(trap).explanation}", trap)
+    if flags:  # a flag with no trap of its own (a divergent barrier, shared memory read unwritten)
+        raise Fail(f"The race checker saw, in {name}: {seen}.")
+    dx = report.get("dx")
+    got = ctx.as_array("dx", dx, expected, name)
+    if exact:
+        if not np.array_equal(got, expected):
+            raise Fail(f"`dx` from {name} is not exact: on these gradients (multiples of 2**-30) every "
+                       "sum is exact in float64 whatever its order, and yours differs from it by up to "
+                       f"{np.max(np.abs(got - expected)):.3g}. Accumulate in float64 (the dtype of dout), "
+                       "never in float32.")
+        return got
+    wrongs = {"lost-overlap": [first_window_only(dout, argmax, shape, k, s),
+                               last_window_only(dout, argmax, shape, k, s)]}
+    return ctx.expect_array("dx", got, expected, name, traps=wrongs,
+                            example=lambda: f"{probes.wins(argmax, shape)} inputs here won more than one window.")
+
+
+@QUESTION.check("scatter kernel: each gradient reaches its window's winner (no overlap)", points=2, hints=(
+    "One thread per element of dout: unravel cuda.grid(1) to (n, c, ho, wo), read argmax there.",
+    "argmax is h * W + w inside the plane: divmod by W gives the input's row and column.",
+))
+def scatter_no_overlap(ctx):
+    shape, k, s = (2, 2, 8, 8), 2, 2          # dout: 64 elements, two blocks of 32
+    dout, argmax = probes.case(ctx.rng, shape, k, s)
+    launch(ctx, "scatter", 32, dout, argmax, shape, k, s)
+
+
+@QUESTION.check("scatter kernel: overlapping windows add up, through atomics", points=3, hints=(
+    "With stride 1 and 3x3 windows a local maximum wins up to nine windows: nine threads add into one dx element.",
+    "A plain += is a read, an add and a write: two threads can both read the old value.",
+    "cuda.atomic.add(dx, (n, c, h, w), value) makes the read-add-write indivisible.",
+))
+def scatter_overlap(ctx):
+    shape, k, s = (1, 2, 8, 8), 3, 1          # dout: 72 elements, three blocks of 24
+    dout, argmax = probes.case(ctx.rng, shape, k, s)
+    launch(ctx, "scatter", 24, dout, argmax, shape, k, s)
+
+
+@QUESTION.check("gather kernel: each input sums the windows it won (overlap)", points=3, hints=(
+    "One thread per element of dx: visit only the windows that cover (h, w), and keep those whose argmax is h * W + w.",
+    "Window ho covers rows ho * s to ho * s + k - 1: ho runs from ceil((h - k + 1) / s), at least 0, to h // s, at most Ho - 1.",
+    "Write dx once, at the end, even when the sum is zero: the grader fills dx with NaN first.",
+))
+def gather_overlap(ctx):
+    shape, k, s = (1, 2, 9, 8), 3, 2          # dx: 144 elements, three blocks of 48
+    dout, argmax = probes.case(ctx.rng, shape, k, s)
+    launch(ctx, "gather", 48, dout, argmax, shape, k, s)
+
+
+@QUESTION.check("bounds guards: sizes that are not a multiple of the block", points=2, hints=(
+    "A launch of ceil(size / threads) blocks has threads past the end in its last block.",
+    "Compare cuda.grid(1) with dout.size (scatter) or dx.size (gather) and return when it is past the end.",
+))
+def bounds_guards(ctx):
+    shape, k, s = (1, 1, 7, 9), 3, 2          # dout: 12 elements, dx: 63, blocks of 32
+    dout, argmax = probes.case(ctx.rng, shape, k, s)
+    for which in ("scatter", "gather"):
+        launch(ctx, which, 32, dout, argmax, shape, k, s)
+
+
+@QUESTION.check("gather and scatter agree to the last bit in float64", points=1, hints=(
+    "On these gradients every sum is exact in float64: any float32 step shows.",
+    "Start the gather's sum from the float64 literal 0.0 and add dout as it is: no float32 step anywhere.",
+))
+def agree_to_the_last_bit(ctx):
+    shape, k, s = (1, 2, 8, 8), 3, 1
+    dout, argmax = probes.case(ctx.rng, shape, k, s, exact=True)
+    scatter = launch(ctx, "scatter", 24, dout, argmax, shape, k, s, exact=True)
+    gather = launch(ctx, "gather", 32, dout, argmax, shape, k, s, exact=True)
+    if not np.array_equal(scatter, gather):  # both equal the exact dx, so this cannot happen
+        raise Fail("The scatter and the gather differ.")
+
+
+@QUESTION.check("host functions launch the kernels: numpy in, numpy out", points=1, hints=(
+    "Copy dout and argmax to the device, make dx (zeros for the scatter), launch ceil(size / threads) blocks, copy dx back.",
+))
+def host_functions(ctx):
+    shape, k, s = (1, 2, 6, 7), 3, 2
+    dout, argmax = probes.case(ctx.rng, shape, k, s)
+    expected = probes.backward(dout, argmax, shape)
+    for fn in ("maxpool2d_backward_scatter", "maxpool2d_backward_gather"):
+        ctx.expect_array("dx", ctx.call(fn, dout, argmax, shape, k, s), expected, fn)

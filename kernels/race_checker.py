@@ -1,0 +1,352 @@
+"""A race and barrier checker for kernels run under the Numba CUDA simulator.
+
+The simulator runs each CUDA thread as a Python thread, so a data race only shows when the
+schedule happens to interleave the threads badly. This checker logs every access instead:
+each thread's reads and writes of the kernel's array arguments (global memory) and of its
+``cuda.shared.array``s, with the thread, its block and how many barriers it has passed, then
+flags what a GPU would get wrong whatever the schedule:
+
+- ``write-write`` / ``read-write``: two threads touch one element, at least one writes, not
+  both through ``cuda.atomic``, and nothing orders them (other blocks are never ordered; in
+  one block, only a ``syncthreads`` both have passed between the accesses orders them);
+- ``divergent-barrier``: a ``syncthreads`` reached by only some threads of a block (the
+  simulator lets the others finish; a GPU may hang or corrupt shared memory);
+- ``uninitialised-shared``: a shared-memory element read before any thread wrote it;
+- ``negative-index``: an index below zero, which numpy wraps around silently (the simulator
+  reads the end of the array) and a GPU reads outside it.
+
+Use: ``install()`` once, after the simulator is chosen (NUMBA_ENABLE_CUDASIM=1), then::
+
+    with checking() as log:
+        kernel[blocks, threads](...)
+    log.flags  # [{"kind", "kernel", "array", "index", "threads", "line", "message"}, ...]
+
+tests/kernels/conftest.py runs every kernel test inside ``checking()``; the maxpool_kernel
+question loads this file's source into the sandbox and grades the learner's kernel with it.
+It imports only numpy and numba, so it can run where the kit itself is not importable.
+"""
+import contextlib
+import inspect
+import sys
+import threading
+
+import numpy as np
+
+_stack = []  # the logs of the checking() blocks in force, innermost last
+_local = threading.local()  # .atomic: inside a cuda.atomic call on this thread
+
+
+class Log:
+    """What one ``checking()`` block saw: ``flags`` (dicts, one per problem found, at most
+    ``limit``), ``launches`` and ``accesses`` (how much was checked)."""
+
+    def __init__(self, limit=50):
+        self.flags, self.launches, self.accesses, self.limit = [], 0, 0, limit
+        self._seen = set()
+
+    def flag(self, kind, kernel, array, index, threads, line, message):
+        key = (kind, kernel, array, line)
+        if key in self._seen or len(self.flags) >= self.limit:
+            return
+        self._seen.add(key)
+        self.flags.append({"kind": kind, "kernel": kernel, "array": array, "index": list(index),
+                           "threads": [list(t) for t in threads], "line": line,
+                           "message": f"{kernel}: {message}"})
+
+
+@contextlib.contextmanager
+def checking(limit=50):
+    """Check every simulated launch inside the block; the flags land in the yielded Log only
+    (an enclosing block does not see them)."""
+    log = Log(limit)
+    _stack.append(log)
+    try:
+        yield log
+    finally:
+        _stack.remove(log)
+
+
+class _Launch:
+    """The accesses of one kernel launch:
+    (space, address, thread, block, epoch, write, atomic, line, value written or None)."""
+
+    def __init__(self, name, arrays):
+        self.name, self.arrays = name, arrays  # arrays: [(start, end, label, itemsize, shape)]
+        self.accesses, self.threads, self.negative = [], [], []
+
+    def label(self, address):
+        for start, end, label, itemsize, shape in self.arrays:
+            if start <= address < end:
+                flat = (address - start) // itemsize
+                return label, tuple(int(i) for i in np.unravel_index(flat, shape))
+        return "an array", ()
+
+
+_launch = None  # the launch being checked (the simulator runs one at a time)
+
+
+def _kernel_line():
+    """The line of the kernel (or device function) making the current access."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename in _SKIP_FILES:
+        frame = frame.f_back
+    return f"line {frame.f_lineno}" if frame is not None else "?"
+
+
+_SKIP_FILES = {_kernel_line.__code__.co_filename}  # this file (also when loaded from source), the simulator's
+
+
+def _addresses(ary, idx):
+    """The start addresses of the elements ``ary[idx]`` names, and whether an index was negative."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    base = ary.__array_interface__["data"][0]
+    if len(idx) == ary.ndim and all(isinstance(i, (int, np.integer)) for i in idx):
+        negative = any(i < 0 for i in idx)
+        offset = sum((int(i) % n if i < 0 else int(i)) * s for i, n, s in zip(idx, ary.shape, ary.strides))
+        return [base + offset], negative
+    view = ary[idx]
+    if not isinstance(view, np.ndarray):
+        return [], False
+    start = view.__array_interface__["data"][0]
+    return [start + sum(i * s for i, s in zip(pos, view.strides)) for pos in np.ndindex(view.shape)], False
+
+
+def _record(space, ary, idx, write):
+    """Log one access; ``write`` is False for a read, else the value written (a plain store of
+    one value by many threads, as a found-inf flag, is benign; a read next to it is not)."""
+    launch = _launch
+    if launch is None:
+        return
+    thread = threading.current_thread()
+    if not hasattr(thread, "threadIdx"):
+        return
+    addresses, negative = _addresses(ary, idx)
+    line = _kernel_line()
+    who = (tuple(thread.blockIdx), tuple(thread.threadIdx))
+    if negative:
+        launch.negative.append((space, addresses[0], who, line, idx))
+    atomic = getattr(_local, "atomic", False)
+    epoch = getattr(thread, "_race_epoch", 0)
+    value = None
+    if write is not False:
+        value = write.item() if isinstance(write, np.generic) else write
+        value = value if isinstance(value, (int, float, bool)) else object()  # arrays: never "the same"
+        write = True
+    for address in addresses:
+        launch.accesses.append((space, address, who[1], who[0], epoch, write, atomic, line, value))
+
+
+class _SharedArray:
+    """A shared array that logs its element accesses (the simulator hands out a plain ndarray)."""
+
+    def __init__(self, ary, site):
+        self._ary, self._site = ary, site
+
+    def __getitem__(self, idx):
+        _record(self._site, self._ary, idx, False)
+        return self._ary[idx]
+
+    def __setitem__(self, idx, value):
+        _record(self._site, self._ary, idx, value)
+        self._ary[idx] = value
+
+    def __len__(self):
+        return len(self._ary)
+
+    def __getattr__(self, name):
+        return getattr(self._ary, name)
+
+
+def _analyse(launch, log):
+    name = launch.name
+    for space, address, who, line, idx in launch.negative:
+        label = launch.label(address)[0] if space == "global" else f"shared array ({space})"
+        index = tuple(int(i) for i in (idx if isinstance(idx, tuple) else (idx,)))
+        log.flag("negative-index", name, label, index, [who[1]], line,
+                 f"thread {who[1]} of block {who[0]} reads or writes {label}{list(index)} at {line}: a negative "
+                 "index wraps around in numpy but reads outside the array on a GPU (a missing bounds check?)")
+    by_address = {}
+    for access in launch.accesses:  # shared memory is per block: its addresses too
+        key = (access[0], access[1], None if access[0] == "global" else access[3])
+        by_address.setdefault(key, []).append(access)
+    for (space, address, _), accesses in by_address.items():
+        label, index = launch.label(address) if space == "global" else (f"shared array ({space})", ())
+        if space != "global":
+            _uninitialised(accesses, name, label, log)
+        _conflict(accesses, space, name, label, index, log)
+    for block, threads in _by_block(launch.threads).items():
+        sequences = {}
+        for thread in threads:
+            sequences.setdefault(tuple(thread.__dict__.get("_race_barriers", ())), []).append(
+                tuple(thread.threadIdx))
+        if len(sequences) > 1:
+            (most, _), (other, who) = sorted(sequences.items(), key=lambda kv: -len(kv[1]))[:2]
+            first = next((i for i, (a, b) in enumerate(zip(most, other)) if a != b), min(len(most), len(other)))
+            site = (most + ("",))[first] or other[first]
+            log.flag("divergent-barrier", name, "syncthreads", (), who[:2], site,
+                     f"in block {block}, {len(who)} thread(s) (e.g. {who[0]}) pass {len(other)} syncthreads "
+                     f"where the others pass {len(most)} (first difference: {site}): every thread "
+                     "of a block must reach every syncthreads, or a GPU may hang")
+
+
+def _by_block(threads):
+    blocks = {}
+    for thread in threads:
+        blocks.setdefault(tuple(thread.blockIdx), []).append(thread)
+    return blocks
+
+
+def _conflict(accesses, space, name, label, index, log):
+    writes = [a for a in accesses if a[5] and not a[6]] or [a for a in accesses if a[5]]
+    if not writes or all(a[6] for a in accesses):
+        return
+    for w in writes:
+        for a in accesses:
+            if a[2] == w[2] and a[3] == w[3]:
+                continue  # the same thread
+            if w[6] and a[6]:
+                continue  # two atomics
+            if space != "global" and a[4] != w[4]:
+                continue  # a syncthreads between them
+            if space == "global" and a[3] == w[3] and a[4] != w[4]:
+                continue
+            if a[5] and not (a[6] or w[6]) and a[8] == w[8]:
+                continue  # both store the same value: benign (as a found-inf flag set by many threads)
+            kind = "write-write" if a[5] else "read-write"
+            where = f"{label}{list(index)}" if index else label
+            log.flag(kind, name, label, index, [w[2], a[2]], w[7],
+                     f"threads {w[2]} (block {w[3]}) and {a[2]} (block {a[3]}) both "
+                     f"{'write' if a[5] else 'touch'} {where} ({w[7]} and {a[7]}) with nothing "
+                     "ordering them and not both through cuda.atomic: the result depends on the schedule")
+            return
+
+
+def _uninitialised(accesses, name, label, log):
+    for a in accesses:  # in the order they happened
+        if a[5]:
+            return
+        log.flag("uninitialised-shared", name, label, (), [a[2]], a[7],
+                 f"thread {a[2]} of block {a[3]} reads {label} at {a[7]} before any thread wrote it")
+        return
+
+
+def install():
+    """Wrap the simulator's launch, array accesses, shared arrays, atomics and syncthreads.
+    Idempotent; call it after NUMBA_ENABLE_CUDASIM=1 has chosen the simulator."""
+    from numba.cuda.simulator import kernel as sim_kernel, kernelapi
+    from numba.cuda.simulator.cudadrv import devicearray
+    installed = sim_kernel.FakeCUDAKernel.__call__
+    if getattr(installed, "_race_checked", False):
+        global _stack
+        _stack = installed._race_stack  # another copy of this file installed it: share its logs
+        return
+    _SKIP_FILES.update({devicearray.__file__, kernelapi.__file__, sim_kernel.__file__})
+    array_class = devicearray.FakeWithinKernelCUDAArray
+    getitem, setitem = array_class.__getitem__, array_class.__setitem__
+
+    def checked_getitem(self, idx):
+        _record("global", self._item._ary, idx, False)
+        return getitem(self, idx)
+
+    def checked_setitem(self, idx, value):
+        _record("global", self._item._ary, idx, value)
+        return setitem(self, idx, value)
+
+    array_class.__getitem__, array_class.__setitem__ = checked_getitem, checked_setitem
+
+    shared_array = kernelapi.FakeCUDAShared.array
+    allocation_lock = threading.Lock()
+
+    def checked_shared(self, shape, dtype, *rest):
+        if shape == 0 or (rest and rest[0] is not None):  # dynamic or aligned: as the simulator does
+            return shared_array(self, shape, dtype, *rest)
+        # The simulator keys an allocation by its caller's line, which a wrapper would hide:
+        # the same logic here, on the kernel's line, under a lock (see benchmarks/cudasim_fix.py).
+        from numba.core import types
+        from numba.np import numpy_support
+        if isinstance(dtype, types.Type):
+            dtype = numpy_support.as_dtype(dtype)
+        frame = sys._getframe(1)
+        caller = (frame.f_code.co_filename, frame.f_lineno)
+        with allocation_lock:
+            ary = self._allocations.get(caller)
+            if ary is None:
+                ary = self._allocations[caller] = np.empty(shape, dtype)
+        if _launch is None:
+            return ary
+        return _SharedArray(ary, f"{frame.f_code.co_name} line {frame.f_lineno}")
+
+    kernelapi.FakeCUDAShared.array = checked_shared
+
+    for op in ("add", "sub", "and_", "or_", "xor", "inc", "dec", "exch", "max", "min",
+               "nanmax", "nanmin", "cas"):
+        setattr(kernelapi.FakeCUDAAtomic, op, _atomic(getattr(kernelapi.FakeCUDAAtomic, op)))
+
+    syncthreads = sim_kernel.BlockThread.syncthreads
+
+    def checked_syncthreads(self):
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename in _SKIP_FILES:
+            frame = frame.f_back
+        site = f"line {frame.f_lineno}" if frame is not None else "?"
+        self.__dict__.setdefault("_race_barriers", []).append(site)
+        syncthreads(self)
+        self._race_epoch = getattr(self, "_race_epoch", 0) + 1
+
+    sim_kernel.BlockThread.syncthreads = checked_syncthreads
+
+    thread_init = sim_kernel.BlockThread.__init__
+
+    def checked_thread_init(self, *args, **kwargs):
+        thread_init(self, *args, **kwargs)
+        if _launch is not None:
+            _launch.threads.append(self)
+
+    sim_kernel.BlockThread.__init__ = checked_thread_init
+
+    call = sim_kernel.FakeCUDAKernel.__call__
+
+    def checked_call(self, *args):
+        global _launch
+        if self._device or not _stack or _launch is not None:
+            return call(self, *args)
+        _launch = _Launch(self.fn.__name__, _argument_ranges(self.fn, args))
+        try:
+            return call(self, *args)
+        finally:
+            launch, _launch = _launch, None
+            log = _stack[-1]
+            log.launches += 1
+            log.accesses += len(launch.accesses)
+            _analyse(launch, log)
+
+    checked_call._race_checked, checked_call._race_stack = True, _stack
+    sim_kernel.FakeCUDAKernel.__call__ = checked_call
+
+
+def _atomic(op):
+    def checked(self, *args):
+        _local.atomic = True
+        try:
+            return op(self, *args)
+        finally:
+            _local.atomic = False
+    checked.__name__ = op.__name__
+    return checked
+
+
+def _argument_ranges(fn, args):
+    """(start, end, name, itemsize, shape) of each array argument's memory, named as the kernel names it."""
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        names = []
+    ranges = []
+    for i, arg in enumerate(args):
+        ary = getattr(arg, "_ary", arg)
+        if isinstance(ary, np.ndarray) and ary.ndim > 0 and ary.size:
+            start = ary.__array_interface__["data"][0]
+            name = names[i] if i < len(names) else f"argument {i}"
+            ranges.append((start, start + ary.nbytes, name, ary.itemsize, ary.shape))
+    return ranges

@@ -1,0 +1,14 @@
+# expect: trap=lost-overlap
+# The scatter stores instead of adding: an input that won several windows keeps one of them.
+
+
+@cuda.jit
+def maxpool2d_backward_scatter_kernel(dout, argmax, dx):
+    i = cuda.grid(1)
+    if i >= dout.size:
+        return
+    N, C, Ho, Wo = dout.shape
+    W = dx.shape[3]
+    n, c, ho, wo = unravel4(i, C, Ho, Wo)
+    winner = argmax[n, c, ho, wo]
+    dx[n, c, winner // W, winner % W] = dout[n, c, ho, wo]
