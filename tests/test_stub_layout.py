@@ -112,6 +112,10 @@ def test_the_proofs_read_words_names_and_docstrings_not_code():
     assert stub_leaks.code_in_prose(solution, stub) == ["dx = dout * (1.0 - np.tanh(x) ** 2)"]
     stub["cells"][0]["source"] = "def f(x):\n    dx = dout * (1.0 - np.tanh(x) ** 2)\n"
     assert stub_leaks.code_in_prose(solution, stub) == [], "code is the learner's to write, not prose"
+    call = {"cells": [{"cell_type": "code", "metadata": {},
+                       "source": "### BEGIN SOLUTION\nout = pool(x,\n           kernel_size, stride)\n### END SOLUTION\n"}]}
+    named = {"cells": [{"cell_type": "markdown", "source": "`maxpool2d_forward(x, kernel_size, stride)`"}]}
+    assert stub_leaks.code_in_prose(call, named) == [], "a call's last line of names is no answer"
     prose = {"cells": [{"cell_type": "markdown", "source": "Large logits overflow: subtract the max."}]}
     assert stub_leaks.listed_traps(["overflow", "sign-flipped"], prose) == []
     prose["cells"][0]["source"] = "Watch for `overflow` and sign-flipped gradients."
