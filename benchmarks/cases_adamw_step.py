@@ -2,10 +2,10 @@
 
 ``cases(tiny, dtype, rng)`` returns one ``Case``: the fused AdamW update, which reads the
 gradient and the state (master weights, m, v) once and writes the state and a 16-bit copy of
-the weights once. It updates in place, so every timed launch takes one more step from where
-the last one left (the numbers stay finite: AdamW's steps are bounded by lr); the correctness
-pass launches it once, from the state the expected values start from. The overflow check is
-not timed: it reads the gradients once and writes a few flags. TINY is two blocks; LARGE is a
+the weights once, after the overflow check (per-block flags over the gradients, which the
+host reads to decide whether the update runs; both launches are timed). Trainers run the
+update in place; here it writes new arrays, so that every timed launch takes the same step
+from the same state (the bytes moved are the same). TINY is two blocks; LARGE is a
 64M-parameter tensor (a transformer block's weights), 256 MB per fp32 state array. PyTorch's
 counterpart is ``torch._fused_adamw_``, the kernel behind ``AdamW(fused=True)``. P is the
 number of parameters.
@@ -32,8 +32,15 @@ def cases(tiny: bool, dtype, rng) -> list:
     v = (0.001 * rng.random(P) + 1e-4).astype(dtype)
     d_p, d_g, d_m, d_v = (cuda.to_device(a) for a in (p, g, m, v))
     d_16 = cuda.device_array(P, dtype=np.float16)
+    p_out, m_out, v_out = (cuda.device_array(P, dtype=dtype) for _ in range(3))
     scalars = ad._scalars(dtype, T, LR, *BETAS, EPS, WEIGHT_DECAY, True)
     blocks = max(1, -(-P // ad.THREADS_PER_BLOCK))
+    flag_blocks = max(1, min(ad.FLAG_BLOCKS, blocks))
+    flags = cuda.device_array(flag_blocks, dtype=np.int32)
+
+    def launch():
+        ad.nonfinite_flags_kernel[flag_blocks, ad.THREADS_PER_BLOCK](d_g, flags)
+        ad.adamw_update_kernel[blocks, ad.THREADS_PER_BLOCK](d_p, d_g, d_m, d_v, *scalars, p_out, m_out, v_out, d_16)
 
     def expected():
         new = ref.adamw_step(*(a.astype(np.float64) for a in (p, g, m, v)), T, LR, *BETAS, EPS,
@@ -54,8 +61,8 @@ def cases(tiny: bool, dtype, rng) -> list:
         return run
 
     return [
-        Case(f"AdamW fused update, master + 16-bit copy (P={P})",
-             {"g": d_g, "p": d_p, "m": d_m, "v": d_v}, {"p": d_p, "m": d_m, "v": d_v, "weight16": d_16},
-             lambda: ad.adamw_update_kernel[blocks, ad.THREADS_PER_BLOCK](d_p, d_g, d_m, d_v, *scalars, d_16),
+        Case(f"AdamW overflow check + fused update, master + 16-bit copy (P={P})",
+             {"g": d_g, "p": d_p, "m": d_m, "v": d_v},
+             {"p": p_out, "m": m_out, "v": v_out, "weight16": d_16, "flags": flags}, launch,
              expected, torch_adamw),
     ]

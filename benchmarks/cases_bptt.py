@@ -1,7 +1,10 @@
 """Benchmark cases for kernels/bptt.py, in the form of benchmarks/kernel_cases.py.
 
-``cases(tiny, dtype, rng)`` returns two ``Case`` objects: the forward (T launches, one per
-step) and the full backward (T launches in reverse, then the weight-gradient kernel). The
+``cases(tiny, dtype, rng)`` returns three ``Case`` objects: the forward (T launches, one per
+step), the full backward (T launches in reverse, then the weight-gradient kernel), and
+global-norm clipping of one flat gradient buffer (block sums of squares, then one scale; the
+factor, which the host computes from the partial sums, is taken from the reference here so
+that the timed launches need no copy back). The
 launches are a host loop: a recurrence cannot start step t before step t - 1, so the time
 includes T launch overheads, which is what a per-step RNN pays (cuDNN's persistent kernels
 avoid it). TINY keeps a simulated launch at one 16 x 16 block; LARGE is T = 64 steps of a
@@ -43,7 +46,7 @@ def cases(tiny: bool, dtype, rng) -> list:
     dW_xh, dW_hh = cuda.device_array((D, H), dtype=dtype), cuda.device_array((H, H), dtype=dtype)
     db = cuda.device_array(H, dtype=dtype)
     zeros = cuda.to_device(np.zeros((N, H), dtype))
-    one = dtype.type(1)
+    zero_s, one = dtype.type(0), dtype.type(1)
 
     def forward():
         for t in range(T):
@@ -54,9 +57,9 @@ def cases(tiny: bool, dtype, rng) -> list:
         carries[0].copy_to_device(zeros)
         for step, t in enumerate(reversed(range(T))):
             bptt.step_backward_kernel[bptt._grid(N, max(D, H))](
-                d_dhs[t], carries[step % 2], d_hs_in[t], d_Wxh, d_Whh, one, dzs[t], dx[t],
+                d_dhs[t], carries[step % 2], d_hs_in[t], d_Wxh, d_Whh, one, zero_s, one, dzs[t], dx[t],
                 carries[(step + 1) % 2])
-        bptt.weight_grads_kernel[bptt._grid(D + H + 1, H)](d_x, d_h0, d_hs_in, dzs, dW_xh, dW_hh, db)
+        bptt.weight_grads_kernel[bptt._grid(D + H + 1, H)](d_x, d_h0, d_hs_in, dzs, zero_s, one, dW_xh, dW_hh, db)
 
     def expected_backward():
         grads = ref.rnn_backward(as64[5], as64[0], as64[1], hs64, as64[2], as64[3], T)
@@ -81,6 +84,27 @@ def cases(tiny: bool, dtype, rng) -> list:
                     "db": leaves[3].grad}
         return {"forward": forward_t, "backward": backward_t}
 
+    P = 8 * H * (D + H)  # a flat gradient buffer: several layers' weights
+    grads = rng.standard_normal(P).astype(dtype)
+    max_norm = 0.5 * float(np.linalg.norm(grads.astype(np.float64)))
+    clipped64, total = ref.clip_grad_norm([grads.astype(np.float64)], max_norm)
+    d_grads, d_clipped = cuda.to_device(grads), cuda.device_array(P, dtype=dtype)
+    partials = cuda.device_array(bptt.REDUCE_BLOCKS, dtype=dtype)
+    factor = dtype.type(max_norm / total)
+
+    def clip():
+        bptt.sum_squares_kernel(dtype)[bptt.REDUCE_BLOCKS, bptt.REDUCE_THREADS](d_grads, partials)
+        bptt.scale_kernel[-(-P // bptt.REDUCE_THREADS), bptt.REDUCE_THREADS](d_grads, factor, d_clipped)
+
+    def torch_clip(device):
+        import torch
+        (g_t,) = on_torch(device, grads)
+
+        def run():  # clip_grad_norm_'s own arithmetic, without its + 1e-6 (1e-7 off in float64)
+            total_t = torch.linalg.vector_norm(g_t)
+            return {"clipped": g_t * torch.clamp(max_norm / total_t, max=1.0)}
+        return run
+
     cfg = f"T={T}, H={H}"
     return [
         Case(f"rnn forward, one launch per step ({cfg})",
@@ -90,4 +114,7 @@ def cases(tiny: bool, dtype, rng) -> list:
              {"dhs": d_dhs, "x": d_x, "h0": d_h0, "hs": d_hs_in, "W_xh": d_Wxh, "W_hh": d_Whh},
              {"dx": dx, "dW_xh": dW_xh, "dW_hh": dW_hh, "db": db}, backward, expected_backward,
              lambda dev: torch_rnn(dev)["backward"]),
+        Case(f"global-norm clipping, block sums of squares + one scale (P={P})",
+             {"grads": d_grads}, {"clipped": d_clipped, "partials": partials}, clip,
+             lambda: {"clipped": clipped64[0]}, torch_clip),
     ]

@@ -21,12 +21,19 @@ Bytes per parameter per step: reads 2 (g16) + 12 (master, m, v), writes 12 + 2 (
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_adamw_step_kernels.py
-Validate against the solution notebook and time it: python kernels/adamw_step.py
+Check and time it: python -m kernels.adamw_step (from the repository root) runs these kernels on
+the benchmark's tiny cases (benchmarks/cases_adamw_step.py) in float64 and float32 against the
+solution notebook, the CPU reference, and times them (kernels/self_check.py; the simulator
+without a GPU).
 
 Shapes: P parameters of one tensor, flattened. p, m, v (P,) in the master dtype (float32 in
 mixed precision, float64 for the plain step); g, weight16 (P,).
 """
 from __future__ import annotations
+
+if __name__ == "__main__":  # python -m kernels.adamw_step: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
 
 import math
 
@@ -58,17 +65,17 @@ def nonfinite_flags_kernel(g, flags):
 # 2. the fused update ------------------------------------------------------------------------------
 @cuda.jit
 def adamw_update_kernel(p, g, m, v, lr_corrected, rsqrt_bc2, beta1, beta2, one_minus_beta1,
-                        one_minus_beta2, eps, shrink, one, p16):
-    # p, m, v: (P,) master dtype, updated in place; g: (P,); scalars in the master dtype;
-    # one: 1 in the master dtype; p16: (P,) the 16-bit copy (written), or a 1-element dummy
+                        one_minus_beta2, eps, shrink, one, p_out, m_out, v_out, p16):
+    # p, m, v: (P,) master dtype; g: (P,); scalars in the master dtype; one: 1 in that dtype;
+    # p_out, m_out, v_out: (P,) written, the same arrays as p, m, v for an in-place step (each
+    # thread reads its element before it writes it); p16: (P,) the 16-bit copy, or 1 element
     i = cuda.grid(1)
     if i < p.size:
         gi = g[i] * one  # the gradient in the master dtype (float16 times float32 is float32)
         mi = beta1 * m[i] + one_minus_beta1 * gi
         vi = beta2 * v[i] + one_minus_beta2 * gi * gi
-        m[i], v[i] = mi, vi
         pi = p[i] * shrink - lr_corrected * mi / (math.sqrt(vi) * rsqrt_bc2 + eps)
-        p[i] = pi
+        m_out[i], v_out[i], p_out[i] = mi, vi, pi
         if p16.size == p.size:
             p16[i] = pi
 
@@ -98,7 +105,8 @@ def _update(p, g, m, v, t, lr, beta1, beta2, eps, weight_decay, decay, half=None
     d_16 = cuda.device_array(d_p.size if half else 1, dtype=half or dtype)
     blocks = max(1, math.ceil(d_p.size / THREADS_PER_BLOCK))
     adamw_update_kernel[blocks, THREADS_PER_BLOCK](
-        d_p, d_g, d_m, d_v, *_scalars(dtype, t, lr, beta1, beta2, eps, weight_decay, decay), d_16)
+        d_p, d_g, d_m, d_v, *_scalars(dtype, t, lr, beta1, beta2, eps, weight_decay, decay),
+        d_p, d_m, d_v, d_16)  # in place
     out = [a.copy_to_host().reshape(shape) for a in (d_p, d_m, d_v)]
     return out + ([d_16.copy_to_host().reshape(shape)] if half else [])
 
@@ -117,41 +125,7 @@ def mixed_precision_step(master, grad16, m, v, t, lr, beta1, beta2, eps, weight_
     return new_master, weight16, new_m, new_v, t + 1
 
 
-def main() -> None:
-    """Validate against the solution notebook; on a GPU, time the fused update."""
-    from grader.loading.reference import load_solution
-    ref = load_solution("adamw_step")
-    simulated = bool(numba.config.ENABLE_CUDASIM)
-    if not simulated and not cuda.is_available():
-        print("no GPU here: run with NUMBA_ENABLE_CUDASIM=1 to validate under the simulator")
-        return
-    n = 1000 if simulated else 1 << 26
-    rng = np.random.default_rng(0)
-    master = rng.standard_normal(n).astype(np.float32)
-    grad16 = (0.1 * rng.standard_normal(n)).astype(np.float16)
-    m, v = np.zeros(n, np.float32), np.zeros(n, np.float32)
-    args = (master, grad16, m, v, 0, 1e-3, 0.9, 0.999, 1e-8, 0.01, True)
-    got, want = mixed_precision_step(*args), ref.mixed_precision_step(*args)
-    for g, w in zip(got[:4], want[:4]):
-        np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=1e-5, atol=1e-6)
-    print(f"adamw kernels match the solution on {n} parameters (float32 master, float16 copy)")
-    if simulated:
-        print("simulator: nothing timed")
-        return
-    d = [cuda.to_device(a) for a in (master, grad16, m, v)]
-    d16 = cuda.device_array(n, dtype=np.float16)
-    scalars = _scalars(np.dtype(np.float32), 1, 1e-3, 0.9, 0.999, 1e-8, 0.01, True)
-    blocks = math.ceil(n / THREADS_PER_BLOCK)
-    adamw_update_kernel[blocks, THREADS_PER_BLOCK](d[0], d[1], d[2], d[3], *scalars, d16)
-    start, stop = cuda.event(), cuda.event()
-    start.record()
-    for _ in range(20):
-        adamw_update_kernel[blocks, THREADS_PER_BLOCK](d[0], d[1], d[2], d[3], *scalars, d16)
-    stop.record()
-    stop.synchronize()
-    ms = cuda.event_elapsed_time(start, stop) / 20
-    print(f"fused update: {ms:.3f} ms for {n} parameters, {28 * n / ms / 1e6:.0f} GB/s (28 bytes each)")
-
-
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("adamw_step"))

@@ -28,13 +28,20 @@ merge of their partial triples, is the next step (llm.c's later LayerNorm kernel
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_batchnorm_backward_kernels.py
-Validate against the solution notebook and time it: python kernels/batchnorm_backward.py
+Check and time it: python -m kernels.batchnorm_backward (from the repository root) runs these kernels on
+the benchmark's tiny cases (benchmarks/cases_batchnorm_backward.py) in float64 and float32 against the
+solution notebook, the CPU reference, and times them (kernels/self_check.py; the simulator
+without a GPU).
 
 Shapes: N examples, D features, F features per block, L row lanes per block (a power of two).
 x, y, dy, dx (N, D); gamma, beta, running_mean, running_var, mean, rstd, dgamma, dbeta (D,).
 Math runs in x's dtype (float32 or float64).
 """
 from __future__ import annotations
+
+if __name__ == "__main__":  # python -m kernels.batchnorm_backward: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
 
 import functools
 import math
@@ -60,7 +67,7 @@ def _check_lanes(lanes: int) -> None:
 def train_forward_kernel(features: int, lanes: int, dtype: np.dtype):
     """Compiled per (F, L, dtype): shared arrays need their shape and type at compile time."""
     _check_lanes(lanes)
-    shared_type = numba.from_dtype(dtype)
+    shared_type = numba.from_dtype(dtype)  # also a cast: N as a float of this dtype
     zero, one = dtype.type(0), dtype.type(1)
 
     @cuda.jit
@@ -95,11 +102,11 @@ def train_forward_kernel(features: int, lanes: int, dtype: np.dtype):
             stride //= 2
         if j < d:
             mu, ss = s_mean[0, f], s_m2[0, f]
-            r = one / math.sqrt(ss / n + eps)  # the biased variance normalises the batch
+            r = one / math.sqrt(ss / shared_type(n) + eps)  # the biased variance normalises the batch
             if lane == 0:
                 mean[j], rstd[j] = mu, r
                 new_mean[j] = (one - momentum) * running_mean[j] + momentum * mu
-                new_var[j] = (one - momentum) * running_var[j] + momentum * (ss / (n - 1))  # unbiased
+                new_var[j] = (one - momentum) * running_var[j] + momentum * (ss / shared_type(n - 1))  # unbiased
             for i in range(lane, n, lanes):
                 y[i, j] = (x[i, j] - mu) * r * gamma[j] + beta[j]
 
@@ -162,10 +169,11 @@ def train_backward_kernel(features: int, lanes: int, dtype: np.dtype):
             db, dg = s_dy[0, f], s_dyx[0, f]
             if lane == 0:
                 dbeta[j], dgamma[j] = db, dg
-            scale = gamma[j] * rstd[j] / n
+            nf = shared_type(n)  # N in the launch's dtype: no float64 in a float32 launch
+            scale = gamma[j] * rstd[j] / nf
             for i in range(lane, n, lanes):  # pass 2: the mean's and the variance's paths
                 xhat = (x[i, j] - mean[j]) * rstd[j]
-                dx[i, j] = scale * (n * dy[i, j] - db - xhat * dg)
+                dx[i, j] = scale * (nf * dy[i, j] - db - xhat * dg)
 
     return train_backward
 
@@ -219,54 +227,7 @@ def batchnorm_backward(dy, x, gamma, mean, rstd, features_per_block=FEATURES_PER
     return dx.copy_to_host(), dgamma.copy_to_host(), dbeta.copy_to_host()
 
 
-def main() -> None:
-    """Validate against the solution notebook, then time the two training kernels (on a GPU:
-    CUDA events, fp32, a conv layer's worth of rows; under the simulator: tiny shapes only)."""
-    from grader.loading.reference import load_solution
-    ref = load_solution("batchnorm_backward")
-    simulated = bool(numba.config.ENABLE_CUDASIM)
-    if not simulated and not cuda.is_available():
-        print("no GPU here: run with NUMBA_ENABLE_CUDASIM=1 to validate under the simulator")
-        return
-    n, d = (6, 40) if simulated else (65536, 256)
-    rng = np.random.default_rng(0)
-    x = rng.uniform(-3, 3, size=(1, d)) + rng.standard_normal((n, d))
-    gamma, beta, dy = rng.standard_normal(d), rng.standard_normal(d), rng.standard_normal((n, d))
-    rm, rv = np.zeros(d), np.ones(d)
-    for training in (True, False):
-        got = batchnorm_forward(x, gamma, beta, rm, rv, training, 0.1, 1e-5)
-        for g, w in zip(got, ref.batchnorm_forward(x, gamma, beta, rm, rv, training, 0.1, 1e-5)):
-            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-9)
-    _, mean, rstd, _, _ = ref.batchnorm_forward(x, gamma, beta, rm, rv, True, 0.1, 1e-5)
-    for g, w in zip(batchnorm_backward(dy, x, gamma, mean, rstd), ref.batchnorm_backward(dy, x, gamma, mean, rstd)):
-        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-9)
-    print(f"batchnorm kernels match the solution on N={n}, D={d} (float64)")
-    if simulated:
-        print("simulator: nothing timed")
-        return
-    dtype, F, L = np.dtype(np.float32), FEATURES_PER_BLOCK, ROW_LANES
-    arrays = [cuda.to_device(a.astype(dtype)) for a in (x, gamma, beta, rm, rv, dy, mean, rstd)]
-    d_x, d_gamma, d_beta, d_rm, d_rv, d_dy, d_mean, d_rstd = arrays
-    outs = [cuda.device_array((n, d), dtype)] + [cuda.device_array(d, dtype) for _ in range(4)]
-    dx, dg, db = cuda.device_array((n, d), dtype), cuda.device_array(d, dtype), cuda.device_array(d, dtype)
-    grid = (_blocks(d, F), (F, L))
-    launches = {
-        "train forward": lambda: train_forward_kernel(F, L, dtype)[grid](
-            d_x, d_gamma, d_beta, d_rm, d_rv, dtype.type(0.1), dtype.type(1e-5), *outs),
-        "train backward": lambda: train_backward_kernel(F, L, dtype)[grid](
-            d_dy, d_x, d_gamma, d_mean, d_rstd, dx, dg, db)}
-    for name, launch in launches.items():
-        launch()
-        start, stop = cuda.event(), cuda.event()
-        start.record()
-        for _ in range(20):
-            launch()
-        stop.record()
-        stop.synchronize()
-        ms = cuda.event_elapsed_time(start, stop) / 20
-        moved = (2 if name == "train forward" else 3) * n * d * dtype.itemsize
-        print(f"{name}: {ms:.3f} ms, {moved / ms / 1e6:.1f} GB/s (fp32, N={n}, D={d})")
-
-
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("batchnorm_backward"))

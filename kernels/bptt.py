@@ -27,12 +27,19 @@ dz again for the weight gradients.
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_bptt_kernels.py
-Validate against the solution notebook and time it: python kernels/bptt.py
+Check and time it: python -m kernels.bptt (from the repository root) runs these kernels on
+the benchmark's tiny cases (benchmarks/cases_bptt.py) in float64 and float32 against the
+solution notebook, the CPU reference, and times them (kernels/self_check.py; the simulator
+without a GPU).
 
 Shapes: T steps, N sequences, D inputs, H hidden units. x (T, N, D), h0 (N, H), hs, dhs,
 dzs (T, N, H), W_xh (D, H), W_hh (H, H), b (H,). Math runs in x's dtype.
 """
 from __future__ import annotations
+
+if __name__ == "__main__":  # python -m kernels.bptt: no GPU? the simulator, before numba loads
+    from kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
 
 import functools
 import math
@@ -43,6 +50,7 @@ from numba import cuda
 
 TILE = 16           # threads per block along each axis of the (rows, H) grids
 REDUCE_THREADS = 128
+REDUCE_BLOCKS = 4   # blocks of the sum of squares: partial sums the host adds in a fixed order
 
 
 def _grid(rows: int, cols: int, tile: int = TILE):
@@ -65,18 +73,19 @@ def step_forward_kernel(x_t, h_prev, W_xh, W_hh, b, h_out):
 
 # 2. one step of the backward, in reverse -------------------------------------------------------
 @cuda.jit
-def step_backward_kernel(dhs_t, carry_in, hs_t, W_xh, W_hh, keep, dz_t, dx_t, carry_out):
+def step_backward_kernel(dhs_t, carry_in, hs_t, W_xh, W_hh, keep, zero, one, dz_t, dx_t, carry_out):
     # dhs_t, carry_in, hs_t: N, H; W_xh: D, H; W_hh: H, H; keep: 0 or 1 (truncation);
+    # zero, one: in the launch's dtype (no float64 in a float32 launch);
     # dz_t: N, H, dx_t: N, D, carry_out: N, H (written). Thread (n, i), i over max(D, H).
     n, i = cuda.grid(2)
     N, H = hs_t.shape
     D = W_xh.shape[0]
     if n >= N:
         return
-    acc_x, acc_h = 0.0, 0.0
+    acc_x, acc_h = zero, zero
     for j in range(H):  # dz_t[n, j], recomputed by each thread of the row: no barrier needed
         h = hs_t[n, j]
-        dz = (dhs_t[n, j] + carry_in[n, j]) * (1.0 - h * h)
+        dz = (dhs_t[n, j] + carry_in[n, j]) * (one - h * h)
         if i < D:
             acc_x += dz * W_xh[i, j]
         if i < H:
@@ -91,7 +100,7 @@ def step_backward_kernel(dhs_t, carry_in, hs_t, W_xh, W_hh, keep, dz_t, dx_t, ca
 
 # 3. the weight gradients, every step at once ---------------------------------------------------
 @cuda.jit
-def weight_grads_kernel(x, h0, hs, dzs, dW_xh, dW_hh, db):
+def weight_grads_kernel(x, h0, hs, dzs, zero, one, dW_xh, dW_hh, db):
     # x: T, N, D; h0: N, H; hs, dzs: T, N, H; dW_xh: D, H, dW_hh: H, H, db: H (written).
     # Row r of the grid: r < D is dW_xh's row r, then dW_hh's rows, then db.
     r, j = cuda.grid(2)
@@ -99,7 +108,7 @@ def weight_grads_kernel(x, h0, hs, dzs, dW_xh, dW_hh, db):
     H = hs.shape[2]
     if r > D + H or j >= H:
         return
-    acc = 0.0
+    acc = zero
     for t in range(T):
         for n in range(N):
             if r < D:
@@ -107,7 +116,7 @@ def weight_grads_kernel(x, h0, hs, dzs, dW_xh, dW_hh, db):
             elif r < D + H:
                 a = h0[n, r - D] if t == 0 else hs[t - 1, n, r - D]
             else:
-                a = 1.0
+                a = one
             acc += a * dzs[t, n, j]
     if r < D:
         dW_xh[r, j] = acc
@@ -121,13 +130,14 @@ def weight_grads_kernel(x, h0, hs, dzs, dW_xh, dW_hh, db):
 @functools.lru_cache(maxsize=None)
 def sum_squares_kernel(dtype: np.dtype):
     shared_type = numba.from_dtype(dtype)
+    zero = dtype.type(0)
 
     @cuda.jit
     def sum_squares(g, partials):
         # g: flat (M,); partials: one per block (written), a tree in shared memory
         s = cuda.shared.array(REDUCE_THREADS, shared_type)
         tid = cuda.threadIdx.x
-        acc = 0.0
+        acc = zero
         for k in range(cuda.grid(1), g.size, cuda.gridsize(1)):
             acc += g[k] * g[k]
         s[tid] = acc
@@ -179,16 +189,17 @@ def rnn_backward(dhs, x, h0, hs, W_xh, W_hh, k):
     for step, t in enumerate(reversed(range(T))):
         keep = dtype.type(0 if t > 0 and t % k == 0 else 1)  # t starts a chunk: cut the carry
         carry_in, carry_out = carries[step % 2], carries[(step + 1) % 2]
-        step_backward_kernel[grid](d_dhs[t], carry_in, d_hs[t], d_Wxh, d_Whh, keep, dzs[t], dx[t], carry_out)
+        step_backward_kernel[grid](d_dhs[t], carry_in, d_hs[t], d_Wxh, d_Whh, keep, dtype.type(0),
+                                   dtype.type(1), dzs[t], dx[t], carry_out)
     dh0 = carries[T % 2]  # what step 0 carried out
     dW_xh, dW_hh = cuda.device_array((D, H), dtype=dtype), cuda.device_array((H, H), dtype=dtype)
     db = cuda.device_array(H, dtype=dtype)
-    weight_grads_kernel[_grid(D + H + 1, H)](d_x, d_h0, d_hs, dzs, dW_xh, dW_hh, db)
+    weight_grads_kernel[_grid(D + H + 1, H)](d_x, d_h0, d_hs, dzs, dtype.type(0), dtype.type(1), dW_xh, dW_hh, db)
     return (dx.copy_to_host(), dh0.copy_to_host(), dW_xh.copy_to_host(), dW_hh.copy_to_host(),
             db.copy_to_host())
 
 
-def clip_grad_norm(grads, max_norm, blocks=4):
+def clip_grad_norm(grads, max_norm, blocks=REDUCE_BLOCKS):
     """(clipped, total_norm) as the solution's ``clip_grad_norm``."""
     flats = [cuda.to_device(np.ascontiguousarray(g).ravel()) for g in grads]
     total = 0.0
@@ -206,38 +217,7 @@ def clip_grad_norm(grads, max_norm, blocks=4):
     return clipped, total_norm
 
 
-def main() -> None:
-    """Validate against the solution notebook; on a GPU, time one forward and one backward."""
-    import time
-    from grader.loading.reference import load_solution
-    ref = load_solution("bptt")
-    simulated = bool(numba.config.ENABLE_CUDASIM)
-    if not simulated and not cuda.is_available():
-        print("no GPU here: run with NUMBA_ENABLE_CUDASIM=1 to validate under the simulator")
-        return
-    T, N, D, H = (5, 2, 3, 4) if simulated else (256, 64, 256, 256)
-    rng = np.random.default_rng(0)
-    x, h0 = rng.standard_normal((T, N, D)), 0.5 * rng.standard_normal((N, H))
-    W_xh, W_hh = rng.standard_normal((D, H)) / np.sqrt(D), 0.9 * np.linalg.qr(rng.standard_normal((H, H)))[0]
-    b, dhs = 0.1 * rng.standard_normal(H), rng.standard_normal((T, N, H))
-    hs = ref.rnn_forward(x, h0, W_xh, W_hh, b)
-    np.testing.assert_allclose(rnn_forward(x, h0, W_xh, W_hh, b), hs, rtol=1e-9, atol=1e-9)
-    for k in (T, 2):
-        for g, w in zip(rnn_backward(dhs, x, h0, hs, W_xh, W_hh, k), ref.rnn_backward(dhs, x, h0, hs, W_xh, W_hh, k)):
-            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-9)
-    print(f"bptt kernels match the solution on T={T}, N={N}, D={D}, H={H} (float64)")
-    if simulated:
-        print("simulator: nothing timed")
-        return
-    for name, run in (("forward", lambda: rnn_forward(x, h0, W_xh, W_hh, b)),
-                      ("backward", lambda: rnn_backward(dhs, x, h0, hs, W_xh, W_hh, T))):
-        run()
-        start = time.perf_counter()
-        run()
-        cuda.synchronize()
-        print(f"{name}: {1e3 * (time.perf_counter() - start):.2f} ms including host copies, "
-              f"{T} launches (float64, T={T}, N={N}, D={D}, H={H})")
-
-
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from kernels.self_check import main
+    sys.exit(main("bptt"))

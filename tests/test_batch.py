@@ -100,7 +100,8 @@ def test_results_follow_the_contract_and_replay_exactly(graded):
     store = ResultStore(out)
     jobs = {j.rel: j for j in find_jobs(source, list(solution_notebooks()))}
     result, meta = store.load(jobs["zoë/answer.py"])
-    assert set(result) == {"submission", "question", "score", "max_score", "error", "tests", "seed"}
+    assert set(result) == {"submission", "question", "score", "max_score", "error", "tests", "seed",
+                           "isolation"}  # the sandbox layers that ran (README)
     assert result["seed"] == meta["seed"]
     assert meta["seed"] == student_seed(SECRET, "zoë", 1234) != 1234
     assert meta["replay"].endswith(f"--seed {meta['seed']} --replay --call-timeout 5 --total-timeout 20")

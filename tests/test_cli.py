@@ -20,7 +20,8 @@ def test_json_for_one_submission_is_one_object():
     out = invoke(SOLUTION, "--json")
     assert out.exit_code == 0
     doc = json.loads(out.stdout)
-    assert set(doc) == KEYS | {"seed"} and doc["score"] == doc["max_score"] == 12.0 and doc["error"] is None
+    assert set(doc) == KEYS | {"seed", "isolation"}  # the README promises both (issue 24)
+    assert doc["score"] == doc["max_score"] == 12.0 and doc["error"] is None
     assert doc["seed"] == 1234 and json.loads(invoke(SOLUTION, "--json", "--seed", "7").stdout)["seed"] == 7
     assert all(set(t) == TEST_KEYS for t in doc["tests"])
 

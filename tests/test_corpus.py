@@ -5,10 +5,13 @@ PyTorch, ported from a course's API). It starts with comments that hold
 
     # question: <id>                              (a complete answer; without it, a snippet
                                                    appended to the solution's code)
-    # expect: full | trap=<trap-id> | wrong
+    # expect: full | trap=<trap-id> | wrong | unnamed | error
+    # not named: <trap-id> ...                    (optional: traps that must not be named)
+    # says: <text>                                (optional: the report says this)
 
 ``full``: full marks. ``trap=<id>``: loses points, and a failed check names that trap.
-``wrong``: loses points (no particular trap). Whatever it gets, no check may break on it: an
+``wrong``: loses points (no particular trap). ``unnamed``: loses points with no trap named.
+``error``: not graded, with a sentence that says why. Whatever it gets, no check may break on it: an
 answer is always judged by a sentence, never by an internal error. The reading and grading
 are `grade validate`'s own (grader/authoring/corpus.py), so this test and validate agree.
 Files without the header (most trap snippets) are graded too, for that last rule alone.
@@ -46,14 +49,8 @@ def test_answer_gets_what_it_expects(question, answer):
     assert not broken and not result.internal_error, broken or result.error
     if not corpus.header_expectation(answer.path.read_text(encoding="utf-8")):
         return  # no expectation: the question's own test judges it; here only "no grader error"
-    assert result.error is None, result.error
-    failing = [(t.name, t.trap, t.feedback[:300]) for t in result.tests if not t.passed]
-    if answer.kind == "full":
-        assert result.score == result.max_score, failing
-        return
-    assert result.score < result.max_score, "a wrong answer gets full marks"
-    if answer.kind == "trap":
-        assert answer.trap in {t.trap for t in result.tests if not t.passed}, failing
+    problem = corpus.mismatch(answer, result, answer.path.name)  # validate's own verdict
+    assert problem is None, problem
 
 
 @pytest.mark.parametrize("question", QUESTIONS)

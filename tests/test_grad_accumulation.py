@@ -10,7 +10,7 @@ from grader.authoring.validate import validate_question
 from grader.engine.run import grade_path
 
 ROOT = Path(__file__).resolve().parents[1]
-TRAPS = ["mean-of-means", "sum-of-means", "divide-by-steps", "zeroed-in-loop", "float32-accumulator",
+TRAPS = ["mean-of-means", "sum-of-means", "divide-by-steps", "zeroed-in-loop", "half-precision-accumulator",
          "stale-buffer", "full-batch-at-once"]
 ACC = "def accumulated_grads(params, x, y, micro_batch):\n"
 
@@ -70,9 +70,9 @@ def test_mean_of_means_is_right_when_micro_batch_divides_n():
     ("zeroed-in-loop", "    for s in range(0, x.shape[0], micro_batch):\n"
                        "        total = mlp_grads(params, x[s:s + micro_batch], y[s:s + micro_batch])\n"
                        "    return total\n"),
-    # a float32 result handed back as it is: named from its dtype
-    ("float32-accumulator", "    grads = _right(params, x, y, micro_batch)\n"
-                            "    return tuple(g.astype(np.float32) for g in grads)\n"),
+    # a float16 result handed back as it is: named from its dtype
+    ("half-precision-accumulator", "    grads = _right(params, x, y, micro_batch)\n"
+                                   "    return tuple(g.astype(np.float16) for g in grads)\n"),
     # the whole forward and backward on the full batch, micro_batch ignored
     ("full-batch-at-once", "    return mlp_grads(params, x, y)\n"),
     # a mutable default argument as the buffer
@@ -83,7 +83,7 @@ def test_mean_of_means_is_right_when_micro_batch_divides_n():
                      "    for buffer, g in zip(_total, _right(params, x, y, micro_batch)):\n"
                      "        buffer += g\n"
                      "    return tuple(t.copy() for t in _total)\n"),
-], ids=["reassigned-mean", "float32-returned", "mlp-grads-on-everything", "default-argument"])
+], ids=["reassigned-mean", "float16-returned", "mlp-grads-on-everything", "default-argument"])
 def test_other_forms_of_a_trap_are_named(answer_file, trap, body):
     result = grade_path(answer_file("grad_accumulation", text="_right = accumulated_grads\n\n\n" + ACC + body))
     assert result.score < result.max_score
@@ -153,3 +153,18 @@ def test_seed_replays():
     path = ANSWERS / "grad_accumulation" / "zeroed_in_loop.py"
     a, b = grade_path(path, seed=7), grade_path(path, seed=7)
     assert [t.to_json() for t in a.tests] == [t.to_json() for t in b.tests]
+
+
+@pytest.mark.parametrize("name", ["float32_accumulator", "bfloat16_accumulator"])
+def test_float32_is_told_not_named_and_half_precision_is_named(name):
+    """Issue 22, E4: float32 accumulation is common practice, so a float32 buffer is told as
+    float32 where the contract wants float64 and named no trap; a float16 or bfloat16 buffer is
+    `half-precision-accumulator` (the retired `float32-accumulator` is never named again)."""
+    result = grade_path(ANSWERS / "grad_accumulation" / f"{name}.py")
+    named = {t.trap for t in failed(result)}
+    assert result.score < result.max_score and "float32-accumulator" not in named
+    if name.startswith("float32"):
+        assert named == {None} and any("float32 where the contract wants float64" in t.feedback
+                                       for t in failed(result)), failures(result)
+    else:
+        assert named <= {"half-precision-accumulator", None} and "half-precision-accumulator" in named, failures(result)

@@ -3,11 +3,14 @@ hired answer, correct answers in other words, not the usual wrong answer); valid
 import pytest
 
 from interview_paraphrases import PARAPHRASES, WRONG
+import interview_paraphrases_15_20
 from grader.authoring import interview, keypoint_proofs
 from grader.authoring.findings import QuestionReport
 from grader.learner import keypoints
 from grader.loading.questions import solution_notebooks
 
+PARAPHRASES = {**PARAPHRASES, **interview_paraphrases_15_20.PARAPHRASES}
+WRONG = {**WRONG, **interview_paraphrases_15_20.WRONG}
 QUESTIONS = solution_notebooks()
 
 

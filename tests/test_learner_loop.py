@@ -125,7 +125,8 @@ def test_visible_tests_passing_never_reads_as_done(tmp_path, monkeypatch):
     assert "Every visible test passes, but 2 hidden check(s) fail" in out.stdout
     assert "The smallest input where yours is still wrong" in out.stdout  # a 3 x 5 plane, say
     doc = json.loads(CliRunner().invoke(main, [str(path), "--json"]).stdout)
-    assert set(doc) == {"submission", "question", "score", "max_score", "error", "tests", "seed"}
+    assert set(doc) == {"submission", "question", "score", "max_score", "error", "tests", "seed",
+                        "isolation"}  # the sandbox layers that ran (README)
 
 
 def test_start_copies_the_stub_and_keeps_work(tmp_path, monkeypatch):

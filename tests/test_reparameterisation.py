@@ -66,7 +66,7 @@ def test_reparameterisation_is_sound():
 def test_solution_gets_full_marks():
     result = grade_path(REPO / "solutions" / "14_reparameterisation.ipynb")
     assert result.error is None
-    assert result.score == result.max_score == 21
+    assert result.score == result.max_score == 23
     assert all(t.passed and t.trap is None for t in result.tests)
 
 

@@ -200,3 +200,6 @@ def check_grading(report: QuestionReport, question: str, root: Path, seed: int =
     failed_by = check_corpus(report, checks, question, root, seed)
     check_no_free_points(report, checks, ref, seed, contract_functions(question, root), failed_by)
     check_variants(report, checks, ref, seed, failed_by)
+    from grader.authoring.boundaries import check_boundaries  # issue 24: kinks and memory paths
+    solution_code = graded_code(parse_notebook(solution_path(question, root).read_text(encoding="utf-8")))
+    check_boundaries(report, checks, ref, seed, solution_code)

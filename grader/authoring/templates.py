@@ -96,7 +96,8 @@ from grader.engine.question import Question, Trap
 QUESTION = Question("$qid", "$title", traps=[
     Trap("sign-flipped", "Your backward returns the gradient with the wrong sign. The gradient "
          "points where the loss grows; check the sign of every term of your derivation."),
-], difficulty="medium")  # easy, medium or hard: `grade list` shows it
+], difficulty="medium",  # easy, medium or hard: `grade list` shows it
+   kinks={})  # every kink, tie or threshold {id: where}, each probed by a check with kinks=(id,)
 
 
 # -- input generators ------------------------------------------------------------------

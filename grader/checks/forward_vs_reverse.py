@@ -30,7 +30,7 @@ QUESTION = Question("forward_vs_reverse", "Forward or reverse: JVPs, VJPs and wh
     Trap("no-transpose", "Your VJP multiplies by A_i on the way back where it needs A_i^T: "
          "the cotangent of a layer's input is A_i^T times the cotangent of its output. "
          "vecmat(u, A) computes u^T A = A^T u without copying a transposed matrix."),
-], difficulty="medium")
+], difficulty="medium", kinks={})
 
 COUNTER = "take_multiply_adds"
 CAP = 2.0  # a JVP or VJP may spend up to twice one pass (e.g. an extra forward), no more

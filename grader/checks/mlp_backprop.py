@@ -47,7 +47,7 @@ QUESTION = Question("mlp_backprop", "Two-layer MLP: forward and backward by hand
     Trap("activation-not-saved", "A weight gradient is built from the wrong activation. Each "
          "layer's weight gradient uses that layer's own input as saved in the forward pass: dW2 "
          "from h (after the ReLU, not z), dW1 from x (not h or z)."),
-], difficulty="easy")
+], difficulty="easy", kinks={"relu-at-0": "a hidden pre-activation z exactly 0 (the mask is z > 0)"})
 
 
 # -- input generators ------------------------------------------------------------------
@@ -319,7 +319,7 @@ def second_layer(ctx):
     check_backward(ctx, network(ctx.rng, 6, 4, 7, 3), names=("dW2", "db2"))
 
 
-@QUESTION.check("through the ReLU: dW1 and db1 (dh = dout W2^T, gated by z > 0)", points=2, hints=(
+@QUESTION.check("through the ReLU: dW1 and db1 (dh = dout W2^T, gated by z > 0)", points=2, kinks=("relu-at-0",), hints=(
     "Going back through out = h W2, which matrix takes a (N, D_out) gradient to (N, H)?",
     "A hidden unit that was off in the forward pass (z <= 0) passes no gradient back, "
     "whatever gradient arrives at it.",

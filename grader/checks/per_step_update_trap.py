@@ -39,7 +39,8 @@ QUESTION = Question("per_step_update_trap", "A shared filter's gradient is the s
     Trap("last-step-only", "Your filter gradient holds the contribution of a single output position: "
          "inside the loop over positions it is assigned (overwritten) where it should be added to, so "
          "only one window survives. The same filter is used at every position, so its gradient is the "
-         "sum of every position's contribution: start from zeros and accumulate, or sum in one go."),
+         "sum of every position's contribution: start from zeros and accumulate, or sum in one go.",
+         symptom="Your filter gradient holds the contribution of a single output position: the others are lost."),
     Trap("mean-over-steps", "Your filter gradient is the average of the positions' contributions, "
          "L_out times too small. The loss adds up the error of every output position, so the shared "
          "filter's gradient is their sum, not their mean (dout already carries any 1 / N of the loss)."),
@@ -56,7 +57,7 @@ QUESTION = Question("per_step_update_trap", "A shared filter's gradient is the s
     Trap("stride-ignored", "Your windows sit one step apart, as if the stride were 1: window t starts "
          "at t instead of t * stride in the padded input, so gradients come from and land on the "
          "wrong inputs. Use the same window starts in the backward pass as in the forward pass."),
-])
+], kinks={})
 
 
 # -- inputs ------------------------------------------------------------------------------

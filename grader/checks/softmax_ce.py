@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.engine import gradcheck
-from grader.engine.context import same_answer
+from grader.engine.context import low_precision, same_answer
 from grader.engine.question import Fail, Question, Trap
 
 CE, JAC = "softmax_cross_entropy", "softmax_jacobian"
@@ -19,7 +19,11 @@ ONE = np.float64(1.0)  # the loss is the output itself: no upstream gradient to 
 QUESTION = Question("softmax_ce", "Derive and implement d(loss)/d(logits) = softmax - onehot", traps=[
     Trap("batch-not-averaged", "The loss is the mean of the row losses over the batch, not their "
          "sum: divide the summed loss by the batch size N, and the gradient of every row then "
-         "carries the same factor 1 / N."),
+         "carries the same factor 1 / N.",
+         symptom="Your loss and dlogits are N times too large: summed over the batch, not averaged.",
+         hints=("Double the batch by repeating every row: should the loss double, or stay the same?",
+                "The loss is the mean of the row losses, so each row's gradient carries a factor 1 / N.",
+                "Divide the summed loss, and with it dlogits, by the number of rows N.")),
     Trap("overflow", "With large logits your answer overflows (exp of 1e4 is inf) or divides 0 by 0, "
          "or an epsilon inside the log hides it and gives the wrong loss. Subtract each row's "
          "max before exponentiating, and take the loss from the log-softmax (shifted logit minus "
@@ -34,7 +38,7 @@ QUESTION = Question("softmax_ce", "Derive and implement d(loss)/d(logits) = soft
          "Every probability depends on every logit through the shared normaliser, so each "
          "off-diagonal entry is -p_i p_j: the Jacobian is diag(p) minus the outer product of p "
          "with itself (and its diagonal is p_i (1 - p_i), not p_i)."),
-])
+], kinks={})
 
 
 # -- input generators ------------------------------------------------------------------
@@ -229,7 +233,15 @@ def right_on_moderate_logits(ctx) -> bool:
     log(p + eps) with any small eps, a clipped probability)."""
     logits, labels = moderate(ctx.rng, 6, 10)
     result = ctx.sandbox.call(CE, logits, labels)
-    return result.ok and same_answer(result.value, ctx.ref.softmax_cross_entropy(logits, labels))
+    if not result.ok:
+        return False
+    right = ctx.ref.softmax_cross_entropy(logits, labels)
+    if same_answer(result.value, right):
+        return True
+    # a recognised scale factored out (the batch-not-averaged factor N, named by its own checks):
+    # the rest is what the size of the logits is tested against (issue 24, class 3)
+    n = logits.shape[0]
+    return same_answer(result.value, (right[0] * n, right[1] * n))
 
 
 @QUESTION.check("logits up to +-1e4: finite and correct", points=2, hints=(
@@ -240,6 +252,9 @@ def right_on_moderate_logits(ctx) -> bool:
 def huge_logits(ctx):
     logits, labels = huge(ctx.rng, 6, 10)
     loss, dlogits = call_ce(ctx, logits, labels)
+    narrow = low_precision("dlogits", dlogits, CE, reference(ctx, logits, labels)[1])
+    if narrow:  # the dtype is the mistake, not an overflow: say so and name no trap
+        raise Fail(narrow)
     if not np.isfinite(loss) or non_finite(dlogits):
         raise overflowed(CE)
     try:
@@ -282,21 +297,28 @@ def vocabulary_sized(ctx):
     "So the gradient along (1, 1, ..., 1) vanishes: a row's entries must cancel.",
 ))
 def rows_sum_to_zero(ctx):
+    """Only what the name says: every row sums to 0, relative to the row's own size (a scaled
+    answer whose rows cancel passes here and fails the value checks). A row of zeros sums to 0
+    but cancels nothing, so it fails: an answer of zeros gets no point."""
     logits, labels = moderate(ctx.rng, 7, 50)
     logits *= 3.0
     _, dlogits = call_ce(ctx, logits, labels)
     dlogits = ctx.as_array("dlogits", dlogits, logits, CE)
-    sums = dlogits.sum(axis=1)
-    worst = int(np.argmax(np.abs(sums)))
-    if abs(sums[worst]) <= 1e-10:
-        # Zero sums alone would pass an all-zeros answer: the values must be right too.
-        expect_values(ctx, "dlogits", dlogits, reference(ctx, logits, labels)[1], CE,
-                      wrong_dlogits(ctx, logits, labels))
+    size = np.abs(dlogits).sum(axis=1)                                # N
+    empty = np.flatnonzero(size == 0.0)
+    if empty.size:
+        raise Fail(f"row {int(empty[0])} of `dlogits` from {CE} is all zeros: it sums to 0 without "
+                   "any gradient to cancel.")
+    relative = np.abs(dlogits.sum(axis=1)) / size                     # N
+    worst = int(np.argmax(relative))
+    if relative[worst] <= 1e-10:
         return
     trap = first_match(ctx, dlogits, wrong_dlogits(ctx, logits, labels))
     why = QUESTION.trap(trap).explanation if trap else (
-        "The softmax sums to 1 and the one-hot sums to 1, so their difference sums to 0.")
-    raise Fail(f"row {worst} of `dlogits` from {CE} sums to {sums[worst]:.6g}, not 0. {why}", trap)
+        "Adding the same number to every logit of a row changes no probability, so the gradient "
+        "along (1, ..., 1) must vanish.")
+    raise Fail(f"row {worst} of `dlogits` from {CE} sums to {dlogits[worst].sum():.6g}, not 0 "
+               f"(its entries add up to {size[worst]:.3g} in absolute value). {why}", trap)
 
 
 @QUESTION.check("softmax_jacobian: symmetric and matches finite differences", points=2, hints=(

@@ -38,7 +38,9 @@ QUESTION = Question("straight_through", "Fake quantisation: a gradient that skip
     Trap("round-half-up", "Your forward rounds ties (x / scale exactly halfway between two "
          "integers) up or away from zero. The rule, as in np.round, torch.round and PyTorch's "
          "fake_quantize, is round half to even: 0.5 goes to 0, 1.5 and 2.5 to 2, -2.5 to -2."),
-], difficulty="medium")
+], difficulty="medium", kinks={
+    "round-half": "x / scale exactly halfway between two integers (ties round half to even)",
+    "range-ends": "x / scale exactly qmin or qmax (inside: the gradient passes)"})
 
 
 # -- input generators (grid units u = x / scale) -----------------------------------------
@@ -152,7 +154,7 @@ def forward_values(ctx):
         _forward(ctx, draw(ctx.rng, shape, scale, qmin, qmax), scale, qmin, qmax)
 
 
-@QUESTION.check("forward: ties round half to even", points=1, hints=(
+@QUESTION.check("forward: ties round half to even", points=1, kinks=("round-half",), hints=(
     "What does your forward give when x / scale is exactly 2.5, or -1.5?",
     "The rule is round half to even (banker's rounding), as np.round, torch.round and "
     "PyTorch's fake quantisation use: a tie goes to the even neighbour.",
@@ -200,7 +202,7 @@ def backward_clipped(ctx):
         _backward(ctx, draw(ctx.rng, shape, scale, qmin, qmax, outside=0.5), scale, qmin, qmax)
 
 
-@QUESTION.check("backward: both ends of the range are inclusive", points=1, hints=(
+@QUESTION.check("backward: both ends of the range are inclusive", points=1, kinks=("range-ends",), hints=(
     "What does your backward give when x / scale is exactly qmin, or exactly qmax?",
     "The ends are representable values: the range is inclusive, so the gradient passes there "
     "(a non-strict comparison on both sides).",

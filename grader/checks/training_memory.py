@@ -45,7 +45,7 @@ QUESTION = Question("training_memory", "The memory budget of a training run, to 
          "until the end of the backward. Each segment is recomputed, backpropagated and freed "
          "before the next one is recomputed: at any moment only the kept checkpoints and one "
          "segment's saved tensors are alive."),
-], difficulty="medium")
+], difficulty="medium", kinks={})
 
 
 # -- reading answers ---------------------------------------------------------------------

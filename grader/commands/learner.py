@@ -80,14 +80,13 @@ def describe(question: str, solution: Path, root: Path) -> tuple[str, str]:
 
 
 def _derivation_steps(solution: Path) -> int:
-    """How many cells of the solution are tagged ``derivation`` (what `grade reveal` shows)."""
+    """How many steps the solution's derivation has (what `grade reveal` shows, one a call)."""
+    from grader.authoring.stub_layout import derivation_steps
     from grader.loading.notebook import NotebookError, parse_notebook
     try:
-        nb = parse_notebook(solution.read_text(encoding="utf-8"))
+        return len(derivation_steps(parse_notebook(solution.read_text(encoding="utf-8"))))
     except (OSError, UnicodeDecodeError, NotebookError):
         return 0
-    return sum(1 for c in nb["cells"] if isinstance(c, dict) and isinstance(c.get("metadata"), dict)
-               and "derivation" in (c["metadata"].get("tags") or []))
 
 
 def _scores(history, qid: str, solution: Path) -> tuple[str, str, str]:

@@ -70,6 +70,23 @@ def unchanged(before, after) -> bool:
         return False
 
 
+def low_precision(name: str, got, fn: str, expected=None) -> str | None:
+    """The sentence for an answer in float32 or float16 where the contract wants float64 (None
+    for any other answer): the dtype is the mistake to report, not a trap its values may
+    resemble, and with ``expected`` it says whether the values are right to that precision."""
+    if not isinstance(got, np.ndarray) or got.dtype.kind != "f" or got.dtype.itemsize >= 8:
+        return None
+    text = f"`{name}` from {fn} is {got.dtype} where the contract wants float64"
+    if expected is None or np.shape(expected) != got.shape:
+        return text + "."
+    with np.errstate(all="ignore"):
+        wide = got.astype(np.float64)
+        close = bool(np.all(np.isfinite(wide)) and np.allclose(
+            wide, expected, rtol=float(np.finfo(got.dtype).eps) ** 0.5, atol=ATOL))
+    return text + (f": its values are right to {got.dtype}'s precision, but that precision is not "
+                   "enough here." if close else f", and its values are wrong even at {got.dtype}'s precision.")
+
+
 class CheckContext:
     """Handed to each check: ``rng``, ``ref`` (the solution's functions), ``call``, helpers."""
 
@@ -111,6 +128,10 @@ class CheckContext:
         if not isinstance(got, np.ndarray):
             raise Fail(f"{fn} must return `{name}` as a numpy array, but it returned {type(got).__name__}")
         if got.shape != np.shape(expected):
+            if got.size == np.size(expected) and [d for d in got.shape if d != 1] == [
+                    d for d in np.shape(expected) if d != 1]:  # keepdims, or a squeeze too many
+                raise Fail(f"`{name}` from {fn} has shape {got.shape}, expected {np.shape(expected)}: the "
+                           "same number of values, with an axis of length 1 more or fewer", settled=True)
             raise Fail(f"`{name}` from {fn} has shape {got.shape}, expected {np.shape(expected)}")
         if integer and got.dtype.kind not in "iu":
             raise Fail(f"`{name}` from {fn} must hold integers (int64 indices), not {got.dtype}")
@@ -118,7 +139,9 @@ class CheckContext:
             raise Fail(f"`{name}` from {fn} has dtype {got.dtype}; expected float64 numbers")
         if got.dtype.kind == "f" and not np.all(np.isfinite(got)):
             bad = int(np.sum(~np.isfinite(got)))
-            raise Fail(f"`{name}` from {fn} has {bad} NaN or infinite entries")
+            narrow = low_precision(name, got, fn)
+            raise Fail(f"`{name}` from {fn} has {bad} NaN or infinite entries"
+                       + (f". {narrow}" if narrow else ""))
         return got
 
     def close(self, got, expected, rtol: float = RTOL, atol: float = ATOL) -> bool:
@@ -149,6 +172,9 @@ class CheckContext:
         that factor may be, see ``feedback.describe_factor``), where the differences lie
         (``regions``), and a small example. ``trap`` names the mistake outright (a check that
         recognised it by its behaviour rather than by equality with a wrong value)."""
+        narrow = low_precision(name, got, fn, expected)
+        if narrow:  # the dtype is what is wrong: no trap's name, whatever the values look like
+            return Fail(narrow + self._details(name, got, expected, example, regions))
         trap = trap or self.match_trap(got, traps or {})
         extra = self._details(name, got, expected, example, regions)
         factor = self.factor_sentence(name, got, expected, counts)
@@ -182,6 +208,8 @@ class CheckContext:
         try:
             return self.as_array(name, got, expected, fn, integer=integer)
         except Fail as fail:
+            if fail.settled:
+                raise
             trap = self.match_trap(got, traps or {}) if isinstance(got, np.ndarray) else None
             if trap is None:
                 raise
@@ -209,6 +237,10 @@ class CheckContext:
         err = gradcheck.gradient_error(f, x, dout, got, self.rng, rows=rows)
         if err <= gradcheck.GRAD_RTOL:
             return got
+        narrow = low_precision(name, got, fn, reference)
+        if narrow:
+            raise Fail(narrow + self._details(name, got, reference, example,
+                                              regions if reference is not None else None))
         trap = self.match_trap(got, traps or {})
         extra = self._details(name, got, reference, example, regions if reference is not None else None)
         right = reference

@@ -22,19 +22,37 @@ from typing import Callable
 
 @dataclass(frozen=True)
 class Trap:
-    """A known mistake: its id (CONTRACT.md) and what to tell the learner about it."""
+    """A known mistake: its id (CONTRACT.md) and what to tell the learner about it.
+
+    The failure report shows the ``symptom`` only (what is wrong, never the fix); the fix comes
+    from ``--hint``, one step at a time: the question to ask yourself, the rule, the pointer
+    (issue 22). Checks may still put ``explanation`` in their feedback: the engine replaces it
+    by the symptom (``grader.engine.trap_feedback``)."""
     id: str
     explanation: str
     """What went wrong and how to fix it, in plain words, without the solution code."""
+    symptom: str = ""
+    """One line: what is wrong, as the learner sees it. Default: the explanation's first sentence."""
+    hints: tuple[str, ...] = ()
+    """Three steps to the fix: the question to ask yourself, the rule, the pointer. Default: built
+    from the failing check's hints around the explanation's remaining sentences."""
+
+    @property
+    def what_is_wrong(self) -> str:
+        from grader.engine.trap_feedback import first_sentence
+        return self.symptom or first_sentence(self.explanation)
 
 
 class Fail(Exception):
     """A check failed; ``feedback`` is one or two sentences for the learner."""
 
-    def __init__(self, feedback: str, trap: str | None = None):
+    def __init__(self, feedback: str, trap: str | None = None, settled: bool = False):
         super().__init__(feedback)
         self.feedback = feedback
         self.trap = trap
+        self.settled = settled
+        """The feedback is the whole story (e.g. a shape off by an axis of length 1): checks that
+        diagnose failures further must not give it a trap's name."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +65,11 @@ class Check:
     """``run(ctx)``: returns on success, raises ``Fail`` otherwise."""
     hints: tuple[str, ...] = ()
     """Up to three hints, from a nudge to the key idea; never code."""
+    kinks: tuple[str, ...] = ()
+    """The question's kinks (``Question.kinks``) this check probes exactly at the boundary,
+    with an input built to land on it."""
+    memory: tuple[str, ...] = ()
+    """The memory paths (``Question.memory_paths``) whose peak this check measures."""
 
 
 @dataclass
@@ -63,16 +86,28 @@ class Question:
     on, e.g. ``matvec`` that counts multiply-adds: ``grade`` runs the solution's copy of that
     cell in the sandbox right after the learner's code loads, so the grader's helpers replace
     the learner's copies, edited or missing."""
+    kinks: dict[str, str] | None = None
+    """Every kink, tie or threshold of the question's functions (ReLU at 0, a tied max, a clip
+    edge, float16's overflow...), id -> where it lies; ``{}`` for a question with none. ``grade
+    validate`` fails a question that does not declare them (None) or whose checks leave one
+    unprobed: each needs a check registered with ``kinks=(id,)`` that lands an input on it."""
+    memory_paths: tuple[str, ...] = ()
+    """The code paths a memory promise covers (e.g. ``("causal=False", "causal=True")``): every
+    argument that changes the code path of a function whose peak memory is promised. ``grade
+    validate`` fails a question whose checks measure memory without declaring its paths, or
+    leave one unmeasured: each needs a check registered with ``memory=(path,)``."""
     services: Callable | None = None
     """``services() -> (helpers_source, {name: function})``: functions that run in the grader,
     not the sandbox, for what must not be counted or decided inside it (e.g. multiply-adds).
     ``helpers_source`` runs after the learner's code and reaches them with
     ``_grader_ask(name, *args)``; checks read the same functions through ``ctx.service``."""
 
-    def check(self, name: str, points: float, hints: tuple[str, ...] = ()):
-        """Decorator: register ``run(ctx)`` as a check worth ``points``."""
+    def check(self, name: str, points: float, hints: tuple[str, ...] = (), kinks: tuple[str, ...] = (),
+              memory: tuple[str, ...] = ()):
+        """Decorator: register ``run(ctx)`` as a check worth ``points``; ``kinks`` and ``memory``
+        say which declared kinks it probes and which memory paths it measures."""
         def register(run: Callable) -> Callable:
-            self.checks.append(Check(name, float(points), run, tuple(hints)))
+            self.checks.append(Check(name, float(points), run, tuple(hints), tuple(kinks), tuple(memory)))
             return run
         return register
 

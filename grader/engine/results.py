@@ -77,11 +77,13 @@ class GradeResult:
         return self.internal_error or any(t.grader_error for t in self.tests)
 
     def to_json(self) -> dict:
-        """The contract's object, plus ``seed`` (an added key the contract allows), and
-        ``warnings`` and ``grader_error`` when they have something to say."""
+        """The contract's object, plus ``seed`` and ``isolation`` (added keys the contract
+        allows, promised by the README), and ``warnings`` and ``grader_error`` when they have
+        something to say."""
         doc = {"submission": self.submission, "question": self.question,
                "score": self.score, "max_score": self.max_score, "error": self.error,
-               "tests": [t.to_json() for t in self.tests], "seed": self.seed}
+               "tests": [t.to_json() for t in self.tests], "seed": self.seed,
+               "isolation": self.isolation}
         if self.warnings:
             doc["warnings"] = list(self.warnings)
         if self.grader_error:

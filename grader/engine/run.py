@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.checks import load_question
-from grader.engine.context import CheckContext
+from grader.engine.call_memo import CallMemo
 from grader.engine.question import Fail
 from grader.loading.questions import questions_root, solution_notebooks
 from grader.loading.reference import load_solution, setup_code
@@ -48,6 +48,12 @@ def _grade(path, question, seed, limits, root, visible_tests=False) -> GradeResu
         return result
     if sub.question is None or sub.error:
         return _refuse(sub, root, known, result)
+    from grader.engine.wrong_question import looks_like, sentence
+    other = looks_like(sub, sub.question, root)  # a file for another question: say which (issue 24)
+    if other is not None:
+        result.max_score = load_question(sub.question, root).max_score
+        result.error = sentence(sub.path, sub.question, other, root)
+        return result
     # the child boots (bubblewrap, Python, numpy) while the question and its reference load
     sandbox = Sandbox(sub.source, limits, hide=[root, Path(sub.path).resolve().parent], cells=sub.cells)
     sandbox.launch()
@@ -84,15 +90,17 @@ def _run_checks(sub, root: Path, seed: int, sandbox: Sandbox, result: GradeResul
     if question.grader_setup and not helpers:
         helpers = setup_code(sub.question, root)
     sandbox.helpers, sandbox.services = helpers, dict(services)
+    from grader.engine.context import CheckContext  # numpy: after the child was launched
     loaded = sandbox.start()  # a notebook loads cell by cell, past errors
     result.isolation = sandbox.isolation
+    calls = CallMemo(sandbox)  # a function that timed out once is not run again
     for check in question.checks:
         if not loaded.ok:
             outcome = CheckResult(check.name, 0.0, check.points, False,
                                   feedback=f"Your code could not be loaded: {loaded.error}.",
                                   hints=check.hints)
         else:
-            outcome = _run_one(check, CheckContext(question, sandbox, ref, seed, check.name))
+            outcome = _run_one(check, CheckContext(question, calls, ref, seed, check.name))
         result.tests.append(outcome)
     if visible_tests and loaded.ok:
         from grader.engine.visible_tests import manual_cells, run_visible_tests
@@ -122,8 +130,10 @@ def _run_one(check, ctx: CheckContext) -> CheckResult:
     try:
         check.run(ctx)
     except Fail as fail:
+        from grader.engine.trap_feedback import split
+        feedback, hints = split(ctx.question, check, fail.feedback, fail.trap)
         return CheckResult(check.name, 0.0, check.points, False, trap=fail.trap,
-                           feedback=fail.feedback, hints=check.hints)
+                           feedback=feedback, hints=hints)
     except Exception as exc:  # not a Fail: the check itself broke, which is the grader's fault
         return CheckResult(check.name, 0.0, check.points, False, hints=check.hints, grader_error=True,
                            feedback=f"Internal grader error in this check ({type(exc).__name__}: "

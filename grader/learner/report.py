@@ -34,6 +34,7 @@ def render(result: GradeResult, color: bool) -> str:
         return "\n".join(lines)
     lines += _warning_lines(result, style)
     width = max((len(t.name) for t in result.tests), default=0)
+    shown: set[str] = set()  # long sentences already printed: a paragraph repeated across checks is printed once
     for t in result.tests:
         mark = style("PASS", fg="green") if t.passed else style("FAIL", fg="red")
         if t.grader_error:  # the grader's fault, and it must look like it
@@ -43,7 +44,7 @@ def render(result: GradeResult, color: bool) -> str:
         lines.append(f"  {mark} {pts:>7}  {t.name.ljust(width)}{trap}".rstrip())
         if not t.passed and t.feedback:
             # learner text was made inert where it left the sandbox; this is the last guard
-            for fb in inert(t.feedback, keep_newlines=True).splitlines():
+            for fb in once(inert(t.feedback, keep_newlines=True), shown).splitlines():
                 if fb[:1].isspace() or len(fb) <= WIDTH:  # examples keep their layout
                     lines.append(f"{INDENT}{fb}")
                 else:
@@ -70,6 +71,32 @@ def render(result: GradeResult, color: bool) -> str:
         lines.append(style("  Note: this platform offers no filesystem isolation (bubblewrap or Landlock); "
                            "your code ran with limits but could read files.", fg="yellow"))
     return "\n".join(lines)
+
+
+def once(feedback: str, shown: set[str]) -> str:
+    """``feedback`` without the long sentences an earlier check's feedback already printed (noted
+    "as above"); examples (indented lines) are kept whole. ``shown`` gathers what is printed."""
+    from grader.engine.trap_feedback import _SENTENCE_END
+    lines = []
+    for line in feedback.splitlines():
+        if line[:1].isspace():
+            lines.append(line)
+            continue
+        kept, dropped = [], False
+        for sentence in _SENTENCE_END.split(line):
+            if len(sentence) >= REPEAT_CHARS and sentence in shown:
+                dropped = True
+                continue
+            shown.add(sentence)
+            kept.append(sentence)
+        if dropped:
+            kept.append("(The rest as above.)")
+        lines.append(" ".join(kept))
+    return "\n".join(lines)
+
+
+REPEAT_CHARS = 40
+"""A sentence this long or longer, printed by an earlier check, is not printed again."""
 
 
 def _warning_lines(result: GradeResult, style) -> list[str]:

@@ -13,11 +13,15 @@ def test_a_kernel_files_main_checks_its_kernels_against_the_solution(question, c
     assert out.count(" ok ") >= 4  # two kernels, two dtypes
 
 
+# Questions 01-14's kernel files (issue 29); those of 15-19 came later with mains of their own.
+PLANNED = ("attention_backward", "forward_vs_reverse", "grad_accumulation", "layernorm_backward", "loss_scaling",
+           "mlp_backprop", "per_step_update_trap", "reparameterisation", "routing_trap", "softmax_ce",
+           "straight_through", "vram_trap")
+
+
 def test_every_kernel_file_has_the_plan():
     from pathlib import Path
-    for path in sorted((Path(self_check.__file__).parent).glob("*.py")):
-        if path.stem in ("race_checker", "self_check", "row_reduction"):
-            continue
+    for path in (Path(self_check.__file__).parent / f"{name}.py" for name in PLANNED):
         text = path.read_text()
         assert f"python -m kernels.{path.stem}" in text, path.name  # how to run it, in its header
         assert text.rstrip().endswith(f'sys.exit(main("{path.stem}"))'), path.name  # its __main__

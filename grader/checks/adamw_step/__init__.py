@@ -18,7 +18,8 @@ from grader.checks.adamw_step.traps import BYTES, FLOPS, MIXED, STEP
 from grader.engine.question import Fail, Question
 
 QUESTION = Question("adamw_step", "AdamW: one optimizer step as frameworks take it",
-                    traps=traps.TRAPS, difficulty="medium")
+                    traps=traps.TRAPS, difficulty="medium",
+                    kinks={"fp16-largest-finite": "a float16 gradient of exactly 65504 (finite: no skip)"})
 
 
 def check_step(ctx, p, g, m, v, t, lr, eps, weight_decay, decay):
@@ -124,7 +125,7 @@ def master_copy(ctx):
 
 
 @QUESTION.check("a skipped step (inf or NaN in the gradients) changes nothing; the largest "
-                "finite float16 does not skip", points=2, hints=(
+                "finite float16 does not skip", points=2, kinks=("fp16-largest-finite",), hints=(
     "Which of the outputs may a step that never happened change?",
     "Check every gradient entry before touching the state; 65504 is a finite float16.",
 ))

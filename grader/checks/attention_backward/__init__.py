@@ -36,7 +36,9 @@ from grader.engine.gradcheck import upstream
 from grader.engine.question import Fail, Question
 
 QUESTION = Question("attention_backward", "Attention backward without storing the N x N matrix", traps=TRAPS,
-                    difficulty="hard")
+                    difficulty="hard",
+                    kinks={"causal-diagonal": "the causal mask's edge: query i sees key i, not key i + 1"},
+                    memory_paths=("causal=False", "causal=True"))
 
 
 @QUESTION.check("forward: output and log-sum-exp (causal and not; N = 1 and N across tiles)", points=2, hints=(
@@ -91,7 +93,8 @@ def backward_gradcheck(ctx):
             expect_backward(ctx, grads, do, q, k, v, o, lse, False, gradcheck=True)
 
 
-@QUESTION.check("backward: causal, finite differences; no gradient reaches later keys", points=2, hints=(
+@QUESTION.check("backward: causal, finite differences; no gradient reaches later keys", points=2,
+                kinks=("causal-diagonal",), hints=(
     "Apply the same causal mask when you recompute the scores in the backward.",
     "If only the first query has an upstream gradient, which keys and values can get any?",
 ))
@@ -105,7 +108,7 @@ def backward_causal(ctx):
         with prefixed(where(q, True, "do is 0 after the first row" if first_row_only else "")):
             grads = call_backward(ctx, do, q, k, v, o, lse, True)
             if first_row_only:
-                expect_no_future_gradient(ctx, grads, do)
+                expect_no_future_gradient(ctx, grads, do, q, k, v, o, lse)
             expect_backward(ctx, grads, do, q, k, v, o, lse, True, gradcheck=True)
 
 
@@ -146,25 +149,29 @@ def backward_stable(ctx):
             expect_backward(ctx, grads, do, q, k, v, o, lse, causal, gradcheck=False)
 
 
-@QUESTION.check(f"forward: peak memory within budget (N = {MEM_N}, no N x N matrix)", points=2, hints=(
+@QUESTION.check(f"forward: peak memory within budget (N = {MEM_N}, no N x N matrix; causal and not)", points=2,
+                memory=("causal=False", "causal=True"), hints=(
     "The softmax of a row needs its max and its sum, and both can be updated one tile of keys at a time.",
     "Keep o, lse and per-row running values; every (N, N) array is 128 MiB at this size.",
 ))
 def forward_memory(ctx):
     q, k, v = qkv(ctx.rng, MEM_B, MEM_N, MEM_D)
-    expect_memory(ctx, FWD, (q, k, v, False), ("o", "lse"), ctx.ref.attention_forward, q)
+    for causal in (False, True):  # the promise holds on both paths: a causal mask is N x N too
+        expect_memory(ctx, FWD, (q, k, v, causal), ("o", "lse"), ctx.ref.attention_forward, q, causal)
 
 
-@QUESTION.check(f"backward: peak memory within budget (N = {MEM_N}, P recomputed tile by tile)", points=3, hints=(
+@QUESTION.check(f"backward: peak memory within budget (N = {MEM_N}, P recomputed tile by tile; causal and not)",
+                points=3, memory=("causal=False", "causal=True"), hints=(
     "P_ij = exp(S_ij - lse_i) holds exactly for any single tile: no tile needs any other.",
     "The only whole-row quantity the backward needs is one number per row, and it comes from do and o.",
     "Accumulate dk and dv for a tile of keys over every tile of queries, and dq likewise.",
 ))
 def backward_memory(ctx):
     q, k, v = qkv(ctx.rng, MEM_B, MEM_N, MEM_D)
-    o, lse = ctx.ref.attention_forward(q, k, v, False)
-    args = (upstream(ctx.rng, q.shape), q, k, v, o, lse, False)
-    expect_memory(ctx, BWD, args, GRADS, ctx.ref.attention_backward, q)
+    do = upstream(ctx.rng, q.shape)
+    for causal in (False, True):
+        o, lse = ctx.ref.attention_forward(q, k, v, causal)
+        expect_memory(ctx, BWD, (do, q, k, v, o, lse, causal), GRADS, ctx.ref.attention_backward, q, causal)
 
 
 @QUESTION.check("forward and backward: right answers, inputs left unchanged", points=1, hints=(

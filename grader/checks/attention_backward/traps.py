@@ -131,19 +131,19 @@ def expect_constant_values(ctx, grads, do, q, k, v, o, lse) -> None:
                    "missing-rowsum" if dv_right else None)
 
 
-def expect_no_future_gradient(ctx, grads, do) -> None:
+def expect_no_future_gradient(ctx, grads, do, q, k, v, o, lse) -> None:
     """Only query 0 has a gradient and it sees key 0 alone: keys 1.. get nothing. A backward that
-    drops the mask gives each later key j the weight exp(S_0j - lse_0), so its dv_j is a multiple
-    of do_0: that is how the leak is told apart from other mistakes."""
+    drops the mask gives each later key j exactly what the unmasked backward gives (dv_j =
+    exp(S_0j - lse_0) do_0): the leak is named only when that formula explains the later keys'
+    dv and dk. A dv that is merely a multiple of do_0 (P dO for P^T dO does that too) is not."""
     dk, dv = (ctx.as_array(name, g, do, BWD) for name, g in (("dk", grads[1]), ("dv", grads[2])))
     if ctx.close(dk[:, 1:], 0.0) and ctx.close(dv[:, 1:], 0.0):
         return
-    do0 = do[:, 0]                                                    # B, d
-    weights = np.einsum("bjd,bd->bj", dv[:, 1:], do0) / np.sum(do0 * do0, axis=1)[:, None]
-    parallel = ctx.close(dv[:, 1:], weights[:, :, None] * do0[:, None, :])
-    if parallel and not ctx.close(weights, 0.0):
-        raise Fail("`dv` of the keys after key 0 is a multiple of query 0's upstream gradient, "
-                   "although query 0 may only see key 0: your backward gives later keys a "
+    with np.errstate(all="ignore"):
+        _, leak_dk, leak_dv = ctx.ref.attention_backward(do, q, k, v, o, lse, False)
+    if ctx.close(dv[:, 1:], leak_dv[:, 1:]) and ctx.close(dk[:, 1:], leak_dk[:, 1:]):
+        raise Fail("`dk` and `dv` of the keys after key 0 are exactly what a backward without the "
+                   "mask gives, although query 0 may only see key 0: your backward gives later keys a "
                    f"probability. {EXPLANATION['causal-leak']}", "causal-leak")
     raise Fail("only query 0 has an upstream gradient, and it sees key 0 alone, so `dk` and `dv` must "
                "be 0 for keys 1 to 6; yours are not.")
@@ -155,7 +155,7 @@ def memory_budget(B, N, d) -> int:
     return 4 * B * N * d * 8 + 7 * B * TILE_ROWS * N * 8
 
 
-def judge_memory(ctx, result, fn: str) -> None:
+def judge_memory(ctx, result, fn: str, causal: bool = False) -> None:
     peak = (result.memory or {}).get("peak")
     if peak is None:
         why = (result.memory or {}).get("unavailable", "no memory measurement came back")
@@ -164,16 +164,18 @@ def judge_memory(ctx, result, fn: str) -> None:
     budget, matrix = memory_budget(MEM_B, MEM_N, MEM_D), MEM_B * MEM_N * MEM_N * 8
     if peak <= budget:
         return
-    over = (f"With B={MEM_B}, N={MEM_N}, d={MEM_D}: {fn} peaked at {peak / MiB:.1f} MiB, over the "
+    over = (f"With B={MEM_B}, N={MEM_N}, d={MEM_D}, causal={causal}: {fn} peaked at {peak / MiB:.1f} MiB, over the "
             f"budget of {budget / MiB:.0f} MiB (its outputs plus a few tiles of {TILE_ROWS} rows); one "
             f"N x N float64 matrix is {matrix / MiB:.0f} MiB.")
     if peak >= 0.45 * matrix:  # about a whole (N, N) matrix or more, float32 included
-        raise Fail(f"{over} {EXPLANATION['materialises-p']}", "materialises-p")
+        mask = (" The causal path is measured after the other passed: an N x N mask counts as much as "
+                "P (mask each tile by comparing its row and column indices instead).") if causal else ""
+        raise Fail(f"{over} {EXPLANATION['materialises-p']}{mask}", "materialises-p")
     raise Fail(f"{over} That is less than an N x N matrix but more than tiles need: use tiles of at "
                f"most {TILE_ROWS} query rows (or keys), and let go of each tile's arrays before the next.")
 
 
-def expect_memory(ctx, fn, args, names, reference, q) -> None:
+def expect_memory(ctx, fn, args, names, reference, q, causal: bool = False) -> None:
     """The learner's ``fn(*args)`` with memory measured (the reference computed meanwhile on
     the other core): right values first, then the peak against the budget."""
     with ThreadPoolExecutor(1) as pool:
@@ -182,9 +184,9 @@ def expect_memory(ctx, fn, args, names, reference, q) -> None:
         got = ctx.unpack(result.value, len(names), fn, ", ".join(names))
         expected = expected.result()
     try:
-        with prefixed(where(q, False)):
+        with prefixed(where(q, causal)):
             for name, value, want in zip(names, got, expected):
                 ctx.expect_array(name, value, want, fn)
     except Fail as fail:
         raise Fail(fail.feedback + " Memory is judged once the values are right.") from None
-    judge_memory(ctx, result, fn)
+    judge_memory(ctx, result, fn, causal)

@@ -20,7 +20,8 @@ from grader.checks.backprop_ninja.traps import TRAPS, backward_forms, forward_fo
 from grader.engine.question import Fail, Question
 
 QUESTION = Question("backprop_ninja", "Backprop ninja: every gradient of a small language model",
-                    traps=TRAPS, difficulty="hard")
+                    traps=TRAPS, difficulty="hard",
+                    kinks={})  # no kink, tie or threshold (issue 24: validate asks)
 ONE = np.asarray(1.0)  # the loss is a scalar: its upstream gradient is 1
 
 

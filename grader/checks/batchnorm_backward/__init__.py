@@ -19,7 +19,8 @@ from grader.engine.gradcheck import upstream
 from grader.engine.question import Fail, Question
 
 QUESTION = Question("batchnorm_backward", "BatchNorm backward: every example's gradient depends "
-                    "on the whole batch", traps=traps.TRAPS, difficulty="medium")
+                    "on the whole batch", traps=traps.TRAPS, difficulty="medium",
+                    kinks={})  # no kink, tie or threshold (issue 24: validate asks)
 
 
 # -- comparing, and naming what is wrong --------------------------------------------------

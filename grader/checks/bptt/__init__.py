@@ -19,7 +19,9 @@ from grader.engine.gradcheck import upstream
 from grader.engine.question import Fail, Question
 
 QUESTION = Question("bptt", "BPTT: the recurrent weight's gradient sums over every step",
-                    traps=traps.TRAPS, difficulty="medium")
+                    traps=traps.TRAPS, difficulty="medium",
+                    kinks={"chunk-boundary": "the step where a truncated chunk ends (no gradient crosses it)",
+                           "clip-threshold": "a global norm of exactly max_norm (unchanged)"})
 
 
 def where(x, k=None):
@@ -87,7 +89,7 @@ def carried_gradients(ctx):
 
 
 @QUESTION.check("truncation: no gradient crosses a chunk boundary (k = 3; T = 7 and T = 6)", points=3,
-                hints=(
+                kinks=("chunk-boundary",), hints=(
     "Write the chunks of k = 3 steps for T = 7 out by hand: which steps start one?",
     "Only the carry into the previous chunk is dropped; weight gradients still add every step, "
     "and the first chunk still passes its gradient to h0.",
@@ -142,7 +144,7 @@ def clipping(ctx):
 
 
 @QUESTION.check("clipping at the threshold: a norm of exactly max_norm, or below, is unchanged",
-                points=1, hints=(
+                points=1, kinks=("clip-threshold",), hints=(
     "Compare the global norm with max_norm: which side of the comparison does equality fall on?",
     "Below or at the limit nothing changes; above it the scaled gradients have norm max_norm.",
 ))

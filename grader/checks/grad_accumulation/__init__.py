@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from grader.checks.grad_accumulation.probes import cancelling_rows, draw_params, draw_rows
+from grader.checks.grad_accumulation.probes import cancelling_rows, draw_params, draw_rows, kink_net, mask_grads
 from grader.checks.grad_accumulation.traps import ACC, GRADS, TRAPS, call_acc, expect_accumulated
 from grader.engine.question import Fail, Question
 
@@ -25,12 +25,15 @@ LOSS, GRAD = "mlp_loss", "mlp_grads"
 ONE = np.float64(1.0)  # the loss is a scalar: no upstream gradient to contract with
 MARGIN = 0.02          # |z| at least this where finite differences (1e-6 steps) are taken
 MEM_N, MEM_D_IN, MEM_H, MEM_D_OUT, MEM_M = 4096, 16, 256, 8, 32
+MEM_TAIL = 13                         # rows in the measured batch's shorter last micro-batch
 MiB = 1024 * 1024
 ACTIVATION = MEM_N * MEM_H * 8        # one (N, H) float64 array of the whole batch: 8 MiB
 BUDGET = ACTIVATION // 2              # 64 micro-batch activations; the solution peaks near 1 MiB
 
 QUESTION = Question("grad_accumulation", "Gradient accumulation: micro-batches that add up to the "
-                    "full batch", traps=TRAPS, difficulty="medium")
+                    "full batch", traps=TRAPS, difficulty="medium",
+                    kinks={"relu-at-0": "a hidden pre-activation z exactly 0 (the mask is z > 0)"},
+                    memory_paths=("full micro-batches", "a shorter last micro-batch"))
 
 
 
@@ -53,7 +56,8 @@ def loss_values(ctx):
             raise Fail(f"{LOSS} returned {got:.6g}, expected {want:.6g} (N={n}, D_out={d_out}){per_element}.")
 
 
-@QUESTION.check("mlp_grads: the gradient of the batch's mean loss (finite differences)", points=2, hints=(
+@QUESTION.check("mlp_grads: the gradient of the batch's mean loss (finite differences; z exactly 0)",
+                points=2, kinks=("relu-at-0",), hints=(
     "It is question 05's backward for the four parameters, starting from dout = (out - y) / N.",
     "N is the number of rows you were given: on a micro-batch, that micro-batch's size.",
     "The ReLU passes gradient only where z > 0 in the forward pass.",
@@ -72,6 +76,20 @@ def batch_gradient(ctx):
                                     counts={"N, the number of rows": n, "D_out": d_out})
             if g.dtype != np.float64:
                 raise Fail(f"`{name}` from {GRAD} is {g.dtype}; the contract's arrays are float64.")
+    # the ReLU's kink: pre-activations exactly 0 (exact arithmetic); no finite differences at a
+    # kink, the reference's own gradient; a mask z >= 0 explains the whole answer or is not named
+    params, x, y = kink_net(ctx.rng)
+    got = ctx.unpack(ctx.call(GRAD, params, x, y), 4, GRAD, ", ".join(GRADS))
+    want, inclusive = ctx.ref.mlp_grads(params, x, y), mask_grads(params, x, y, inclusive=True)
+    got = [ctx.as_array(name, g, w, GRAD) for name, g, w in zip(GRADS, got, want)]
+    if all(ctx.close(g, w) for g, w in zip(got, want)):
+        return
+    at = "On a batch whose pre-activations z are exactly 0 in places (N=6, exact halves)"
+    if all(ctx.close(g, w) for g, w in zip(got, inclusive)):
+        raise Fail(f"{at}, your gradient is what a ReLU mask of z >= 0 gives. "
+                   f"{QUESTION.trap('relu-mask-at-zero').explanation}", "relu-mask-at-zero")
+    bad = next(name for name, g, w in zip(GRADS, got, want) if not ctx.close(g, w))
+    raise Fail(f"{at}, `{bad}` from {GRAD} differs from the gradient (the ReLU's derivative at 0 is 0).")
 
 
 # -- accumulated_grads ---------------------------------------------------------------------
@@ -151,15 +169,46 @@ def no_state(ctx):
     expect_accumulated(ctx, other, x, y, 6)
 
 
-@QUESTION.check(f"accumulated_grads: peak memory grows with micro_batch, not N (N={MEM_N}, "
-                f"micro_batch={MEM_M})", points=2, hints=(
+@QUESTION.check(f"accumulated_grads: peak memory grows with micro_batch, not N (N={MEM_N + MEM_TAIL}, "
+                f"micro_batch={MEM_M}, a last one of {MEM_TAIL})", points=2,
+                memory=("full micro-batches", "a shorter last micro-batch"), hints=(
     "Which arrays of your function have N rows? Only x and y should.",
     "Slices of x and y are views: they cost nothing. The hidden activations of the whole batch do.",
     "Add each micro-batch's gradient into the buffers as soon as it is computed; keep no list of them.",
 ))
 def memory(ctx):
+    """One measured call on a batch with a shorter last micro-batch: both code paths of the
+    promise. Over budget, a second call on half the batch tells how the peak grows: with the
+    number of micro-batches (gradients or activations kept) or not."""
     params = draw_params(ctx.rng, MEM_D_IN, MEM_H, MEM_D_OUT)
-    x, y = draw_rows(ctx.rng, params, MEM_N)
+    n = MEM_N + MEM_TAIL
+    x, y = draw_rows(ctx.rng, params, n)
+    peak = measured_peak(ctx, params, x, y)
+    if peak <= BUDGET:
+        return
+    over = (f"With N={n} rows, H={MEM_H} hidden units and micro_batch={MEM_M}, your call peaked at "
+            f"{peak / MiB:.1f} MiB above its inputs, over the budget of {BUDGET / MiB:.0f} MiB (half of "
+            f"one (N, H) float64 array of the whole batch, {ACTIVATION / MiB:.0f} MiB; one micro-batch's "
+            f"is {MEM_M * MEM_H * 8 // 1024} KiB).")
+    if peak >= ACTIVATION:
+        raise Fail(f"{over} That is {peak / ACTIVATION:.1f} whole-batch activations. "
+                   f"{QUESTION.trap('full-batch-at-once').explanation}", "full-batch-at-once")
+    half = n // 2
+    try:
+        smaller = measured_peak(ctx, params, x[:half], y[:half])
+    except Fail:
+        smaller = None
+    if smaller is not None and peak - smaller >= 0.25 * peak:
+        k, k_half = math.ceil(n / MEM_M), math.ceil(half / MEM_M)
+        raise Fail(f"{over} On half the batch ({k_half} micro-batches instead of {k}) it peaked at "
+                   f"{smaller / MiB:.1f} MiB: your peak grows with the number of micro-batches. "
+                   f"{QUESTION.trap('full-batch-at-once').explanation}", "full-batch-at-once")
+    raise Fail(f"{over} It does not grow with the number of micro-batches (half the batch peaks about "
+               "as high), so look for large arrays inside one micro-batch's step.")
+
+
+def measured_peak(ctx, params, x, y) -> int:
+    """The learner's accumulated_grads on (x, y), right values first, then its measured peak."""
     got, result = call_acc(ctx, params, x, y, MEM_M, memory=True)
     try:
         expect_accumulated(ctx, params, x, y, MEM_M, got=got)
@@ -170,20 +219,7 @@ def memory(ctx):
         why = (result.memory or {}).get("unavailable", "no memory measurement came back")
         raise Fail(f"Peak memory cannot be measured on this platform ({why}), so this check cannot "
                    "pass here; grade on Linux to get its points.")
-    if peak <= BUDGET:
-        return
-    over = (f"With N={MEM_N} rows, H={MEM_H} hidden units and micro_batch={MEM_M}, your call peaked at "
-            f"{peak / MiB:.1f} MiB above its inputs, over the budget of {BUDGET / MiB:.0f} MiB (half of "
-            f"one (N, H) float64 array of the whole batch, {ACTIVATION / MiB:.0f} MiB; one micro-batch's "
-            f"is {MEM_M * MEM_H * 8 // 1024} KiB).")
-    if peak >= ACTIVATION:
-        raise Fail(f"{over} That is {peak / ACTIVATION:.1f} whole-batch activations. "
-                   f"{QUESTION.trap('full-batch-at-once').explanation}", "full-batch-at-once")
-    grads_bytes = sum(p.nbytes for p in params)
-    raise Fail(f"{over} Something grows with the number of micro-batches: one gradient is "
-               f"{grads_bytes / 1024:.0f} KiB, and {math.ceil(MEM_N / MEM_M)} of them kept are "
-               f"{math.ceil(MEM_N / MEM_M) * grads_bytes / MiB:.1f} MiB. Add each micro-batch's gradient "
-               "into the buffers as it comes, and keep nothing else.")
+    return peak
 
 
 @QUESTION.check("inputs left unchanged", points=1, hints=(

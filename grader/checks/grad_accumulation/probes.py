@@ -40,3 +40,28 @@ def cancelling_rows(rng, params, m, pairs, tail=0):
     y = np.concatenate([s * C_BIG + rng.standard_normal((m, d_out)) for s in [1.0, -1.0] * pairs]
                        + [rng.standard_normal((tail, d_out))])
     return x, y
+
+
+def kink_net(rng, n=6, d_in=4, hidden=6, d_out=3):
+    """params, x, y of halves in [-1, 1]: every product and sum is exact in float64, so some
+    pre-activations z are exactly 0, the ReLU's boundary (its derivative there is 0: the mask
+    is z > 0). Redrawn until a mask taken as z >= 0 would change the gradient."""
+    half = lambda shape: rng.integers(-2, 3, size=shape) / 2.0  # noqa: E731
+    for _ in range(200):
+        params = (half((d_in, hidden)), half(hidden), half((hidden, d_out)), half(d_out))
+        x, y = half((n, d_in)), half((n, d_out))
+        if not np.allclose(np.concatenate([g.ravel() for g in mask_grads(params, x, y, inclusive=True)]),
+                           np.concatenate([g.ravel() for g in mask_grads(params, x, y)])):
+            return params, x, y
+    raise RuntimeError("no network with a decisive exact zero drawn")  # never with these sizes
+
+
+def mask_grads(params, x, y, inclusive=False):
+    """mlp_grads with the ReLU's mask taken as z > 0, or (``inclusive``, the trap) as z >= 0:
+    only to draw kink_net's inputs and to recognise the trap, never to grade."""
+    W1, b1, W2, b2 = params
+    z = x @ W1 + b1                                   # N, H
+    h = np.maximum(z, 0.0)                            # N, H
+    dout = (h @ W2 + b2 - y) / len(x)                 # N, D_out
+    dz = (dout @ W2.T) * ((z >= 0) if inclusive else (z > 0))
+    return x.T @ dz, dz.sum(axis=0), h.T @ dout, dout.sum(axis=0)

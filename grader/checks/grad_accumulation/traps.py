@@ -4,12 +4,14 @@
 An answer is compared with the reference's ``mlp_grads`` on the whole batch first, tightly: its
 error may be at most TOL times the sum of the micro-batches' absolute contributions (float64
 rounding is about 1e-15 of it, a float32 buffer's about 1e-8). Only a wrong answer is diagnosed,
-by behaviour, in this order: a float32 result; a second identical call that answers differently,
+by behaviour, in this order: a float32 or float16 result; a second identical call that answers differently,
 by exactly one more gradient (a buffer kept between calls); equality with a known wrong
 combination of the micro-batches' mean gradients, computed from the reference; an answer that
 ignores a change to the first micro-batch but follows one to the last (the buffer zeroed inside
 the loop); other weights w_k that explain it as sum_k w_k g_k (shown beside n_k / N: a dropped or
-repeated micro-batch, never mistaken for rounding); an error at float32's rounding level.
+repeated micro-batch, never mistaken for rounding); an error at float32's rounding level (told,
+not named: float32 accumulation is common practice), or at half precision's with every entry a
+float16 or bfloat16 number (``half-precision-accumulator``).
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from grader.engine.question import Fail, Trap
 
 ACC, GRADS = "accumulated_grads", ("dW1", "db1", "dW2", "db2")
 TOL = 1e-10            # allowed error, relative to the sum of |micro-batch contributions|
-FLOAT32_BAND = 1e-4    # errors between TOL and this are float32 rounding, not a wrong formula
+FLOAT32_BAND = 1e-5    # errors between TOL and this are float32 rounding, not a wrong formula
+HALF_BAND = 5e-2       # ... and between FLOAT32_BAND and this, float16 or bfloat16 rounding
 
 TRAPS = [
     Trap("mean-of-means", "You averaged the micro-batches' mean gradients with equal weights (each "
@@ -39,10 +42,17 @@ TRAPS = [
          "reassigned) inside the loop, so every micro-batch overwrites the ones before it. Zero the "
          "buffers once, before the first micro-batch, and add each micro-batch's weighted gradient "
          "into them in place."),
-    Trap("float32-accumulator", "You accumulate (or return) the gradient in float32. Each addition "
-         "rounds the partial sum to 24 bits, and when micro-batches pull in opposite directions the "
-         "partial sums are much larger than the result, so that rounding is what is left. The "
-         "contract asks for float64 buffers and float64 results."),
+    # `float32-accumulator` is retired (issue 22, E4): float32 accumulation is standard practice, so
+    # it is told as "float32 where the contract wants float64" and named no trap; the id keeps its
+    # old meaning and is never given to another mistake.
+    Trap("half-precision-accumulator", "You accumulate the gradient in float16 or bfloat16. Each "
+         "addition rounds the partial sum to 11 (float16) or 8 (bfloat16) bits, so the sum of many "
+         "micro-batches drifts by about a thousandth of its size, and float16 overflows past 65504. "
+         "Mixed-precision training keeps its accumulation buffers in float32 or wider; the contract "
+         "asks for float64."),
+    Trap("relu-mask-at-zero", "Your ReLU passes the gradient where z is exactly 0: the mask is "
+         "taken as z >= 0. The ReLU's derivative at 0 is taken as 0 (as PyTorch does), so the mask is "
+         "z > 0, the same comparison the forward's max(z, 0) makes."),
     Trap("stale-buffer", "Your function keeps its buffer between calls (a global, a default "
          "argument, an attribute) and does not zero it at the start of each call, so every call "
          "adds its gradient to what the previous call left. Create (or zero) the buffers inside the "
@@ -100,6 +110,20 @@ def narrow(g) -> bool:
     return g.dtype.kind == "f" and g.dtype.itemsize < 8
 
 
+def half_representable(got) -> bool:
+    """Whether every entry is exactly a float16 number, or exactly a bfloat16 one (a float32 whose
+    low 16 bits are zero): what a half-precision buffer handed back as float64 looks like. The
+    right answer's entries almost never are."""
+    values = np.concatenate([np.asarray(g, dtype=np.float64).ravel() for g in got])
+    if not values.size or not np.all(np.isfinite(values)) or not np.any(values):
+        return False
+    with np.errstate(over="ignore"):
+        fp16 = np.array_equal(values.astype(np.float16).astype(np.float64), values)
+    as32 = values.astype(np.float32)
+    bf16 = np.array_equal(as32.astype(np.float64), values) and not np.any(as32.view(np.uint32) & 0xFFFF)
+    return bool(fp16 or bf16)
+
+
 def all_close(a, b) -> bool:
     """Every array of ``a`` close to its partner in ``b`` (ordinary tolerance); never raises."""
     try:
@@ -134,8 +158,10 @@ def diagnose(ctx, params, x, y, m, got, want, parts, errors) -> Fail:
     low = [(n, g.dtype) for n, g in zip(GRADS, got) if narrow(g)]
     if low:
         name, dtype = low[0]
-        return Fail(f"{at}: `{name}` from {ACC} is {dtype}, not float64. {trap('float32-accumulator')}",
-                    "float32-accumulator")
+        if dtype.itemsize <= 2:
+            return Fail(f"{at}: `{name}` from {ACC} is {dtype}. {trap('half-precision-accumulator')}",
+                        "half-precision-accumulator")
+        return Fail(f"{at}: `{name}` from {ACC} is {dtype} where the contract wants float64.")
     again = call_acc(ctx, params, x, y, m)
     if not all_close(again, got):
         if grew_by(again, got, want):
@@ -158,10 +184,14 @@ def diagnose(ctx, params, x, y, m, got, want, parts, errors) -> Fail:
                     f"with the weights {shown(weights)}; the full batch's gradient weights them by "
                     f"n_k / N = {shown(right)}. Each micro-batch counts as its share of the rows, and "
                     "every one of them must be added exactly once.")
-    if TOL < max(errors) <= FLOAT32_BAND:
+    if TOL < max(errors) <= FLOAT32_BAND:  # float32 is common practice: told, never named a trap
         return Fail(f"{at}: {ACC} is off by {max(errors):.1e} of the size of its partial sums, far more "
-                    f"than float64 rounding (about 1e-15) but just what float32 rounding gives. "
-                    f"{trap('float32-accumulator')}", "float32-accumulator")
+                    f"than float64 rounding (about 1e-15) but just what float32 rounding gives: "
+                    "float32 where the contract wants float64.")
+    if FLOAT32_BAND < max(errors) <= HALF_BAND and half_representable(got):
+        return Fail(f"{at}: {ACC} is off by {max(errors):.1e} of the size of its partial sums, and every "
+                    "entry of your answer is a float16 or bfloat16 number: the rounding of a "
+                    f"half-precision buffer. {trap('half-precision-accumulator')}", "half-precision-accumulator")
     i = int(np.argmax(errors))
     k = len(parts)
     return ctx.mismatch(GRADS[i], got[i], want[i], ACC, counts={
@@ -199,7 +229,8 @@ def only_last_counts(ctx, params, x, y, m, got) -> bool:
     """Does the answer ignore a change to the first micro-batch's targets, yet follow one to the
     last micro-batch's? (Zeros and constants follow neither.)"""
     first, last, start = y.copy(), y.copy(), bounds(len(x), m)[-1][0]
-    first[:m] += ctx.rng.standard_normal(first[:m].shape)
+    # as large as the targets themselves: a change any buffer's rounding would hide is no evidence
+    first[:m] += max(1.0, float(np.abs(y).max())) * ctx.rng.standard_normal(first[:m].shape)
     last[start:] += 1.0 + ctx.rng.random(last[start:].shape)
     if all_close(ctx.ref.mlp_grads(params, x, first), ctx.ref.mlp_grads(params, x, y)):
         return False

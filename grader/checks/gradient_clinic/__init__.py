@@ -19,7 +19,9 @@ from grader.checks.gradient_clinic.traps import (TRAPS, absolute_forms, dead_for
 from grader.engine.question import Fail, Question
 
 QUESTION = Question("gradient_clinic", "Gradient clinic: name the fault and its layer",
-                    traps=TRAPS, difficulty="medium")
+                    traps=TRAPS, difficulty="medium",
+                    kinks={"relu-at-0": "a unit whose pre-activation is exactly 0 (it does not fire)",
+                           "thresholds": "a gain of exactly 8 or 1/8, a median ratio of exactly 1/32"})
 RATIOS, DEAD, REL, DIAGNOSE = "update_ratios", "dead_relu_fraction", "relative_error", "diagnose"
 
 
@@ -103,7 +105,7 @@ def ratios_edges(ctx):
 
 
 @QUESTION.check("dead_relu_fraction: units that never fire, a unit at exactly 0 included", points=2,
-                hints=(
+                kinks=("relu-at-0",), hints=(
     "A unit is one column of z. When does it pass no gradient for the whole batch?",
     "relu'(0) = 0: a unit that sits at exactly 0 is as dead as a negative one.",
 ))
@@ -265,7 +267,8 @@ def two_faults(ctx):
 
 
 @QUESTION.check("diagnose at the thresholds: a gain of exactly 8 or 1/8, a median ratio of "
-                "exactly 1/32 and errors half the tolerances are healthy, twice that is not", points=1, hints=(
+                "exactly 1/32 and errors half the tolerances are healthy, twice that is not", points=1,
+                kinks=("thresholds",), hints=(
     "The rules are strict: more than 8, less than 1/8, more than 1/32, more than 1e-4 and 1e-6.",
     "Compute the gain as a ratio of root mean squares of the whole arrays, and the ratio from "
     "the update's norm.",

@@ -21,7 +21,8 @@ from grader.engine.gradcheck import upstream
 from grader.engine.question import Fail, Question
 
 QUESTION = Question("layernorm_backward", "LayerNorm backward: the statistics depend on x too", traps=TRAPS,
-                    difficulty="medium")
+                    difficulty="medium",
+                    kinks={})
 
 
 # -- comparing, and naming what is wrong --------------------------------------------------

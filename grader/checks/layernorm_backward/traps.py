@@ -115,6 +115,9 @@ def fail(failure: Fail, where: str | None, got, candidates: dict, diagnose) -> F
     by equality with a known-wrong form (any shape, NaN where the trap has NaN), then by the
     probe ``diagnose()``, which returns (trap or None, what it showed or None)."""
     trap, observed = failure.trap, None
+    if failure.settled:  # a shape off by an axis of length 1: a shape message, no trap's name
+        head = failure.feedback.rstrip(".")
+        return Fail(f"{head}; input {where}." if where else failure.feedback, None, settled=True)
     if trap is None:
         trap = same_as(got, candidates)
     if trap is None and diagnose is not None:

@@ -26,7 +26,11 @@ from grader.engine.context import same_answer
 from grader.engine.question import Fail, Question
 
 QUESTION = Question("loss_scaling", "Dynamic loss scaling and gradient clipping, in the right order",
-                    traps=TRAPS, difficulty="medium")
+                    traps=TRAPS, difficulty="medium", kinks={
+                        "fp16-overflow": "scale * g at float16's edge: 65504 is finite, a product "
+                                         "that rounds to 65520 or more is inf",
+                        "clip-threshold": "a global norm exactly max_norm (the coefficient is 1)",
+                        "growth-interval": "the growth counter reaching growth_interval exactly"})
 
 
 
@@ -51,7 +55,8 @@ def update_backoff(ctx):
                    (8.0, 2, True, 4.0, 0.25, 3), (65536.0, 0, True, 2.0, 0.5, 2000)])
 
 
-@QUESTION.check("update_scale: the scale grows after growth_interval clean steps in a row", points=1, hints=(
+@QUESTION.check("update_scale: the scale grows after growth_interval clean steps in a row", points=1,
+                kinks=("growth-interval",), hints=(
     "Count the clean steps: after how many does the scale grow, and what is the counter then?",
     "A clean step adds 1 to the counter; when the counter reaches growth_interval the scale is "
     "multiplied by growth_factor and the counter restarts at 0.",
@@ -160,7 +165,7 @@ def clip_global(ctx):
         _clip(ctx, grads, max_norm, what)
 
 
-@QUESTION.check("clip_grad_norm: small, boundary and all-zero gradients", points=1, hints=(
+@QUESTION.check("clip_grad_norm: small, boundary and all-zero gradients", points=1, kinks=("clip-threshold",), hints=(
     "What should clipping do to gradients whose norm is already below max_norm?",
     "The coefficient is clamped at 1: clipping only ever shrinks. All-zero gradients have norm 0, "
     "and the + 1e-6 in the denominator keeps the coefficient finite.",
@@ -177,7 +182,7 @@ def clip_boundaries(ctx):
 # -- amp_step -------------------------------------------------------------------------------
 
 
-@QUESTION.check("amp_step: a clean step unscales, clips, then updates", points=2, hints=(
+@QUESTION.check("amp_step: a clean step unscales, clips, then updates", points=2, kinks=("fp16-overflow",), hints=(
     "Write the order down: scale, float16 backward, unscale, check, clip, step, update the scale. "
     "Which of them may see the scale still inside the gradients?",
     "Clip only the unscaled float64 gradients, by one norm over all tensors; the loss is only "
@@ -189,7 +194,8 @@ def step_clean(ctx):
         Steps(ctx).check(params, grads, loss, state, hp, what)
 
 
-@QUESTION.check("amp_step: an overflow skips the update and backs off the scale", points=2, hints=(
+@QUESTION.check("amp_step: an overflow skips the update and backs off the scale", points=2,
+                kinks=("fp16-overflow",), hints=(
     "What must a step do when its float16 gradients hold inf or NaN?",
     "Such a step changes no parameter (skipped is True, clipped is None), and the scale backs "
     "off with its counter reset, so the next step tries again with a smaller scale.",

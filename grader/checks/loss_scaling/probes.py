@@ -54,6 +54,12 @@ def clean_steps(rng) -> list:
                   hparams(), "gradients of about 1e-6, far below float16's normal range"))
     steps.append((with_norms(rng, tensor_shapes(rng, k=3), [4.0, 1.5, 2.0]), 0.8, (1000.0, 0),
                   hparams(lr=0.05, max_norm=3.0, growth_interval=1), "a scale of 1000, growth every clean step"))
+    # float16's edge from below: scale * g = 65510 rounds to 65504, the largest finite float16: no
+    # overflow (a float64 test `> 65504` calls it one)
+    edge = with_norms(rng, shapes, [0.5, 0.3])
+    edge[0].flat[0] = 65510.0 / 2.0 ** 15
+    steps.append((edge, 0.4, (2.0 ** 15, 0), hparams(max_norm=5.0),
+                  "scale * g = 65510, which float16 rounds to 65504: finite"))
     return [([rng.standard_normal(g.shape) for g in grads], grads, loss, state, hp, what)
             for grads, loss, state, hp, what in steps]
 
@@ -66,7 +72,9 @@ def overflow_steps(rng) -> list:
             (2, 1.5, (2.0 ** 16, 2), hparams(), "one entry of the last tensor overflows (1.5 * 65536)"),
             (None, np.nan, (2.0 ** 15, 1), hparams(), "a NaN gradient and no inf"),
             (0, -4.0, (2.0 ** 15, 3), hparams(), "-inf, one step before the scale would have grown"),
-            (1, 0.6, (2.0 ** 17, 2), hparams(max_norm=100.0), "moderate gradients, a scale too large")]:
+            (1, 0.6, (2.0 ** 17, 2), hparams(max_norm=100.0), "moderate gradients, a scale too large"),
+            # float16's edge exactly: scale * g = 65520 is the smallest product that rounds to inf
+            (0, 65520.0 / 2.0 ** 15, (2.0 ** 15, 1), hparams(), "scale * g = 65520 exactly, which rounds to inf")]:
         grads = [rng.standard_normal(s) * 0.01 for s in shapes]
         j = int(rng.integers(0, 3)) if k is None else k
         grads[j].flat[int(rng.integers(0, grads[j].size))] = value

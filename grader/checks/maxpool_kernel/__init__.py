@@ -18,7 +18,8 @@ from grader.engine.question import Fail, Question
 
 QUESTION = Question("maxpool_kernel", "Max-pool backward as a CUDA kernel, twice: a scatter with "
                     "atomics and a deterministic gather", traps=TRAPS, difficulty="hard",
-                    services=probes.services)
+                    services=probes.services,
+                    kinks={"block-edge": "a size that is not a multiple of the block: the last block's guard"})
 
 KERNEL = {"scatter": "maxpool2d_backward_scatter_kernel", "gather": "maxpool2d_backward_gather_kernel"}
 
@@ -88,7 +89,7 @@ def gather_overlap(ctx):
     launch(ctx, "gather", 48, dout, argmax, shape, k, s)
 
 
-@QUESTION.check("bounds guards: sizes that are not a multiple of the block", points=2, hints=(
+@QUESTION.check("bounds guards: sizes that are not a multiple of the block", points=2, kinks=("block-edge",), hints=(
     "A launch of ceil(size / threads) blocks has threads past the end in its last block.",
     "Compare cuda.grid(1) with dout.size (scatter) or dx.size (gather) and return when it is past the end.",
 ))

@@ -66,15 +66,12 @@ def pooled(shape, k, s):
 
 def argmax_of(x, k, s):
     """argmax (N, C, Ho, Wo) int64 of max pooling x: flat h * W + w of each window's first maximum."""
-    N, C, H, W = x.shape
-    _, _, Ho, Wo = pooled(x.shape, k, s)
-    argmax = np.empty((N, C, Ho, Wo), dtype=np.int64)
-    for ho in range(Ho):
-        for wo in range(Wo):
-            window = x[:, :, ho * s:ho * s + k, wo * s:wo * s + k].reshape(N, C, k * k)
-            first = window.argmax(axis=2)
-            argmax[:, :, ho, wo] = (ho * s + first // k) * W + wo * s + first % k
-    return argmax
+    W = x.shape[3]
+    windows = np.lib.stride_tricks.sliding_window_view(x, (k, k), axis=(2, 3))[:, :, ::s, ::s]
+    flat = windows.reshape(windows.shape[:4] + (k * k,)).argmax(axis=4)  # first maximum, row-major
+    rows = np.arange(windows.shape[2])[:, None] * s + flat // k
+    cols = np.arange(windows.shape[3])[None, :] * s + flat % k
+    return (rows * W + cols).astype(np.int64)
 
 
 def backward(dout, argmax, shape):

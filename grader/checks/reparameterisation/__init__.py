@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.checks.reparameterisation import probes, traps
-from grader.checks.reparameterisation.probes import (BWD, FWD, GRADS, PATH, RATIO, SCORE,
+from grader.checks.reparameterisation.probes import (BWD, FWD, GRADS, LOG_PATH, PATH, RATIO, SCORE,
                                                      gaussian_problem, gumbel_problem,
                                                      moment_matched_noise, polynomial)
 from grader.checks.reparameterisation.traps import TRAPS, fail
@@ -25,7 +25,8 @@ from grader.engine.gradcheck import upstream
 from grader.engine.question import Fail, Question
 
 QUESTION = Question("reparameterisation", "Gradients through samples: reparameterisation, score "
-                    "function, Gumbel-softmax", traps=TRAPS, difficulty="medium", grader_setup=True)
+                    "function, Gumbel-softmax", traps=TRAPS, difficulty="medium", grader_setup=True,
+                    kinks={})
 
 
 # -- comparing ----------------------------------------------------------------------------
@@ -115,6 +116,25 @@ def pathwise_values(ctx):
     for samples, degree in ((12, 3), (9, 4)):
         check_estimator(ctx, PATH, probes.pathwise_by_differences, traps.pathwise_traps,
                         probes.diagnose_pathwise, *gaussian_problem(ctx.rng, samples, degree))
+
+
+@QUESTION.check("pathwise with respect to log sigma (sigma = exp(log_sigma), as VAE encoders output it)",
+                points=2, hints=(
+    "An encoder outputs log sigma, so the parameter you differentiate is log sigma, not sigma.",
+    "z = mu + exp(log_sigma) * eps: by the chain rule, dz/dlog_sigma = dz/dsigma * dsigma/dlog_sigma.",
+    "dsigma/dlog_sigma = exp(log_sigma) = sigma: the pathwise dlog_sigma is f'(z) * sigma * eps.",
+))
+def pathwise_log_sigma(ctx):
+    for samples, degree, log_sigma in ((10, 3, float(ctx.rng.uniform(0.4, 1.2))),
+                                       (8, 2, float(ctx.rng.uniform(-2.0, -0.4)))):
+        mu, _, eps, coef = gaussian_problem(ctx.rng, samples, degree)
+        where = describe(mu, float(np.exp(log_sigma)), eps, coef) + f" (log_sigma={log_sigma:.3g})"
+        got = ctx.unpack(ctx.call(LOG_PATH, mu, log_sigma, eps, coef), 2, LOG_PATH, "dmu, dlog_sigma")
+        expected = probes.log_sigma_by_differences(ctx, mu, log_sigma, eps, coef)
+        wrong = traps.log_sigma_traps(ctx, mu, log_sigma, eps, coef)
+        for i, name in enumerate(("dmu", "dlog_sigma")):
+            expect_close(ctx, name, got[i], expected[i], LOG_PATH, where, wrong[GRADS[i]],
+                         lambda i=i: probes.diagnose_log_sigma(ctx, i), tol=gradcheck.GRAD_RTOL)
 
 
 @QUESTION.check("pathwise: the mean is the exact gradient for quadratic and cubic f", points=2, hints=(
@@ -292,6 +312,8 @@ def inputs_unchanged(ctx):
     names = ["mu", "sigma", "eps", "coef"]
     ctx.expect_inputs_unchanged([
         (PATH, args, names, ctx.ref.pathwise_grad(*args)),
+        (LOG_PATH, (mu, float(np.log(sigma)), eps, coef), ["mu", "log_sigma", "eps", "coef"],
+         ctx.ref.pathwise_grad_log_sigma(mu, float(np.log(sigma)), eps, coef)),
         (SCORE, args, names, ctx.ref.score_function_grad(*args)),
         (RATIO, args, names, ctx.ref.variance_ratio(*args)),
         (FWD, (logits, gumbel, 0.5), ["logits", "gumbel", "tau"], y),

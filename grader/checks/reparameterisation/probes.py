@@ -23,6 +23,7 @@ from grader.engine.context import ATOL, RTOL
 from grader.engine.question import Fail
 
 PATH, SCORE, RATIO = "pathwise_grad", "score_function_grad", "variance_ratio"
+LOG_PATH = "pathwise_grad_log_sigma"  # sigma = exp(log_sigma), as a VAE encoder outputs it
 FWD, BWD = "gumbel_softmax_forward", "gumbel_softmax_backward"
 GRADS = ("dmu", "dsigma")  # each estimator's answer, in order
 H = 1e-6                   # central differences' step, relative to the parameter's size
@@ -178,16 +179,20 @@ PROBE_LOGITS, PROBE_GUMBEL = np.array([[0.0, np.log(2.0)]]), np.array([[np.log(3
 PROBE_SHOWN = "a probe row with logits + gumbel = [ln 3, ln 2] and tau = 0.5"
 
 
+OVERFLOW_ROWS = np.array([[1000.0, 999.0, 0.0], [-1000.0, -1001.0, -2000.0]])
+
+
 def diagnose_forward(ctx):
     """(trap or None, what the probes showed or None) for a failing forward."""
-    try:
-        raw = ctx.call(FWD, np.array([[1000.0, 999.0, 0.0]]), np.zeros((1, 3)), 1.0)
+    try:  # two rows whose maxima lie 2000 apart: a max taken over the whole array fails the second
+        raw = ctx.call(FWD, OVERFLOW_ROWS.copy(), np.zeros((2, 3)), 1.0)
     except Fail:
         raw = None
     if isinstance(raw, np.ndarray) and raw.dtype.kind == "f" and not np.all(np.isfinite(raw)):
-        return "overflow", ("On a probe row of logits [1000, 999, 0] at tau = 1, your y is not "
-                            "finite; it should be about [0.731, 0.269, 0]. Subtract each row's "
-                            "max before exp.")
+        bad = sorted({int(i) for i in np.argwhere(~np.isfinite(raw))[:, 0]})
+        return "overflow", (f"On probe rows of logits [1000, 999, 0] and [-1000, -1001, -2000] at tau = 1, "
+                            f"your y is not finite in row{'s' * (len(bad) > 1)} {', '.join(map(str, bad))}; "
+                            "each row should be about [0.731, 0.269, 0].")
     got = _answer(ctx, FWD, (PROBE_LOGITS.copy(), PROBE_GUMBEL.copy(), 0.5), None, (1, 2))
     if got is None:
         return None, None
@@ -223,3 +228,28 @@ def diagnose_backward(ctx):
     return None, None
 
 
+
+
+def log_sigma_by_differences(ctx, mu, log_sigma, eps, coef):
+    """(dmu, dlog_sigma) per sample: f(mu + exp(log_sigma) * eps) differentiated, noise fixed."""
+    return (central(lambda m: ctx.ref.f(m + np.exp(log_sigma) * eps, coef), mu),
+            central(lambda ls: ctx.ref.f(mu + np.exp(ls) * eps, coef), log_sigma))
+
+
+def diagnose_log_sigma(ctx, index):
+    """(trap or None, what the probe showed or None) for a failing dlog_sigma: with f(z) = z and
+    sigma = 2, dlog_sigma must be sigma * eps = 2 eps; eps alone is dsigma (the chain rule's
+    factor sigma missing)."""
+    if index != 1:
+        return None, None
+    args = (PROBE_MU, float(np.log(PROBE_SIGMA)), PROBE_EPS.copy(), np.array([0.0, 1.0]))
+    got = _answer(ctx, LOG_PATH, args, 1, PROBE_EPS.shape)
+    if got is None:
+        return None, None
+    shown = (f"On a probe with f(z) = z, mu = 3, log_sigma = ln 2 (sigma = 2) and eps = {fmt(PROBE_EPS)}, "
+             f"your `dlog_sigma` is {fmt(got)}; it should be {fmt(PROBE_SIGMA * PROBE_EPS)}.")
+    if _close(got, PROBE_EPS):
+        return "log-sigma-chain-missing", shown
+    if _close(got, 0.0):
+        return "sample-as-constant", shown
+    return None, shown

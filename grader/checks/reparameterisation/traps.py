@@ -30,6 +30,10 @@ TRAPS = [
          "by tau. With h = (logits + gumbel) / tau and y = softmax(h), softmax's backward gives "
          "the gradient at h, y * (dy - <dy, y>) per row, and dh/dlogits = 1 / tau: divide by "
          "tau, once."),
+    Trap("log-sigma-chain-missing", "dlog_sigma is the gradient with respect to sigma, not log "
+         "sigma: the chain rule's factor dsigma/dlog_sigma = sigma is missing (or divides). With "
+         "sigma = exp(log_sigma), z = mu + exp(log_sigma) * eps moves by sigma * eps per unit of "
+         "log sigma, so the pathwise dlog_sigma is f'(z) times sigma times eps."),
     Trap("overflow", "y is not finite for large (logits + gumbel) / tau: exp overflows past "
          "about 709 (a logit of 40 at tau = 0.05 is 800). Subtract each row's max from h before "
          "exp: softmax does not change, and every exponent is at most 0."),
@@ -126,6 +130,9 @@ def fail(failure: Fail, where: str | None, got, candidates: dict, diagnose) -> F
     """``failure`` with the input (``where``) and, if one is recognised, the trap: first by
     equality with a known-wrong form, then by the probe ``diagnose()``."""
     trap, observed = failure.trap, None
+    if failure.settled:  # a shape off by an axis of length 1: a shape message, no trap's name
+        head = failure.feedback.rstrip(".")
+        return Fail(f"{head}; input {where}." if where else failure.feedback, None, settled=True)
     if trap is None:
         trap = same_as(got, candidates)
     if trap is None and diagnose is not None:
@@ -137,3 +144,13 @@ def fail(failure: Fail, where: str | None, got, candidates: dict, diagnose) -> F
     if trap is not None and EXPLANATION[trap] not in text:
         text += f" {EXPLANATION[trap]}"
     return Fail(text + (f"\n{details}" if details else ""), trap)
+
+
+def log_sigma_traps(ctx, mu, log_sigma, eps, coef) -> dict:
+    """{"dmu" | "dsigma": {trap: [wrong values]}} for pathwise_grad_log_sigma (its second output,
+    dlog_sigma, sits where the pathwise dsigma does)."""
+    sigma = float(np.exp(log_sigma))
+    _, dsigma = ctx.ref.pathwise_grad(mu, sigma, eps, coef)   # f'(z) eps
+    return {"dmu": {"sample-as-constant": [np.zeros_like(eps)]},
+            "dsigma": {"sample-as-constant": [np.zeros_like(eps)],
+                       "log-sigma-chain-missing": [dsigma, dsigma / sigma]}}

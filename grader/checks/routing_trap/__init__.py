@@ -23,7 +23,8 @@ from grader.engine.gradcheck import upstream
 from grader.engine.question import Fail, Question
 
 QUESTION = Question("routing_trap", "Max pooling must cache where the max came from", traps=TRAPS,
-                    difficulty="medium")
+                    difficulty="medium",
+                    kinks={"tie": "a window whose maximum appears more than once (the first one wins)"})
 
 
 # -- checks ------------------------------------------------------------------------------
@@ -75,7 +76,7 @@ def forward_values(ctx):
         _max_forward(ctx, x, k, s)
 
 
-@QUESTION.check("max-pool forward: a tie goes to the first maximum", points=1, hints=(
+@QUESTION.check("max-pool forward: a tie goes to the first maximum", points=1, kinks=("tie",), hints=(
     "When a window holds its maximum twice, which of the two did your forward keep?",
     "The rule (as in PyTorch) is the first maximum in row-major order: row by row, left to right.",
     "np.argmax over a flattened window already returns the first maximum; a hand-written scan must "
@@ -131,7 +132,7 @@ def backward_overlap(ctx):
         _max_backward(ctx, tie_free(ctx.rng, (2, 2, 9, 9)), 3, s, traps_for=("lost-overlap",))
 
 
-@QUESTION.check("max-pool backward routes a tie to one input only", points=1, hints=(
+@QUESTION.check("max-pool backward routes a tie to one input only", points=1, kinks=("tie",), hints=(
     "How many inputs should receive a window's gradient when several of them tie for the max?",
     "Exactly one: the input the forward recorded in argmax (the first maximum), not every input "
     "equal to the maximum, and not an equal share for each.",

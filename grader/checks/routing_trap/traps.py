@@ -17,19 +17,40 @@ from grader.checks.routing_trap.probes import coverage, out_shape, windows
 TRAPS = [
     Trap("avg-routing", "Your max-pool backward spreads each upstream gradient over the whole "
          "window, as average pooling does. Only the input that won the max affected the output, "
-         "so route each gradient to the cached argmax position alone."),
+         "so route each gradient to the cached argmax position alone.",
+         symptom="Your max-pool backward spreads each window's gradient over the whole window, as average pooling does.",
+         hints=("Nudge an input that did not win its window: does that window's output move?",
+                "Only the winner of a window affected its output, so only the winner gets its gradient.",
+                "The cached argmax names each window's winner: send each dout value there alone.")),
     Trap("lost-overlap", "Where windows overlap, one input can win several windows and must "
          "receive the sum of their gradients; yours keeps only one. Fancy-index assignment or "
-         "`dx[idx] += g` with repeated indices overwrites; accumulate instead (e.g. np.add.at)."),
+         "`dx[idx] += g` with repeated indices overwrites; accumulate instead (e.g. np.add.at).",
+         hints=("An input that wins two overlapping windows: how many gradients should it receive?",
+                "It receives the sum of every window's gradient it won, not the last one written.",
+                "numpy's `dx[idx] += g` applies a repeated index once; np.add.at (or np.bincount "
+                "with weights, or a loop that adds) accumulates every one.")),
     Trap("tie-broadcast", "When several inputs tie for the max, your backward copies the gradient "
          "to every one of them, so the gradient is counted several times. Route it only to the "
-         "cached argmax (the first maximum)."),
+         "cached argmax (the first maximum).",
+         symptom="When several inputs tie for a window's max, your backward gives the gradient to every one of them.",
+         hints=("How many inputs did the forward pick as the winner of a tied window?",
+                "One: the first maximum. The output moves with that input alone.",
+                "Route by the cached argmax, never by comparing values with the max again.")),
     Trap("tie-order", "On ties your argmax picks another of the tied maxima than the first one in "
          "row-major order (the last one, or the first one column by column); the rule (as in "
          "PyTorch) is the first maximum in row-major order: scan row by row, left to right, and "
-         "replace the running max only when a value is strictly greater."),
+         "replace the running max only when a value is strictly greater.",
+         symptom="On ties your argmax names another of the tied maxima than the first one in row-major order.",
+         hints=("When a window holds its maximum twice, which of the two does your forward keep?",
+                "The first maximum in row-major order wins (row by row, left to right), as in PyTorch.",
+                "np.argmax of a flattened window already returns the first; a hand-written scan "
+                "must replace the running max only on a strictly greater value (>, not >=).")),
     Trap("avg-unscaled", "Your average-pool backward forgets to divide by the window size: each "
-         "input's share of an output is 1 / (k * k) of its gradient."),
+         "input's share of an output is 1 / (k * k) of its gradient.",
+         symptom="Your average-pool backward is k * k times too large.",
+         hints=("How much does one input move the mean of k * k values when it moves by 1?",
+                "By 1 / (k * k): that is each input's share of its window's gradient.",
+                "Divide each dout value by k * k before spreading it over the window.")),
     Trap("tie-split", "When several inputs tie for the max, your backward splits the gradient "
          "equally among them. The forward picked one winner (the first maximum) and the output "
          "moves with that input alone: route the whole gradient to the cached argmax."),

@@ -19,7 +19,7 @@ from grader.engine.gradcheck import upstream
 from grader.engine.question import Fail, Question
 
 QUESTION = Question("tape_autodiff", "What autograd really does: a tape, walked backwards", traps=TRAPS,
-                    difficulty="medium")
+                    difficulty="medium", kinks={"relu-at-0": "relu's operand exactly 0 (its derivative there is 0)"})
 
 
 # -- checks ------------------------------------------------------------------------------
@@ -41,7 +41,7 @@ def op_values(ctx):
         ctx.expect_array("out", out, ctx.ref.op_forward(op, a, b), f"op_forward('{op}', ...)")
 
 
-@QUESTION.check("op_backward: each op's shares match finite differences", points=2, hints=(
+@QUESTION.check("op_backward: each op's shares match finite differences", points=2, kinks=("relu-at-0",), hints=(
     "Nudge one entry of a and watch how every entry of the output moves: da sums dout times "
     "those slopes.",
     "For a matrix product the shares must have the operands' shapes: (m, n) with (k, n) can "

@@ -1,6 +1,10 @@
 # question: grad_accumulation
-# Trap float32-accumulator: the buffers are float32: every partial sum is rounded to
-# 24 bits (the result is handed back as float64, so only its values show it).
+# float32 buffers: every partial sum is rounded to 24 bits (the result is handed back as
+# float64, so only its values show it). Common practice, so no trap is named (issue 22, E4):
+# the report says float32 where the contract wants float64.
+# expect: unnamed
+# not named: float32-accumulator half-precision-accumulator
+# says: float32 where the contract wants float64
 # A complete answer: every function is right but this one mistake.
 import numpy as np
 

@@ -26,3 +26,9 @@ def gumbel_softmax_forward(logits, gumbel, tau):
 
 def gumbel_softmax_backward(dy, y, tau):
     return y * (dy - (dy * y).sum(axis=1, keepdims=True)) / tau  # N, K
+
+
+def pathwise_grad_log_sigma(mu, log_sigma, eps, coef):
+    sigma = np.exp(log_sigma)
+    dmu, dsigma = pathwise_grad(mu, sigma, eps, coef)
+    return dmu, dsigma * sigma  # the chain rule through sigma = exp(log_sigma)

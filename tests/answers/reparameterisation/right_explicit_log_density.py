@@ -41,3 +41,10 @@ def gumbel_softmax_backward(dy, y, tau):
         jac = (np.diag(y[i]) - np.outer(y[i], y[i])) / tau
         out[i] = jac.T @ dy[i]
     return out
+
+
+def pathwise_grad_log_sigma(mu, log_sigma, eps, coef):
+    # through the log: d/dlog_sigma = sigma * d/dsigma, and (z - mu) = sigma * eps
+    sigma = np.exp(log_sigma)
+    z = mu + sigma * eps
+    return _f_prime(z, coef), _f_prime(z, coef) * (z - mu)

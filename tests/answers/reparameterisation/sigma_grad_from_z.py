@@ -28,3 +28,9 @@ def gumbel_softmax_forward(logits, gumbel, tau):
 
 def gumbel_softmax_backward(dy, y, tau):
     return y * (dy - (dy * y).sum(axis=1, keepdims=True)) / tau  # N, K
+
+
+def pathwise_grad_log_sigma(mu, log_sigma, eps, coef):
+    sigma = np.exp(log_sigma)
+    z = mu + sigma * eps
+    return f_prime(z, coef), f_prime(z, coef) * sigma * eps

@@ -70,3 +70,10 @@ def gumbel_softmax_backward(dy, y, tau):
     h = torch.zeros(y.shape, dtype=torch.float64, requires_grad=True)  # where h is does not matter
     (dlogits,) = torch.autograd.grad(h / tau, h, dh)  # through h = (logits + gumbel) / tau
     return dlogits.numpy()
+
+
+def pathwise_grad_log_sigma(mu, log_sigma, eps, coef):
+    mu_t, log_sigma_t = _per_sample_params(mu, log_sigma, eps.shape[0])
+    z = mu_t + torch.exp(log_sigma_t) * torch.from_numpy(eps.copy())  # S; rsample() of exp(log sigma)
+    dmu, dlog_sigma = torch.autograd.grad(_poly(z, coef).sum(), (mu_t, log_sigma_t))
+    return dmu.numpy(), dlog_sigma.numpy()

@@ -39,130 +39,26 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail, Question, Trap
+from grader.checks.vram_trap.probes import (MEM_D, MEM_L, MEM_N, MEM_S, MLP, RELU_B, RELU_F, SLACK,
+                                            away_from_zero, flat, learner_grads, memory_budget, missing_layers, mlp)
+from grader.checks.vram_trap.traps import TRAPS, backprop, dyadic_net, segment_dependent, wrong_recomputes
+from grader.engine.question import Fail, Question
 
-MLP, RELU_F, RELU_B = "mlp_loss_and_grads", "relu_forward_packed", "relu_backward_packed"
 ONE = np.float64(1.0)  # the loss is the output itself: no upstream gradient to contract with
-MEM_L, MEM_D, MEM_N, MEM_S, SLACK = 36, 32, 2048, 6, 4
 MiB = 1024 * 1024
 
-QUESTION = Question("vram_trap", "Keep fewer activations, recompute the rest", traps=[
-    Trap("stores-everything", "Your gradients are right, but your function keeps every layer's "
-         "activations alive until the backward pass, so its memory grows with the depth. Keep only "
-         "the input of every segment_size-th layer during the forward pass, recompute one segment "
-         "at a time during the backward pass, and drop each segment (let go of every name that "
-         "points at its arrays) before moving to the previous one."),
-    Trap("wrong-recompute", "Your gradients equal those of a recomputation that starts from the "
-         "wrong activation (another segment's checkpoint, the input x, or the output of the "
-         "segment's first layer instead of its input). Each segment must be recomputed from exactly "
-         "the array that entered its first layer in the forward pass, running the same layers."),
-    Trap("mask-not-packed", "Your ReLU mask takes a byte or more per element (a bool or uint8 "
-         "array of the same size as z, or z itself). The backward pass needs one bit per element: "
-         "pack the signs eight to a byte with np.packbits over the flattened array, and unpack them "
-         "with np.unpackbits in the backward pass."),
-])
+QUESTION = Question("vram_trap", "Keep fewer activations, recompute the rest", traps=TRAPS,
+                    kinks={"relu-at-0": "a pre-activation z exactly 0 (the mask is z > 0)"},
+                    memory_paths=("segment_size divides L",))
 
 
 # -- input generators ------------------------------------------------------------------
-def mlp(rng, widths, n):
-    """params for ``widths`` (He-scaled so activations stay O(1) at any depth), x and y."""
-    params = [(rng.standard_normal((a, b)) * math.sqrt(2.0 / a), rng.standard_normal(b) * 0.1)
-              for a, b in zip(widths[:-1], widths[1:])]
-    return params, rng.standard_normal((n, widths[0])), rng.standard_normal((n, widths[-1]))
-
-
-def away_from_zero(rng, shape) -> np.ndarray:
-    """Values with |z| >= 0.05, so finite differences never straddle the ReLU's kink."""
-    return rng.choice([-1.0, 1.0], size=shape) * rng.uniform(0.05, 2.0, size=shape)
-
-
-def dyadic_net(rng, widths, n):
-    """params, x, y of halves in [-1, 1]: every product and sum is exact in float64, so some
-    pre-activations are exactly 0, the ReLU's boundary (its derivative there is 0: the mask
-    is z > 0). Redrawn until a mask taken as z >= 0 would change the gradients."""
-    half = lambda shape: rng.integers(-2, 3, size=shape) / 2.0  # noqa: E731
-    for _ in range(100):
-        params = [(half((a, b)), half(b)) for a, b in zip(widths[:-1], widths[1:])]
-        x, y = half((n, widths[0])), half((n, widths[-1]))
-        if not np.allclose(flat(backprop(params, x, y, inclusive=True)), flat(backprop(params, x, y))):
-            return params, x, y
-    raise RuntimeError("no network with a decisive exact zero drawn")  # never with these sizes
-
-
-def flat(grads) -> np.ndarray:
-    return np.concatenate([np.ravel(g) for pair in grads for g in pair])
-
-
-def memory_budget(L, D, N, s) -> int:
-    """Bytes allowed for one call: ceil(L/s) + s + SLACK activations (N, D), params, grads."""
-    activation, weights = N * D * 8, L * (D * D + D) * 8
-    return (math.ceil(L / s) + s + SLACK) * activation + 2 * weights
 
 
 # -- the known-wrong recomputations (traps) ----------------------------------------------
-def _run(params, h, start, stop, relu=True):
-    """Layers start..stop-1 from h: their inputs and outputs [h_start .. h_stop], and their z
-    (``relu=False``: a recomputation that forgets the ReLU between the segment's layers)."""
-    L, hs, zs = len(params), [h], []
-    for i in range(start, stop):
-        W, b = params[i]
-        zs.append(hs[-1] @ W + b)                                  # N, D_{i+1}
-        hs.append(zs[-1] if i == L - 1 or not relu else np.maximum(zs[-1], 0.0))
-    return hs, zs
-
-
-def recomputed_from(params, x, y, s, source, relu=True, inclusive=False):
-    """Grads when the segment starting at layer ``start`` is recomputed from the true forward
-    activation h_{source(start)} instead of h_start (uniform widths only), ``relu`` as in
-    ``_run``, and ``inclusive``: the ReLU's mask taken as z >= 0 instead of z > 0."""
-    L, N = len(params), x.shape[0]
-    truth, _ = _run(params, x, 0, L)
-    dh, grads = (truth[-1] - y) / N, [None] * L
-    for start in reversed(range(0, L, s)):
-        stop = min(start + s, L)
-        hs, zs = _run(params, truth[min(max(source(start), 0), L)], start, stop, relu)
-        for i in reversed(range(start, stop)):
-            z = zs[i - start]
-            dz = dh if i == L - 1 else dh * ((z >= 0) if inclusive else (z > 0))
-            grads[i] = (hs[i - start].T @ dz, dz.sum(axis=0))
-            dh = dz @ params[i][0].T
-    return grads
-
-
-def backprop(params, x, y, inclusive=False):
-    """Plain backpropagation (one segment), with the mask z >= 0 when ``inclusive``: the
-    wrong variant the exact zeros of ``dyadic_net`` expose (any widths)."""
-    return recomputed_from(params, x, y, len(params), lambda start: start, inclusive=inclusive)
-
-
-def wrong_recomputes(params, x, y, s) -> dict:
-    """The wrong-recompute variants, flattened: from x, from the next layer's input (the
-    checkpoint saved after its layer ran), from the previous segment's checkpoint, and a
-    recomputation that forgets the ReLU between the segment's layers."""
-    sources = (lambda start: 0, lambda start: start + 1, lambda start: start - s)
-    return {"wrong-recompute": [flat(recomputed_from(params, x, y, s, source)) for source in sources]
-            + [flat(recomputed_from(params, x, y, s, lambda start: start, relu=False))]}
 
 
 # -- comparing gradients -------------------------------------------------------------------
-def learner_grads(ctx, value, params, where: str):
-    """Unpack ``(loss, grads)`` and check that grads is a list of (dW_i, db_i) shaped like params."""
-    loss, grads = ctx.unpack(value, 2, MLP, "loss, grads")
-    if not isinstance(grads, (list, tuple)) or len(grads) != len(params):
-        size = f"{len(grads)} items" if isinstance(grads, (list, tuple)) else f"a {type(grads).__name__}"
-        raise Fail(f"{where}`grads` must be a list of {len(params)} pairs (dW_i, db_i), one per "
-                   f"layer, but it is {size}.")
-    checked = []
-    for i, (pair, (W, b)) in enumerate(zip(grads, params)):
-        dW, db = ctx.unpack(pair, 2, MLP, f"grads[{i}] = (dW_{i}, db_{i})")
-        checked.append((ctx.as_array(f"dW_{i}", dW, W, MLP), ctx.as_array(f"db_{i}", db, b, MLP)))
-    return loss, checked
-
-
-def missing_layers(grads, expected) -> list[int]:
-    """Layers whose gradients are all zeros where the right ones are not: never reached."""
-    return [i for i, (pair, want) in enumerate(zip(grads, expected))
-            if not any(np.any(g) for g in pair) and any(np.any(w) for w in want)]
 
 
 def expect_grads(ctx, grads, expected, where: str, traps: dict | None = None, n=None) -> None:
@@ -220,7 +116,8 @@ def small_net_gradcheck(ctx):
         ctx.expect_gradient(f"db_{i}", db, loss_of(ctx, params, x, y, i, 1), b, ONE, MLP)
 
 
-@QUESTION.check("same gradients as full backpropagation (deeper net, uneven widths)", points=2, hints=(
+@QUESTION.check("same gradients as full backpropagation (deeper net, uneven widths)", points=2,
+                kinks=("relu-at-0",), hints=(
     "Recomputation must reproduce the forward pass exactly: same layers, same input.",
     "Check every shape: layer i maps width D_i to D_{i+1}, and widths differ here.",
 ))
@@ -258,10 +155,14 @@ def every_segment_size(ctx):
     params, x, y = mlp(ctx.rng, [6] * 10, 8)  # L = 9
     L = len(params)
     expected = ctx.ref.mlp_loss_and_grads(params, x, y, L)[1]
-    right_at_one = False
+    ref_loss = float(ctx.ref.mlp_loss_and_grads(params, x, y, L)[0])
+    answers = {}  # every segment size first: a recompute is judged by how the answers depend on it
     for s in (1, 3, L, 4):
+        answers[s] = learner_grads(ctx, ctx.call(MLP, params, x, y, s), params,
+                                   f"With segment_size={s} on a {L}-layer net: ")
+    right_at_one = False
+    for s, (_, grads) in answers.items():
         where = f"With segment_size={s} on a {L}-layer net: "
-        _, grads = learner_grads(ctx, ctx.call(MLP, params, x, y, s), params, where)
         try:
             expect_grads(ctx, grads, expected, where, traps=wrong_recomputes(params, x, y, s), n=len(x))
         except Fail as fail:
@@ -272,6 +173,14 @@ def every_segment_size(ctx):
                            "layers recomputed inside a segment differ from the forward pass "
                            "(a ReLU left out, another input, a layer run twice or skipped). "
                            + QUESTION.trap("wrong-recompute").explanation, "wrong-recompute") from None
+            depends = segment_dependent(ctx, answers, ref_loss)
+            if fail.trap is None and depends and not missing_layers(grads, expected):
+                # The forward is right (the loss is), but the gradients change with segment_size:
+                # only the recomputation depends on it (issue 24: a segment that skips its last ReLU).
+                raise Fail(f"{fail.feedback} Your loss is right at every segment_size, but your gradients "
+                           f"change with it ({depends}): the forward pass is right and the recomputed "
+                           "segments are not. " + QUESTION.trap("wrong-recompute").explanation,
+                           "wrong-recompute") from None
             raise
         right_at_one = right_at_one or s == 1
 
@@ -291,7 +200,8 @@ def cost_per_segment_layer(ctx, params, x, y, peak) -> float | None:
     return ((peak2 - peak) / activation + fewer_checkpoints) / (s2 - MEM_S)
 
 
-@QUESTION.check(f"peak memory within budget ({MEM_L} layers, segment_size={MEM_S})", points=3, hints=(
+@QUESTION.check(f"peak memory within budget ({MEM_L} layers, segment_size={MEM_S})", points=3,
+                memory=("segment_size divides L",), hints=(
     "A name that still points at an array keeps it alive: reuse names, `del`, or `pop` what you consumed.",
     "At the peak you need the checkpoints plus one segment's layer inputs and packed masks, nothing more.",
 ))

@@ -1,0 +1,57 @@
+"""What a failure report says about a recognised trap, and what ``--hint`` says (issue 22).
+
+The report says what is wrong (the trap's id, shown beside the check, and its one-line symptom),
+where, and how far off; never the fix. The fix comes from ``--hint``, one step at a time, and
+follows the trap that was recognised: the question to ask yourself, the rule, the pointer. A
+trap may author its own three hints; otherwise they are built from the failing check's hints
+(its first, a question, and its last, a pointer) around the rule, the explanation's sentences
+after the symptom.
+"""
+from __future__ import annotations
+
+import re
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (up to a full stop followed by a capital letter)."""
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
+
+
+def rest_after_first(text: str) -> str:
+    parts = _SENTENCE_END.split(text.strip(), maxsplit=1)
+    return parts[1] if len(parts) > 1 else ""
+
+
+def split(question, check, feedback: str, trap_id: str | None) -> tuple[str, tuple[str, ...]]:
+    """``(feedback without the fix, the hints --hint gives)`` for a failed check."""
+    if trap_id is None:
+        return feedback, check.hints
+    try:
+        trap = question.trap(trap_id)
+    except KeyError:
+        return feedback, check.hints
+    symptom = trap.what_is_wrong
+    if trap.explanation in feedback:
+        feedback = feedback.replace(trap.explanation, symptom)
+    elif symptom not in feedback:
+        head, sep, tail = feedback.partition("\n")
+        feedback = f"{head.rstrip()} {symptom}{sep}{tail}"
+    return feedback, trap.hints or ladder(check.hints, trap.explanation)
+
+
+def ladder(check_hints: tuple[str, ...], explanation: str) -> tuple[str, ...]:
+    """Three steps for a trap without hints of its own: the check's first hint (the question to
+    ask yourself), the explanation's rule, the check's last hint (the pointer)."""
+    rule = rest_after_first(explanation) or explanation
+    steps = [check_hints[0]] if check_hints else []
+    steps.append(rule)
+    if len(check_hints) > 1:
+        steps.append(check_hints[-1])
+    seen, out = set(), []
+    for step in steps:
+        if step and step not in seen:
+            seen.add(step)
+            out.append(step)
+    return tuple(out)

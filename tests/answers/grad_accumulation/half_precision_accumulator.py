@@ -1,0 +1,30 @@
+# question: grad_accumulation
+# Trap half-precision-accumulator: float16 buffers, each micro-batch's weighted gradient added
+# in float16 (rounded to 11 bits), handed back as float64.
+# expect: trap=half-precision-accumulator
+import numpy as np
+
+
+def mlp_loss(params, x, y):
+    W1, b1, W2, b2 = params
+    diff = np.maximum(x @ W1 + b1, 0.0) @ W2 + b2 - y
+    return 0.5 * float(np.sum(diff * diff)) / x.shape[0]
+
+
+def mlp_grads(params, x, y):
+    W1, b1, W2, b2 = params
+    z = x @ W1 + b1
+    h = np.maximum(z, 0.0)
+    dout = (h @ W2 + b2 - y) / x.shape[0]
+    dz = (dout @ W2.T) * (z > 0)
+    return x.T @ dz, dz.sum(axis=0), h.T @ dout, dout.sum(axis=0)
+
+
+def accumulated_grads(params, x, y, micro_batch):
+    n = x.shape[0]
+    total = [np.zeros(p.shape, dtype=np.float16) for p in params]
+    for start in range(0, n, micro_batch):
+        x_k, y_k = x[start:start + micro_batch], y[start:start + micro_batch]
+        for buffer, g in zip(total, mlp_grads(params, x_k, y_k)):
+            buffer += g * (x_k.shape[0] / n)
+    return tuple(t.astype(np.float64) for t in total)
