@@ -149,7 +149,9 @@ def grade_this_notebook(question: str | None = None, path: str | os.PathLike | N
 GRADE_ID = "grade_this_notebook"
 _GRADE_IT = ("## Grade it\n\nRun the cell below after saving the notebook: it runs the hidden checks "
              "on the saved file and shows the report here. In a terminal, `grade <this notebook>` "
-             "does the same, and `--hint` gives a hint for the first failing check.")
+             "does the same, and `--hint` gives a hint for the first failing check. Run All reaches "
+             "this cell even when a visible test above fails (those cells carry the tag "
+             "`raises-exception`); if your editor stops at a failing test anyway, run this cell on its own.")
 
 
 def self_grade_cells(question: str) -> list:

@@ -36,8 +36,9 @@ def test_release_keeps_the_question_and_drops_the_answers(question):
     meta = answer.metadata.nbgrader
     assert answer.cell_type == "markdown" and meta.grade and meta.solution and meta.points > 0
     assert answer.source.startswith("## Your derivation") and "YOUR ANSWER HERE" in answer.source
-    assert stub.cells.index(answer) < next(i for i, c in enumerate(stub.cells) if c.cell_type == "code"
-                                           and c.metadata.get("nbgrader", {}).get("solution"))
+    solution = nbformat.read(str(solution_notebooks()[question]), as_version=4).cells
+    where = next(i for i, c in enumerate(solution) if c.metadata.get("nbgrader", {}).get("grade_id") == ANSWER_GRADE_ID)
+    assert DERIVATION in tags(solution[where + 1]), "the answer cell stands where the derivation starts"
     interview = next(c for c in stub.cells if "interview" in tags(c))
     assert "**The question.**" in interview.source and f"grade interview {question}" in interview.source
     assert "gets you hired" not in interview.source and "Follow-ups" not in interview.source
@@ -111,6 +112,10 @@ def test_the_proofs_read_words_names_and_docstrings_not_code():
     assert stub_leaks.code_in_prose(solution, stub) == ["dx = dout * (1.0 - np.tanh(x) ** 2)"]
     stub["cells"][0]["source"] = "def f(x):\n    dx = dout * (1.0 - np.tanh(x) ** 2)\n"
     assert stub_leaks.code_in_prose(solution, stub) == [], "code is the learner's to write, not prose"
+    call = {"cells": [{"cell_type": "code", "metadata": {},
+                       "source": "### BEGIN SOLUTION\nout = pool(x,\n           kernel_size, stride)\n### END SOLUTION\n"}]}
+    named = {"cells": [{"cell_type": "markdown", "source": "`maxpool2d_forward(x, kernel_size, stride)`"}]}
+    assert stub_leaks.code_in_prose(call, named) == [], "a call's last line of names is no answer"
     prose = {"cells": [{"cell_type": "markdown", "source": "Large logits overflow: subtract the max."}]}
     assert stub_leaks.listed_traps(["overflow", "sign-flipped"], prose) == []
     prose["cells"][0]["source"] = "Watch for `overflow` and sign-flipped gradients."

@@ -25,6 +25,7 @@ RUN_WORDS = 12
 MIN_CODE_LINE = 16  # shorter solution lines (`return dx`, `k, s = k, s`) are not an answer
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 _SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
+_COMPUTES = re.compile(r"[=+\-*/@%\[]")
 
 
 def words(text: str) -> list[str]:
@@ -79,7 +80,8 @@ def solution_code_lines(solution: dict) -> list[str]:
         for body in _SOLUTION.findall("".join(cell.get("source", ""))):
             for line in body.splitlines():
                 code = line.split("  #", 1)[0].strip()
-                if len(code) >= MIN_CODE_LINE and not code.startswith("#"):
+                computes = _COMPUTES.search(code)  # not a bare list of names (a call's last line)
+                if len(code) >= MIN_CODE_LINE and not code.startswith("#") and computes:
                     lines.append(code)
     return lines
 
