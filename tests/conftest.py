@@ -69,17 +69,19 @@ def answer_file(tmp_path):
     return build
 
 
-# Modules whose module-scoped fixtures are expensive (a wheel and its venv, an nbgrader
-# course, a graded class): under pytest-xdist they run on one worker, so each fixture is
-# built once (`--dist loadgroup` in pyproject.toml).
-SHARED_FIXTURES = {"test_packaging.py", "test_nbgrader_course.py", "test_batch.py",
-                   "test_batch_instructor.py", "test_bench_smoke.py", "test_vram_trap_kernels.py"}
+# Modules that run on one pytest-xdist worker (`--dist loadgroup` in pyproject.toml): those
+# whose module-scoped fixtures are expensive (a wheel and its venv, an nbgrader course, a
+# graded class), built once so; and the host-wide red-team attacks, which hold what every
+# process of the user shares (file locks, signals) and must not overlap their own checks.
+ONE_WORKER = {"test_packaging.py", "test_nbgrader_course.py", "test_batch.py",
+              "test_batch_instructor.py", "test_bench_smoke.py", "test_vram_trap_kernels.py",
+              "test_redteam_host.py"}
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         name = item.path.name
-        if name in SHARED_FIXTURES:
+        if name in ONE_WORKER:
             item.add_marker(pytest.mark.xdist_group(name))
 
 

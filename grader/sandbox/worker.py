@@ -24,6 +24,7 @@ import wire  # noqa: E402
 
 del sys.path[0]
 import numpy as np  # noqa: E402,F401  (loaded before the filesystem is narrowed)
+wire.numpy()  # the encoder keeps this numpy: a submission that swaps sys.modules["numpy"] changes nothing
 
 REQ_FD = 0
 RESP_FD = int(sys.argv[1]) if len(sys.argv) > 1 else 3
