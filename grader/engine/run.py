@@ -59,11 +59,12 @@ def _grade(path, question, seed, limits, root, visible_tests=False) -> GradeResu
     sandbox.launch()
     with sandbox:
         try:
-            result.max_score = load_question(sub.question, root).max_score
+            question = load_question(sub.question, root)  # once: an instructor's checks run by path
         except ModuleNotFoundError:
             result.error = f"question '{sub.question}' has no hidden checks yet"
             return result
-        return _run_checks(sub, root, seed, sandbox, result, visible_tests)
+        result.max_score = question.max_score
+        return _run_checks(sub, question, root, seed, sandbox, result, visible_tests)
 
 
 def _refuse(sub, root: Path, known: dict, result: GradeResult) -> GradeResult:
@@ -82,9 +83,8 @@ def _refuse(sub, root: Path, known: dict, result: GradeResult) -> GradeResult:
     return result
 
 
-def _run_checks(sub, root: Path, seed: int, sandbox: Sandbox, result: GradeResult,
+def _run_checks(sub, question, root: Path, seed: int, sandbox: Sandbox, result: GradeResult,
                 visible_tests: bool = False) -> GradeResult:
-    question = load_question(sub.question, root)
     ref = _Reference(sub.question, root)  # loaded on first use
     helpers, services = question.services() if question.services else ("", {})
     if question.grader_setup and not helpers:
