@@ -6,7 +6,7 @@ Run: python benchmarks/batch_throughput.py [--count 200] [--jobs 1 2] [--dask]
 The class mixes correct answers, trap answers (tests/answers/<question>/*.py) and broken
 ones (the stub notebook, a syntax error, an empty file) across every question that has
 hidden checks, one student folder each, graded with a course secret and the default
-limits. Each run is a fresh `python -m grader.batch` process into an empty folder; the
+limits. Each run is a fresh `python -m backprop_traps.grader.batch` process into an empty folder; the
 table (submissions per second, speed-up over -j 1, core-seconds per submission) is
 printed and written to benchmarks/results/batch_throughput.md with the machine and its
 load average, since other work on a shared machine slows every run.
@@ -28,8 +28,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from grader.loading.notebook import graded_code, parse_notebook  # noqa: E402
-from grader.loading.questions import exercise_path, solution_notebooks  # noqa: E402
+from backprop_traps.grader.loading.notebook import graded_code, parse_notebook  # noqa: E402
+from backprop_traps.grader.loading.questions import exercise_path, solution_notebooks  # noqa: E402
 
 
 def questions_with_checks() -> list[str]:
@@ -69,7 +69,7 @@ def make_class(root: Path, count: int, only=None) -> dict[str, int]:
 
 
 def timed_batch(source: Path, out: Path, extra: list[str], kit: Path = REPO) -> float:
-    cmd = [sys.executable, "-m", "grader.batch", str(source), "-o", str(out), "--secret", "bench-secret", *extra]
+    cmd = [sys.executable, "-m", "backprop_traps.grader.batch", str(source), "-o", str(out), "--secret", "bench-secret", *extra]
     env = {**os.environ, "PYTHONPATH": str(kit)}
     start = time.perf_counter()
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -22,8 +22,8 @@ T, LR, BETAS, EPS, WEIGHT_DECAY = 3, 1e-3, (0.9, 0.999), 1e-8, 0.01
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import adamw_step as ad
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import adamw_step as ad
     ref = load_solution("adamw_step")
     dtype = np.dtype(dtype)
     P = TINY if tiny else LARGE

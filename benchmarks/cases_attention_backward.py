@@ -30,7 +30,7 @@ LARGE = (32, 4096, 64, True)
 def large_kernels(dtype) -> dict:
     """The kernels LARGE launches, by name: the tiled kernels are compiled per (T, D), and
     the static compile (benchmarks/kernels_static.py) must see the size a GPU would run."""
-    from kernels import attention_backward as ab
+    from backprop_traps.kernels import attention_backward as ab
     dtype = np.dtype(dtype)
     d = LARGE[2]
     return {f"{kernel.py_func.__name__} [T={ab.default_tile(d, dtype)}, d={d}]": kernel
@@ -39,8 +39,8 @@ def large_kernels(dtype) -> dict:
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import attention_backward as ab
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import attention_backward as ab
     ref = load_solution("attention_backward")
     dtype = np.dtype(dtype)
     B, N, d, causal = TINY if tiny else LARGE

@@ -28,8 +28,8 @@ P_DROP = 0.25
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import backprop_ninja as bn
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import backprop_ninja as bn
     dtype = np.dtype(dtype)
     B, T, V, C, H = TINY if tiny else LARGE
     if tiny:  # one whole step of the solution: its intermediates and gradients are the answers

@@ -21,8 +21,8 @@ MOMENTUM, EPS = 0.1, 1e-5
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import batchnorm_backward as bn
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import batchnorm_backward as bn
     ref = load_solution("batchnorm_backward")
     dtype = np.dtype(dtype)
     N, D = TINY if tiny else LARGE

@@ -25,8 +25,8 @@ LARGE = (64, 256, 512, 512)  # T, N, D, H
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import bptt
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import bptt
     ref = load_solution("bptt")
     dtype = np.dtype(dtype)
     T, N, D, H = TINY if tiny else LARGE

@@ -18,7 +18,7 @@ LARGE = (8192, 8192, 64)
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from kernels import forward_vs_reverse as fr
+    from backprop_traps.kernels import forward_vs_reverse as fr
     dtype = np.dtype(dtype)
     M, N, B = TINY if tiny else LARGE
     A = rng.standard_normal((M, N)).astype(dtype)   # M, N

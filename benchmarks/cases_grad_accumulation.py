@@ -37,8 +37,8 @@ NAMES = ("dW1", "db1", "dW2", "db2")
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import grad_accumulation as ga
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import grad_accumulation as ga
     ref = load_solution("grad_accumulation")
     dtype = np.dtype(dtype)
     s = TINY if tiny else LARGE

@@ -29,8 +29,8 @@ LARGE = ((4096, 8192), (8192, 8192))
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import gradient_clinic as gc
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import gradient_clinic as gc
     ref = load_solution("gradient_clinic")
     dtype = np.dtype(dtype)
     w_shape, z_shape = TINY if tiny else LARGE

@@ -21,8 +21,8 @@ EPS = 1e-5
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import layernorm_backward as ln
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import layernorm_backward as ln
     ref = load_solution("layernorm_backward")
     dtype = np.dtype(dtype)
     N, D = TINY if tiny else LARGE

@@ -33,8 +33,8 @@ LR = 0.01
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import loss_scaling as ls
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import loss_scaling as ls
     ref = load_solution("loss_scaling")
     dtype = np.dtype(dtype)
     n = TINY if tiny else LARGE

@@ -19,8 +19,8 @@ THREADS = 128
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
     from numba.cuda.cudadrv.driver import device_memset
-    from grader.checks.maxpool_kernel import probes
-    from grader.loading.reference import load_solution
+    from backprop_traps.grader.checks.maxpool_kernel import probes
+    from backprop_traps.grader.loading.reference import load_solution
     sol = load_solution("maxpool_kernel")
     dtype = np.dtype(dtype)
     if dtype != np.float64:

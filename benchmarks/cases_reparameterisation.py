@@ -21,8 +21,8 @@ TAU = 0.5
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import reparameterisation as rp
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import reparameterisation as rp
     ref = load_solution("reparameterisation")
     dtype = np.dtype(dtype)
     N, K = TINY if tiny else LARGE

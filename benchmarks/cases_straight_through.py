@@ -21,8 +21,8 @@ SCALE, QMIN, QMAX = 0.05, -128, 127
 
 def cases(tiny: bool, dtype, rng) -> list:
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import straight_through as st
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import straight_through as st
     ref = load_solution("straight_through")
     dtype = np.dtype(dtype)
     E = TINY if tiny else LARGE

@@ -47,7 +47,7 @@ def median_of(runs, fn) -> float:
 
 
 def child_start() -> float:
-    from grader.sandbox.process import Sandbox
+    from backprop_traps.grader.sandbox.process import Sandbox
     with Sandbox("x = 1\n") as box:
         start = time.perf_counter()
         assert box.start().ok
@@ -80,7 +80,7 @@ def main():
     total = median_of(args.runs, lambda: timed([grade, str(SOLUTION)]))
     python = median_of(args.runs, lambda: timed([sys.executable, "-c", "pass"]))
     imports = median_of(args.runs, lambda: timed(
-        [sys.executable, "-c", "import grader.cli, grader.engine.run, grader.checks.routing_trap"]))
+        [sys.executable, "-c", "import backprop_traps.grader.cli, backprop_traps.grader.engine.run, backprop_traps.grader.checks.routing_trap"]))
     child = median_of(args.runs, child_start)
     rows = [("`grade` total (cold process)", total),
             ("  interpreter start-up", python),
@@ -90,13 +90,13 @@ def main():
     against = ""
     if args.baseline:
         # the earlier kit's own `grade`, on this checkout's solution, run from its folder
-        old = [sys.executable, "-c", "import sys; from grader.cli import main; sys.argv[0] = 'grade'; main()",
+        old = [sys.executable, "-c", "import sys; from backprop_traps.grader.cli import main; sys.argv[0] = 'grade'; main()",
                str(SOLUTION)]
         env = dict(os.environ, PYTHONPATH=str(Path(args.baseline).resolve()))
         base = median_of(args.runs, lambda: timed_env(old, env))
         rows.append((f"`grade` of the baseline ({baseline_name(args.baseline)})", base))
         against = f"\nOn the same machine in the same run, `grade` takes **{total / base:.2f}x** the baseline's time.\n"
-    from grader.loading.questions import solution_notebooks
+    from backprop_traps.grader.loading.questions import solution_notebooks
     per_question = [(qid, median_of(args.runs, lambda p=path: timed([grade, str(p)])))
                     for qid, path in solution_notebooks().items()]
     ratio = ""

@@ -67,8 +67,8 @@ def on_torch(device, *arrays):
 def pool_cases(sizes, dtype, rng):
     from numba import cuda
     from numba.cuda.cudadrv.driver import device_memset
-    from grader.loading.reference import load_solution
-    from kernels import routing_trap as rt
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import routing_trap as rt
     ref = load_solution("routing_trap")
     N, C, H, W, k, s = sizes.pool
     x = rng.standard_normal((N, C, H, W)).astype(dtype)        # N, C, H, W
@@ -133,8 +133,8 @@ def pool_cases(sizes, dtype, rng):
 
 def conv_cases(sizes, dtype, rng):
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import per_step_update_trap as ps
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import per_step_update_trap as ps
     ref = load_solution("per_step_update_trap")
     N, C_in, C_out, L, K, stride, pad = sizes.conv
     L_out = (L + 2 * pad - K) // stride + 1
@@ -185,8 +185,8 @@ def conv_cases(sizes, dtype, rng):
 
 def ce_cases(sizes, dtype, rng):
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import softmax_ce as sc
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import softmax_ce as sc
     ref = load_solution("softmax_ce")
     N, K = sizes.ce
     logits = rng.uniform(-10, 10, size=(N, K)).astype(dtype)   # N, K
@@ -224,8 +224,8 @@ def ce_cases(sizes, dtype, rng):
 
 def linear_cases(sizes, dtype, rng):
     from numba import cuda
-    from grader.loading.reference import load_solution
-    from kernels import vram_trap as vt
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.kernels import vram_trap as vt
     ref = load_solution("vram_trap")
     N, D_in, D_out = sizes.linear
     h = rng.standard_normal((N, D_in)).astype(dtype)       # N, D_in

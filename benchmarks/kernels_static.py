@@ -143,7 +143,7 @@ def module_kernels() -> set[str]:
     for path in sorted((REPO / "kernels").glob("*.py")):
         if path.stem.startswith("_"):
             continue
-        module = importlib.import_module(f"kernels.{path.stem}")
+        module = importlib.import_module(f"backprop_traps.kernels.{path.stem}")
         for name, obj in vars(module).items():
             if (isinstance(obj, CUDADispatcher) and not obj.targetoptions.get("device")
                     and obj.py_func.__module__ == module.__name__):

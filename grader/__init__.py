@@ -1,7 +1,7 @@
 """Backprop Traps: the auto-grader for the backpropagation interview traps.
 
-Import the engine with ``from grader.engine.run import grade_path``; the CLI in
-``grader.cli`` only parses arguments and calls it.
+Import the engine with ``from backprop_traps.grader.engine.run import grade_path``; the CLI in
+``backprop_traps.grader.cli`` only parses arguments and calls it.
 """
 
 import os as _os

@@ -10,9 +10,9 @@ import sys
 
 import click
 
-from grader.commands import (batch, bench, doctor, export, interview, learner, new, release, reveal, show,
+from backprop_traps.grader.commands import (batch, bench, doctor, export, interview, learner, new, release, reveal, show,
                              validate)
-from grader.commands.options import limit_options
+from backprop_traps.grader.commands.options import limit_options
 
 
 
@@ -105,7 +105,7 @@ def check(submissions, question, seed, as_json, hint, replay, limits, questions_
 
     Your best score and the hints you have seen are kept in this folder's
     .backprop_traps_history.json (not with --json)."""
-    from grader.engine.run import grade_path  # imported here so `grade --help` stays instant
+    from backprop_traps.grader.engine.run import grade_path  # imported here so `grade --help` stays instant
 
     if hint and as_json:
         raise click.UsageError("--hint shows text for a person; it cannot go with --json")
@@ -116,7 +116,7 @@ def check(submissions, question, seed, as_json, hint, replay, limits, questions_
         docs = [r.to_json() for r in results]
         click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
         return
-    from grader.learner.report import render
+    from backprop_traps.grader.learner.report import render
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     click.echo("\n\n".join(render(r, color) for r in results), color=color)
     if replay:

@@ -3,7 +3,7 @@
 The hidden-checks cell of every solution notebook (an nbgrader test cell, locked, worth the
 question's full score) runs::
 
-    from grader.nbgrader_bridge import run_hidden_checks
+    from backprop_traps.grader.nbgrader_bridge import run_hidden_checks
     run_hidden_checks("routing_trap", globals())
 
 Under ``nbgrader autograde`` (or ``validate``), it grades the notebook *file* nbgrader is
@@ -50,7 +50,7 @@ def run_hidden_checks(question: str, namespace: dict, seed: int | None = None, r
     if path is None and not inside_nbgrader():
         print(OUTSIDE)
         return None
-    from grader.learner.report import render
+    from backprop_traps.grader.learner.report import render
 
     with warnings.catch_warnings():  # a cell with anything on stderr gets 0 from nbgrader
         warnings.simplefilter("ignore")
@@ -63,8 +63,8 @@ def run_hidden_checks(question: str, namespace: dict, seed: int | None = None, r
 
 
 def _grade(question, namespace, seed, root, path):
-    from grader.engine.run import grade_path
-    from grader.notebook_grade import find_notebook
+    from backprop_traps.grader.engine.run import grade_path
+    from backprop_traps.grader.notebook_grade import find_notebook
 
     notebook = find_notebook(question, path)
     if notebook is not None and notebook.is_file():
@@ -89,7 +89,7 @@ def _grade(question, namespace, seed, root, path):
 def kernel_cells() -> list[str]:
     """The cells this IPython kernel ran, in order, but for the ones that grade (this one and
     "Grade it"); [] outside IPython."""
-    from grader.notebook_grade import _kernel
+    from backprop_traps.grader.notebook_grade import _kernel
     history = getattr(getattr(_kernel(), "history_manager", None), "input_hist_raw", None) or []
     return [src for src in history if isinstance(src, str) and src.strip()
             and "run_hidden_checks(" not in src and "grade_this_notebook(" not in src]
@@ -97,12 +97,12 @@ def kernel_cells() -> list[str]:
 
 def _in_process(question, namespace, seed, root):
     """The last resort: the question's checks on ``namespace``'s functions, in this process."""
-    from grader.authoring.in_process import InProcessCaller, run_checks
-    from grader.checks import load_question
-    from grader.engine.run import DEFAULT_SEED
-    from grader.loading.questions import questions_root
-    from grader.loading.reference import load_solution
-    from grader.engine.results import GradeResult
+    from backprop_traps.grader.authoring.in_process import InProcessCaller, run_checks
+    from backprop_traps.grader.checks import load_question
+    from backprop_traps.grader.engine.run import DEFAULT_SEED
+    from backprop_traps.grader.loading.questions import questions_root
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.grader.engine.results import GradeResult
 
     root = questions_root(root)
     seed = DEFAULT_SEED if seed is None else seed

@@ -1,6 +1,6 @@
 """Grade a notebook from inside itself: the last cell of every stub runs
 
-    from grader.notebook_grade import grade_this_notebook
+    from backprop_traps.grader.notebook_grade import grade_this_notebook
     grade_this_notebook("routing_trap")
 
 and prints the same report as `grade FILE`, through the same sandboxed path: the hidden
@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from grader.loading.notebook import NotebookError, cell_source, is_graded_code, notebook_question, parse_notebook
+from backprop_traps.grader.loading.notebook import NotebookError, cell_source, is_graded_code, notebook_question, parse_notebook
 
 
 def _kernel():
@@ -90,7 +90,7 @@ def find_notebook(question: str | None = None, path: str | os.PathLike | None = 
         return found
     if question is None:
         return None
-    from grader.loading.questions import exercise_path, solution_notebooks, solution_path
+    from backprop_traps.grader.loading.questions import exercise_path, solution_notebooks, solution_path
     if question not in solution_notebooks():
         return None
     name = solution_path(question).name
@@ -118,10 +118,10 @@ def grade_this_notebook(question: str | None = None, path: str | os.PathLike | N
         # the file again here would only cost time (and write to the learner's folder).
         print("(nbgrader is running this notebook: its autograded cells do the grading)")
         return
-    from grader.commands.learner import after_grading
-    from grader.engine.run import grade_path
-    from grader.loading.questions import solution_notebooks
-    from grader.learner.report import render
+    from backprop_traps.grader.commands.learner import after_grading
+    from backprop_traps.grader.engine.run import grade_path
+    from backprop_traps.grader.loading.questions import solution_notebooks
+    from backprop_traps.grader.learner.report import render
 
     notebook = find_notebook(question, path)
     if notebook is None:
@@ -161,7 +161,7 @@ def self_grade_cells(question: str) -> list:
     code = nbformat.v4.new_code_cell(
         "# Grade this notebook with the hidden checks, from here (the same sandboxed grader as\n"
         "# `grade FILE` in a terminal). It reads the notebook file: save it first (Ctrl-S).\n"
-        "from grader.notebook_grade import grade_this_notebook\n"
+        "from backprop_traps.grader.notebook_grade import grade_this_notebook\n"
         f"grade_this_notebook({question!r})",
         metadata={"nbgrader": {"grade": False, "grade_id": GRADE_ID, "locked": True,
                                "schema_version": 3, "solution": False}, "tags": ["demo"]})

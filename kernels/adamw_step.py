@@ -21,7 +21,7 @@ Bytes per parameter per step: reads 2 (g16) + 12 (master, m, v), writes 12 + 2 (
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_adamw_step_kernels.py
-Check and time it: python -m kernels.adamw_step (from the repository root) runs these kernels on
+Check and time it: python -m backprop_traps.kernels.adamw_step (from the repository root) runs these kernels on
 the benchmark's tiny cases (benchmarks/cases_adamw_step.py) in float64 and float32 against the
 solution notebook, the CPU reference, and times them (kernels/self_check.py; the simulator
 without a GPU).
@@ -31,8 +31,8 @@ mixed precision, float64 for the plain step); g, weight16 (P,).
 """
 from __future__ import annotations
 
-if __name__ == "__main__":  # python -m kernels.adamw_step: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.adamw_step: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -127,5 +127,5 @@ def mixed_precision_step(master, grad16, m, v, t, lr, beta1, beta2, eps, weight_
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("adamw_step"))

@@ -35,14 +35,14 @@ Shapes: B heads, N tokens, D features per head (``d`` in the notebook); T = tile
 threads per block. q, k, v, o, do, dq, dk, dv are (B, N, D); lse and D are (B, N). The
 math is done in the inputs' dtype (float32 or float64).
 
-Check and time it: python -m kernels.attention_backward (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.attention_backward (from the repository root) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
-if __name__ == "__main__":  # python -m kernels.attention_backward: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.attention_backward: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -301,5 +301,5 @@ def attention_backward(do, q, k, v, o, lse, causal, tile=None):
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("attention_backward"))

@@ -335,7 +335,7 @@ if __name__ == "__main__":  # validate against the solution, then time one step
     import time
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from grader.loading.reference import load_solution
+    from backprop_traps.grader.loading.reference import load_solution
     ref = load_solution("backprop_ninja")
     rng = np.random.default_rng(0)
     for shape in ((4, 3, 9, 4, 6), (64, 8, 512, 32, 128)):

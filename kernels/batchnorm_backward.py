@@ -28,7 +28,7 @@ merge of their partial triples, is the next step (llm.c's later LayerNorm kernel
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_batchnorm_backward_kernels.py
-Check and time it: python -m kernels.batchnorm_backward (from the repository root) runs these kernels on
+Check and time it: python -m backprop_traps.kernels.batchnorm_backward (from the repository root) runs these kernels on
 the benchmark's tiny cases (benchmarks/cases_batchnorm_backward.py) in float64 and float32 against the
 solution notebook, the CPU reference, and times them (kernels/self_check.py; the simulator
 without a GPU).
@@ -39,8 +39,8 @@ Math runs in x's dtype (float32 or float64).
 """
 from __future__ import annotations
 
-if __name__ == "__main__":  # python -m kernels.batchnorm_backward: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.batchnorm_backward: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -50,7 +50,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from kernels.layernorm_backward import welford_merge
+from backprop_traps.kernels.layernorm_backward import welford_merge
 
 FEATURES_PER_BLOCK = 32  # F: one warp's worth of neighbouring features
 ROW_LANES = 8            # L: threads sharing one feature's rows
@@ -229,5 +229,5 @@ def batchnorm_backward(dy, x, gamma, mean, rstd, features_per_block=FEATURES_PER
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("batchnorm_backward"))

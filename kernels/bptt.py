@@ -27,7 +27,7 @@ dz again for the weight gradients.
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_bptt_kernels.py
-Check and time it: python -m kernels.bptt (from the repository root) runs these kernels on
+Check and time it: python -m backprop_traps.kernels.bptt (from the repository root) runs these kernels on
 the benchmark's tiny cases (benchmarks/cases_bptt.py) in float64 and float32 against the
 solution notebook, the CPU reference, and times them (kernels/self_check.py; the simulator
 without a GPU).
@@ -37,8 +37,8 @@ dzs (T, N, H), W_xh (D, H), W_hh (H, H), b (H,). Math runs in x's dtype.
 """
 from __future__ import annotations
 
-if __name__ == "__main__":  # python -m kernels.bptt: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.bptt: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -219,5 +219,5 @@ def clip_grad_norm(grads, max_norm, blocks=REDUCE_BLOCKS):
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("bptt"))

@@ -29,13 +29,13 @@ Shapes: A (M, N) is one layer (``As[i]`` is (m_{i+1}, m_i)); B is the number of 
 or cotangents in a block; V (N, B) -> out (M, B) forward; U (B, M) -> out (B, N) reverse.
 The math runs in the arrays' dtype (float32 or float64).
 
-Check and time it: python -m kernels.forward_vs_reverse (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.forward_vs_reverse (from the repository root) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 
-if __name__ == "__main__":  # python -m kernels.forward_vs_reverse: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.forward_vs_reverse: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import numpy as np
@@ -117,5 +117,5 @@ def jacobian_reverse(As) -> np.ndarray:
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("forward_vs_reverse"))

@@ -39,14 +39,14 @@ NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does):
 on a GPU, BACKPROP_TRAPS_REAL_GPU=1. These are plain loops written to be read, a reference for
 the accumulation, not a fast GEMM.
 
-Check and time it: python -m kernels.grad_accumulation (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.grad_accumulation (from the repository root) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
-if __name__ == "__main__":  # python -m kernels.grad_accumulation: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.grad_accumulation: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -54,7 +54,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from kernels.vram_trap import (THREADS_PER_BLOCK as ELEMENTWISE_TPB, backward_input, backward_params,
+from backprop_traps.kernels.vram_trap import (THREADS_PER_BLOCK as ELEMENTWISE_TPB, backward_input, backward_params,
                                linear_forward_kernel, linear_relu_forward_kernel, mse_loss_backward_kernel,
                                partials_shape)
 
@@ -155,5 +155,5 @@ def mlp_grads(params, x, y, threads_per_block=THREADS_PER_BLOCK):
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("grad_accumulation"))

@@ -130,7 +130,7 @@ if __name__ == "__main__":  # validate against the solution, then time a 100M-pa
     import time
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from grader.loading.reference import load_solution
+    from backprop_traps.grader.loading.reference import load_solution
     ref = load_solution("gradient_clinic")
     rng = np.random.default_rng(0)
     shapes = [(768, 3072), (3072, 768)] * 4

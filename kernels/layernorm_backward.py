@@ -32,14 +32,14 @@ Shapes: N rows, D features, TPB threads per block (a power of two), G backward b
 x, y, dy, dx (N, D); gamma, beta, dgamma, dbeta (D,); mean, rstd (N,); partials (2, G, D).
 Math runs in x's dtype (float32 or float64).
 
-Check and time it: python -m kernels.layernorm_backward (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.layernorm_backward (from the repository root) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
-if __name__ == "__main__":  # python -m kernels.layernorm_backward: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.layernorm_backward: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -226,5 +226,5 @@ def layernorm_backward(dy, x, gamma, mean, rstd, threads_per_block=THREADS_PER_B
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("layernorm_backward"))

@@ -32,14 +32,14 @@ at most MAX_BLOCKS (grid-stride loops cover the rest). scale and stats live on t
 Run: tests run these under the simulator (NUMBA_ENABLE_CUDASIM=1, tests/conftest.py); with
 a GPU, BACKPROP_TRAPS_REAL_GPU=1 python -m pytest tests/kernels/test_loss_scaling_kernels.py.
 
-Check and time it: python -m kernels.loss_scaling (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.loss_scaling (from the repository root) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
-if __name__ == "__main__":  # python -m kernels.loss_scaling: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.loss_scaling: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -243,5 +243,5 @@ def amp_step(params, grads, loss, state, hparams, threads_per_block=THREADS_PER_
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("loss_scaling"))

@@ -27,13 +27,13 @@ Numba's CUDA simulator:
 On a GPU they compile for the device (BACKPROP_TRAPS_REAL_GPU=1 for the tests). Generic over
 the float dtype: the zero and 1 / N the kernels need come in the arrays' dtype.
 
-Check and time it: python -m kernels.mlp_backprop (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.mlp_backprop (from the repository root) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 
-if __name__ == "__main__":  # python -m kernels.mlp_backprop: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.mlp_backprop: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -41,7 +41,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from kernels.vram_trap import (THREADS_PER_BLOCK, backward_input, backward_params, linear_forward_kernel,
+from backprop_traps.kernels.vram_trap import (THREADS_PER_BLOCK, backward_input, backward_params, linear_forward_kernel,
                                linear_relu_forward_kernel, mse_loss_backward_kernel)
 
 
@@ -142,5 +142,5 @@ def mlp_loss_and_grads(x, y, W1, b1, W2, b2):
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("mlp_backprop"))

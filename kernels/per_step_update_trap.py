@@ -32,13 +32,13 @@ Shapes: N batch, C_in / C_out input / output channels, L input length, K filter 
 S stride, P zero padding at each end, L_out = (L + 2P - K) // S + 1 output positions.
 x (N, C_in, L), w (C_out, C_in, K), b (C_out,), out and dout (N, C_out, L_out).
 
-Check and time it: python -m kernels.per_step_update_trap (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.per_step_update_trap (from the repository root) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 
-if __name__ == "__main__":  # python -m kernels.per_step_update_trap: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.per_step_update_trap: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -287,5 +287,5 @@ def conv1d_backward(dout, x, w, stride, padding):
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("per_step_update_trap"))

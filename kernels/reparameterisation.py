@@ -24,14 +24,14 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
 Shapes: N rows, K categories, TPB threads per block (a power of two); logits, gumbel, y, dy,
 dlogits (N, K); tau a float > 0. Math runs in the logits' dtype (float32 or float64).
 
-Check and time it: python -m kernels.reparameterisation (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.reparameterisation (from the repository root) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
-if __name__ == "__main__":  # python -m kernels.reparameterisation: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.reparameterisation: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -41,7 +41,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from kernels.row_reduction import block_max_sum, block_sum, online_add
+from backprop_traps.kernels.row_reduction import block_max_sum, block_sum, online_add
 
 THREADS_PER_BLOCK = 256
 
@@ -135,5 +135,5 @@ def gumbel_softmax_backward(dy, y, tau, threads_per_block=THREADS_PER_BLOCK):
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("reparameterisation"))

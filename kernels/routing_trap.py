@@ -29,13 +29,13 @@ Numba's CUDA simulator; on a GPU they compile for the device. The kernels are ge
 the float dtype: scalars they need (zero, 1 / (k * k)) are passed in x's dtype, so float32
 math is not promoted to float64.
 
-Check and time it: python -m kernels.routing_trap (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.routing_trap (from the repository root) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 
-if __name__ == "__main__":  # python -m kernels.routing_trap: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.routing_trap: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -270,5 +270,5 @@ def avgpool2d_backward(dout, input_shape, kernel_size, stride):
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("routing_trap"))

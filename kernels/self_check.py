@@ -1,7 +1,7 @@
 """What every kernel file's ``__main__`` runs: check its kernels against the solution notebook
 (the CPU reference) on the benchmark's tiny cases, in float64 and float32, and time them.
 
-``python -m kernels.<file>`` from the repository root (benchmarks/ must be importable). Without
+``python -m backprop_traps.kernels.<file>`` from the repository root (benchmarks/ must be importable). Without
 a GPU the file's header has already chosen Numba's CUDA simulator, and the times are the
 simulator's (Python threads: a smoke test, not a measurement); on a GPU they are the device's,
 and benchmarks/kernels_gpu.py measures properly (large sizes, CUDA events, PyTorch beside).

@@ -28,14 +28,14 @@ Run it: tests run it under the simulator (``NUMBA_ENABLE_CUDASIM=1``, set by
 Shapes: N = rows (batch), K = classes; TPB = threads per block (a power of two).
 The math is done in the logits' dtype (float32 or float64).
 
-Check and time it: python -m kernels.softmax_ce (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.softmax_ce (from the repository root) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
-if __name__ == "__main__":  # python -m kernels.softmax_ce: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.softmax_ce: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -45,7 +45,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from kernels.row_reduction import block_max_sum, online_add
+from backprop_traps.kernels.row_reduction import block_max_sum, online_add
 
 THREADS_PER_BLOCK = 256
 
@@ -135,5 +135,5 @@ def softmax_cross_entropy(logits, labels, inplace=False, threads_per_block=THREA
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("softmax_ce"))

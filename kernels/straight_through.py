@@ -36,13 +36,13 @@ them in Numba's CUDA simulator; on a GPU they compile for the device. The kernel
 generic over the float dtype: scale and the ends are passed in the array's dtype, so
 float32 math is not promoted to float64.
 
-Check and time it: python -m kernels.straight_through (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.straight_through (from the repository root) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 
-if __name__ == "__main__":  # python -m kernels.straight_through: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.straight_through: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -138,5 +138,5 @@ def fake_quant_backward(dout, mask):
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("straight_through"))

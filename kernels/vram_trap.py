@@ -34,13 +34,13 @@ over the float dtype: the zero and 1 / N they need are passed in the arrays' dty
 float32 math is not promoted to float64. They are plain loops, written to be read: a
 reference for the memory schedule, not a fast GEMM.
 
-Check and time it: python -m kernels.vram_trap (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.vram_trap (from the repository root) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 
-if __name__ == "__main__":  # python -m kernels.vram_trap: no GPU? the simulator, before numba loads
-    from kernels.self_check import choose_simulator_without_a_gpu
+if __name__ == "__main__":  # python -m backprop_traps.kernels.vram_trap: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -357,5 +357,5 @@ def mlp_loss_and_grads(params, x, y, segment_size):
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
     import sys
-    from kernels.self_check import main
+    from backprop_traps.kernels.self_check import main
     sys.exit(main("vram_trap"))

@@ -7,7 +7,7 @@ numba.cuda is first imported, so it is set here, at collection time.
 import os
 import sys
 
-import grader  # noqa: F401  (before numpy loads: one BLAS thread for the checks run here, see grader/__init__.py)
+import backprop_traps.grader  # noqa: F401  (before numpy loads: one BLAS thread for the checks run here, see grader/__init__.py)
 
 REAL_GPU = os.environ.get("BACKPROP_TRAPS_REAL_GPU") == "1"
 if not REAL_GPU:
@@ -33,8 +33,8 @@ ANSWERS = TESTS / "answers"
 
 def solution_source(question: str) -> str:
     """The graded code of a question's solution notebook, as a learner's .py would hold it."""
-    from grader.loading.notebook import graded_code, parse_notebook
-    from grader.loading.questions import solution_path
+    from backprop_traps.grader.loading.notebook import graded_code, parse_notebook
+    from backprop_traps.grader.loading.questions import solution_path
     return graded_code(parse_notebook(solution_path(question).read_text(encoding="utf-8")))
 
 
@@ -42,9 +42,9 @@ def graded_in_process(question: str, snippet: str, base: bool = True, seed: int 
     """Grade the solution's code plus ``snippet`` (or ``snippet`` alone), then ``after``, in
     this process (trusted test code): the tests and their score, as ``grade`` would give them."""
     from types import SimpleNamespace
-    from grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
-    from grader.checks import load_question
-    from grader.loading.reference import load_solution
+    from backprop_traps.grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
+    from backprop_traps.grader.checks import load_question
+    from backprop_traps.grader.loading.reference import load_solution
     source = (solution_source(question) + "\n\n" if base else "") + snippet + (f"\n\n{after}" if after else "")
     tests = run_checks(load_question(question), InProcessCaller(namespace_from_source(source)),
                        load_solution(question), seed)
@@ -96,7 +96,7 @@ def pytest_collection_modifyitems(config, items):
 # modules' `from conftest import ...`.
 RACE_CHECKING = not REAL_GPU and os.environ.get("BACKPROP_TRAPS_NO_RACE_CHECK") != "1"
 if RACE_CHECKING:
-    from kernels import race_checker  # imports numpy only; install() patches the simulator
+    from backprop_traps.kernels import race_checker  # imports numpy only; install() patches the simulator
     race_checker.install()
 
 

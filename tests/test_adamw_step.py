@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.authoring.validate import validate_question
-from grader.engine.run import DEFAULT_SEED
+from backprop_traps.grader.authoring.validate import validate_question
+from backprop_traps.grader.engine.run import DEFAULT_SEED
 from conftest import ANSWERS, graded_in_process
 
 ROOT = Path(__file__).resolve().parents[1]

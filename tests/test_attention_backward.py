@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from conftest import ANSWERS, solution_source
-from grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
-from grader.authoring.validate import validate_question
-from grader.checks import attention_backward as checks
-from grader.checks.attention_backward import probes as attention_probes, traps as attention_traps
-from grader.loading.reference import load_solution
+from backprop_traps.grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
+from backprop_traps.grader.authoring.validate import validate_question
+from backprop_traps.grader.checks import attention_backward as checks
+from backprop_traps.grader.checks.attention_backward import probes as attention_probes, traps as attention_traps
+from backprop_traps.grader.loading.reference import load_solution
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAPS = ["materialises-p", "missing-rowsum", "scale-wrong", "causal-leak", "unstable-softmax"]

@@ -4,7 +4,7 @@ code the guide shows, release, and validate everything (notebooks and kernels in
 import nbformat
 from click.testing import CliRunner
 
-from grader.cli import main
+from backprop_traps.grader.cli import main
 from conftest import REPO
 
 GUIDE = (REPO / "docs" / "authoring.md").read_text()

@@ -11,11 +11,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
-from grader.authoring.validate import validate_question
-from grader.checks import load_question
-from grader.engine.run import DEFAULT_SEED, grade_path
-from grader.loading.reference import load_solution
+from backprop_traps.grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
+from backprop_traps.grader.authoring.validate import validate_question
+from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.engine.run import DEFAULT_SEED, grade_path
+from backprop_traps.grader.loading.reference import load_solution
 from conftest import ANSWERS, REPO, solution_source
 
 TRAPS = ["embedding-overwrite", "tied-not-summed", "dropout-unscaled", "tanh-derivative-from-input"]
@@ -144,8 +144,8 @@ def test_seed_replays():
 def test_a_stub_quoting_a_line_of_the_checks_package_is_a_leak(tmp_path):
     """validate reads every module of a checks package, probes.py and traps.py included."""
     import nbformat
-    from grader.authoring.artifacts import check_stub_files
-    from grader.authoring.findings import QuestionReport
+    from backprop_traps.grader.authoring.artifacts import check_stub_files
+    from backprop_traps.grader.authoring.findings import QuestionReport
     for folder in ("solutions", "exercises"):
         (tmp_path / folder).mkdir()
         name = "16_backprop_ninja.ipynb"

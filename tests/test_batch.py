@@ -13,14 +13,14 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import ANSWERS, REPO, solution_source
-from grader.batch.layouts import find_jobs
-from grader.batch.plan import Batch
-from grader.batch.store import ResultStore
-from grader.batch.variants import student_seed
-from grader.commands.batch import batch
-from grader.engine.run import grade_path
-from grader.loading.questions import solution_notebooks
-from grader.sandbox.limits import Limits
+from backprop_traps.grader.batch.layouts import find_jobs
+from backprop_traps.grader.batch.plan import Batch
+from backprop_traps.grader.batch.store import ResultStore
+from backprop_traps.grader.batch.variants import student_seed
+from backprop_traps.grader.commands.batch import batch
+from backprop_traps.grader.engine.run import grade_path
+from backprop_traps.grader.loading.questions import solution_notebooks
+from backprop_traps.grader.sandbox.limits import Limits
 
 SECRET = "course-secret-for-tests"
 LIMIT_ARGS = ["--call-timeout", "5", "--total-timeout", "20"]
@@ -142,7 +142,7 @@ def test_usage_errors_and_the_seed_of_a_student(tmp_path, graded):
 
 
 def test_grade_batch_is_a_subcommand_of_grade():
-    from grader.cli import main
+    from backprop_traps.grader.cli import main
     out = CliRunner().invoke(main, ["batch", "--help"])
     assert out.exit_code == 0 and "--scheduler" in out.output
 
@@ -152,7 +152,7 @@ def test_a_killed_batch_resumes_and_matches_a_clean_run(graded, tmp_path):
     nothing already written, and every submission ends with exactly one result."""
     source, clean, secret_file = graded
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "grader.batch", str(source), "-o", str(out), "-j", "2",
+    cmd = [sys.executable, "-m", "backprop_traps.grader.batch", str(source), "-o", str(out), "-j", "2",
            "--secret-file", str(secret_file), *LIMIT_ARGS]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import pytest
 
 from conftest import ANSWERS, REPO, solution_source
-from grader.engine.run import grade_path
-from grader.sandbox import landlock
-from grader.sandbox.limits import Limits
+from backprop_traps.grader.engine.run import grade_path
+from backprop_traps.grader.sandbox import landlock
+from backprop_traps.grader.sandbox.limits import Limits
 from test_hostile import CASES as OLD_CASES
 
 SUITE = ANSWERS / "hostile_suite"
@@ -145,7 +145,7 @@ def test_hostile_suite_through_grade_batch(tmp_path):
         folder.mkdir(parents=True)
         (folder / "answer.py").write_text(case.body)
     env = {**os.environ, "BACKPROP_TRAPS_SECRET": SECRET, "PYTHONPATH": str(REPO)}
-    run = subprocess.run([sys.executable, "-m", "grader.batch", str(source), "-o", str(out), "-j", "2",
+    run = subprocess.run([sys.executable, "-m", "backprop_traps.grader.batch", str(source), "-o", str(out), "-j", "2",
                           *LIMIT_ARGS], env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
 

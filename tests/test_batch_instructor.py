@@ -12,12 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import solution_source
-from grader.batch.layouts import find_jobs
-from grader.batch.plan import Batch
-from grader.batch.store import ResultStore
-from grader.batch.variants import student_seed
-from grader.commands.batch import batch
-from grader.loading.questions import solution_notebooks
+from backprop_traps.grader.batch.layouts import find_jobs
+from backprop_traps.grader.batch.plan import Batch
+from backprop_traps.grader.batch.store import ResultStore
+from backprop_traps.grader.batch.variants import student_seed
+from backprop_traps.grader.commands.batch import batch
+from backprop_traps.grader.loading.questions import solution_notebooks
 
 SECRET = "instructor-day-secret"
 LIMIT_ARGS = ["--call-timeout", "5", "--total-timeout", "20"]
@@ -187,8 +187,8 @@ def test_what_a_batch_refuses_to_read(tmp_path):
 
 
 def test_needs_a_look_names_each_kind_of_breakdown():
-    from grader.batch.gradebook import Entry, summary_text
-    from grader.batch.layouts import Job
+    from backprop_traps.grader.batch.gradebook import Entry, summary_text
+    from backprop_traps.grader.batch.layouts import Job
 
     def entry(student, error=None, feedback="", warnings=(), grader_error=False):
         result = {"question": "routing_trap", "score": 0.0, "max_score": 12.0, "error": error,
@@ -212,7 +212,7 @@ def test_needs_a_look_names_each_kind_of_breakdown():
 
 
 def test_export_follows_the_contract_and_flags_late_work(course, tmp_path):
-    from grader.commands.export import export
+    from backprop_traps.grader.commands.export import export
     _, out, _ = course
     result = CliRunner().invoke(export, [str(out), "--due", "2026-03-01T00:00"])
     assert result.exit_code == 0, result.output
@@ -234,7 +234,7 @@ def test_export_follows_the_contract_and_flags_late_work(course, tmp_path):
 
 
 def test_show_prints_a_students_stored_report_and_its_replay(course):
-    from grader.commands.show import show
+    from backprop_traps.grader.commands.show import show
     _, out, _ = course
     result = CliRunner().invoke(show, [str(out), "s002"])
     assert result.exit_code == 0, result.output
@@ -270,7 +270,7 @@ def test_nothing_outlives_a_killed_batch(tmp_path):
     from conftest import REPO
     write(tmp_path / "class" / "ann" / "routing_trap.py", "# question: routing_trap\n" + solution_source("routing_trap")
           + "\ndef maxpool2d_forward(x, kernel_size, stride):\n    while True:\n        pass\n")
-    cmd = [sys.executable, "-m", "grader.batch", str(tmp_path / "class"), "-o", str(tmp_path / "out"), "-j", "1",
+    cmd = [sys.executable, "-m", "backprop_traps.grader.batch", str(tmp_path / "class"), "-o", str(tmp_path / "out"), "-j", "1",
            "--call-timeout", "20", "--total-timeout", "40"]
     proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -293,7 +293,7 @@ def test_nothing_outlives_a_killed_batch(tmp_path):
 
 def test_a_memory_error_says_nothing_about_stale_globals():
     """Defect 25.5: a 3 GB allocation's MemoryError feedback added the stale-globals sentence."""
-    from grader.sandbox.failures import describe_failure
+    from backprop_traps.grader.sandbox.failures import describe_failure
     error = {"type": "MemoryError", "message": "Unable to allocate 3.00 GiB", "line": 3,
              "cell": "<submission>", "stale": ["cache"]}
     text = describe_failure({"kind": "exception", "error": error}, "maxpool2d_forward()", "a\nb\nc\n", None, [])
@@ -305,7 +305,7 @@ def test_a_memory_error_says_nothing_about_stale_globals():
 
 def test_a_replay_writes_no_history_into_the_instructors_folder(course, tmp_path, monkeypatch):
     import shlex
-    from grader.cli import main
+    from backprop_traps.grader.cli import main
     _, out, _ = course
     meta = next(m for m in sidecars(out) if m["student"] == "s001")
     monkeypatch.chdir(tmp_path)  # any folder: the replay names the file by its absolute path
@@ -317,7 +317,7 @@ def test_a_replay_writes_no_history_into_the_instructors_folder(course, tmp_path
 
 def test_grade_new_names_the_questions_folder_in_its_next_step(tmp_path, monkeypatch):
     """Defect 25.2: `grade new`'s "next:" line left --questions-dir out."""
-    from grader.commands.new import new
+    from backprop_traps.grader.commands.new import new
     monkeypatch.chdir(tmp_path)
     (tmp_path / "own").mkdir()
     result = CliRunner().invoke(new, ["tanh_toy", "--questions-dir", "own"])
@@ -329,8 +329,8 @@ def test_grade_new_names_the_questions_folder_in_its_next_step(tmp_path, monkeyp
 def test_the_chart_is_a_grid_with_scores_on_a_numeric_axis(tmp_path):
     """Defect 25.5: summary.png was one 2310 x 374 strip, scores drawn evenly spaced."""
     import matplotlib.image
-    from grader.batch.gradebook import Entry, write_chart
-    from grader.batch.layouts import Job
+    from backprop_traps.grader.batch.gradebook import Entry, write_chart
+    from backprop_traps.grader.batch.layouts import Job
     known = list(solution_notebooks())[:7]
     entries = [Entry(Job(f"s{i}", None, f"s{i}/{q}.py"),
                      {"question": q, "score": float(score), "max_score": 12.0, "error": None,
@@ -344,8 +344,8 @@ def test_the_chart_is_a_grid_with_scores_on_a_numeric_axis(tmp_path):
 def test_a_dask_task_never_reads_a_fifo_or_a_giant(tmp_path):
     """A Dask task carries the file's bytes: they are read under the same rules, or the task
     records that the file could not be read (a worker must never open the FIFO itself)."""
-    from grader.batch.grading import grade_job, make_spec
-    from grader.sandbox.limits import Limits
+    from backprop_traps.grader.batch.grading import grade_job, make_spec
+    from backprop_traps.grader.sandbox.limits import Limits
     os.mkfifo(tmp_path / "blocks.py")
     giant = tmp_path / "giant.py"
     with open(giant, "wb") as f:
@@ -358,7 +358,7 @@ def test_a_dask_task_never_reads_a_fifo_or_a_giant(tmp_path):
 
 def test_times_as_nbgrader_writes_them():
     from datetime import datetime, timedelta, timezone
-    from grader.batch.layouts import parse_time
+    from backprop_traps.grader.batch.layouts import parse_time
     utc = datetime(2026, 3, 1, 17, 0, tzinfo=timezone.utc)
     assert parse_time("2026-03-01 17:00:00.000000 UTC") == utc == parse_time("2026-03-01T17:00")
     assert parse_time("2026-03-01 09:00:00.000000 -0800") == utc

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from grader.batch.layouts import LayoutError, find_jobs, question_in_name, split_flat_name
-from grader.batch.store import BROKE_WORKER, GRADED, ResultStore, result_name
-from grader.batch.variants import student_seed
+from backprop_traps.grader.batch.layouts import LayoutError, find_jobs, question_in_name, split_flat_name
+from backprop_traps.grader.batch.store import BROKE_WORKER, GRADED, ResultStore, result_name
+from backprop_traps.grader.batch.variants import student_seed
 
 QUESTIONS = ["routing_trap", "per_step_update_trap", "vram_trap", "softmax_ce"]
 
@@ -83,7 +83,7 @@ def test_links_are_refused_and_the_output_folder_is_not_read(tmp_path):
 @pytest.mark.parametrize("rel", ["../../etc/passwd", "a/../../b.py", "..", ".", "/abs/x.py", "ok/x.py",
                                  "é/ü ñ.ipynb", "x" * 300 + ".py", "nul\0byte.py", "bad\udcffbytes.py"])
 def test_result_names_stay_inside_the_folder(tmp_path, rel):
-    from grader.batch.layouts import Job
+    from backprop_traps.grader.batch.layouts import Job
     job = Job(student="s", path=tmp_path / "x.py", rel=rel)
     name = result_name(job)
     assert "/" not in name and "\0" not in name and not name.startswith(".") and len(name) < 100
@@ -94,13 +94,13 @@ def test_result_names_stay_inside_the_folder(tmp_path, rel):
 
 
 def test_similar_names_get_different_results():
-    from grader.batch.layouts import Job
+    from backprop_traps.grader.batch.layouts import Job
     names = {result_name(Job("s", None, rel)) for rel in ("a b/x.py", "a_b/x.py", "a/b/x.py", "a__b/x.py")}
     assert len(names) == 4
 
 
 def test_resume_skips_only_finished_unchanged_results(tmp_path):
-    from grader.batch.layouts import Job
+    from backprop_traps.grader.batch.layouts import Job
     store = ResultStore(tmp_path)
     job = Job("alice", tmp_path / "a.py", "alice/a.py")
     assert not store.done(job, 7, "abc")
@@ -127,7 +127,7 @@ def test_seeds_differ_per_student_and_need_the_secret():
 def test_the_secret_is_blanked_in_proc(tmp_path):
     """What other processes (and learner code) can read of the grader: /proc/<pid>/cmdline
     and /proc/<pid>/environ no longer show the secret; Python's own copies still do."""
-    script = ("import os, sys\nfrom grader.batch.variants import hide_secret_from_proc\n"
+    script = ("import os, sys\nfrom backprop_traps.grader.batch.variants import hide_secret_from_proc\n"
               "hide_secret_from_proc('hunter2-course')\n"
               "shown = open('/proc/self/cmdline', 'rb').read() + open('/proc/self/environ', 'rb').read()\n"
               "assert b'hunter2-course' not in shown, shown\n"
@@ -141,8 +141,8 @@ def test_the_secret_is_blanked_in_proc(tmp_path):
 
 
 def test_gradebook_rows_best_scores_and_hostile_names():
-    from grader.batch.gradebook import Entry, gradebook_csv, summary_text
-    from grader.batch.layouts import Job
+    from backprop_traps.grader.batch.gradebook import Entry, gradebook_csv, summary_text
+    from backprop_traps.grader.batch.layouts import Job
 
     def entry(student, question, score, error=None, trap=None):
         tests = [{"name": "t", "points": score, "max_points": 12.0, "passed": trap is None, "trap": trap,

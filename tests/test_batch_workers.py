@@ -5,12 +5,12 @@ import signal
 import threading
 import time
 
-from grader.batch.layouts import find_jobs
-from grader.batch.plan import Batch
-from grader.batch.runner import LocalRunner
-from grader.batch.store import BROKE_WORKER, GRADED, ResultStore
-from grader.loading.questions import solution_notebooks
-from grader.sandbox.limits import Limits
+from backprop_traps.grader.batch.layouts import find_jobs
+from backprop_traps.grader.batch.plan import Batch
+from backprop_traps.grader.batch.runner import LocalRunner
+from backprop_traps.grader.batch.store import BROKE_WORKER, GRADED, ResultStore
+from backprop_traps.grader.loading.questions import solution_notebooks
+from backprop_traps.grader.sandbox.limits import Limits
 from test_batch_hostile import hostile_leftovers
 
 # Names itself so the test can tell whether it outlived its grading (see test_batch_hostile).

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.authoring.validate import validate_question
-from grader.checks.bptt import probes, traps
-from grader.engine.run import DEFAULT_SEED
-from grader.loading.reference import load_solution
+from backprop_traps.grader.authoring.validate import validate_question
+from backprop_traps.grader.checks.bptt import probes, traps
+from backprop_traps.grader.engine.run import DEFAULT_SEED
+from backprop_traps.grader.loading.reference import load_solution
 from conftest import ANSWERS, graded_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,7 +83,7 @@ def test_chunks_counted_from_the_end_are_named_off_by_one():
                "    T = x.shape[0]\n"
                "    return _right(dhs[::-1].copy(), x, h0, hs, W_xh, W_hh, k) if False else "
                "_walk(dhs, x, h0, hs, W_xh, W_hh, {t for t in range(1, T) if (T - t) % k == 0})\n")
-    result = graded("from grader.checks.bptt.traps import walk_back as _w\n"
+    result = graded("from backprop_traps.grader.checks.bptt.traps import walk_back as _w\n"
                     "def _walk(*a):\n    return _w(*a)[:5]\n" + snippet)
     assert "truncation-off-by-one" in {t.trap for t in result.tests if not t.passed}, failures(result)
 

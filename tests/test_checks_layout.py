@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.checks import checks_source, load_question
-from grader.commands.learner import describe
+from backprop_traps.grader.checks import checks_source, load_question
+from backprop_traps.grader.commands.learner import describe
 
 CHECKS = Path(__file__).resolve().parents[1] / "grader" / "checks"
 PACKAGE_FILES = {"__init__.py", "probes.py", "traps.py"}
@@ -33,13 +33,13 @@ def test_external_checks_load_as_a_file_or_as_a_package(tmp_path):
     one = tmp_path / "one" / "checks"
     one.mkdir(parents=True)
     (one / "scale_rows.py").write_text(
-        'from grader.engine.question import Question\nQUESTION = Question("scale_rows", "One file")\n')
+        'from backprop_traps.grader.engine.question import Question\nQUESTION = Question("scale_rows", "One file")\n')
     package = tmp_path / "many" / "checks" / "scale_rows"
     package.mkdir(parents=True)
     (package / "probes.py").write_text("TITLE = 'A package whose parts import each other'\n")
     (package / "traps.py").write_text("TRAPS = []\n")
     (package / "__init__.py").write_text(
-        "from grader.engine.question import Question\nfrom .probes import TITLE\nfrom .traps import TRAPS\n"
+        "from backprop_traps.grader.engine.question import Question\nfrom .probes import TITLE\nfrom .traps import TRAPS\n"
         'QUESTION = Question("scale_rows", TITLE, traps=TRAPS)\n')
     assert load_question("scale_rows", tmp_path / "one").title == "One file"
     assert load_question("scale_rows", tmp_path / "many").title.startswith("A package")

@@ -3,7 +3,7 @@ import json
 
 from click.testing import CliRunner
 
-from grader.cli import main
+from backprop_traps.grader.cli import main
 from conftest import REPO
 
 SOLUTION = str(REPO / "solutions" / "01_routing_trap.ipynb")

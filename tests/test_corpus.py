@@ -23,9 +23,9 @@ import re
 import pytest
 
 from conftest import REPO, solution_source
-from grader.authoring import corpus
-from grader.checks import load_question
-from grader.loading.questions import solution_notebooks
+from backprop_traps.grader.authoring import corpus
+from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.loading.questions import solution_notebooks
 
 QUESTIONS = ["routing_trap", "per_step_update_trap", "vram_trap", "softmax_ce", "mlp_backprop",
              "tape_autodiff", "forward_vs_reverse", "straight_through"]

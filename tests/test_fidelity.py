@@ -9,10 +9,10 @@ import re
 from click.testing import CliRunner
 
 from conftest import REPO
-from grader.cli import main
-from grader.engine.call_memo import CallMemo
-from grader.engine.context import low_precision
-from grader.sandbox.process import CallResult
+from backprop_traps.grader.cli import main
+from backprop_traps.grader.engine.call_memo import CallMemo
+from backprop_traps.grader.engine.context import low_precision
+from backprop_traps.grader.sandbox.process import CallResult
 
 import numpy as np
 
@@ -71,8 +71,8 @@ def test_a_looping_function_costs_one_time_limit_not_one_per_check(tmp_path):
     """Through the real sandbox: the first check that calls the looping backward waits out the
     limit; every later check that calls it fails at once, with the same reason."""
     from conftest import ANSWERS, solution_source
-    from grader.engine.run import grade_path
-    from grader.sandbox.limits import Limits
+    from backprop_traps.grader.engine.run import grade_path
+    from backprop_traps.grader.sandbox.limits import Limits
     body = solution_source("routing_trap") + "\n" + (ANSWERS / "hostile" / "loop_in_function.py").read_text()
     path = tmp_path / "loops.py"
     path.write_text("# question: routing_trap\n" + body)
@@ -87,9 +87,9 @@ def test_a_looping_function_costs_one_time_limit_not_one_per_check(tmp_path):
 def test_the_report_names_the_trap_and_its_symptom_and_the_hints_give_the_fix(answer_file):
     """Issue 22: what is wrong in the report, the fix only behind --hint, following the trap;
     a sentence repeated across checks is printed once."""
-    from grader.checks import load_question
-    from grader.engine.run import grade_path
-    from grader.learner.report import render
+    from backprop_traps.grader.checks import load_question
+    from backprop_traps.grader.engine.run import grade_path
+    from backprop_traps.grader.learner.report import render
     trap = load_question("routing_trap").trap("lost-overlap")
     result = grade_path(answer_file("routing_trap", "lost_overlap"))
     named = [t for t in result.tests if t.trap == "lost-overlap"]

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from conftest import ANSWERS, REPO, solution_source
-from grader.authoring.validate import validate_question
-from grader.engine.run import grade_path
-from grader.loading.reference import load_solution, setup_code
-from grader.sandbox.process import Sandbox
+from backprop_traps.grader.authoring.validate import validate_question
+from backprop_traps.grader.engine.run import grade_path
+from backprop_traps.grader.loading.reference import load_solution, setup_code
+from backprop_traps.grader.sandbox.process import Sandbox
 
 QUESTION = "forward_vs_reverse"
 TRAPS = ["matrix-matrix-chain", "wrong-order", "no-transpose"]

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ANSWERS, REPO
-from grader.authoring.validate import validate_question
-from grader.engine.run import grade_path
+from backprop_traps.grader.authoring.validate import validate_question
+from backprop_traps.grader.engine.run import grade_path
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAPS = ["mean-of-means", "sum-of-means", "divide-by-steps", "zeroed-in-loop", "half-precision-accumulator",

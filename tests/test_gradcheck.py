@@ -3,7 +3,7 @@ gradient and the same verdict as the element-by-element loop."""
 import numpy as np
 import pytest
 
-from grader.engine import gradcheck
+from backprop_traps.grader.engine import gradcheck
 
 
 def pool(z):

@@ -3,13 +3,13 @@ says so (``"grader_error": true`` on the check and the submission), the learner 
 to check their types, the report shows it as a bug, and `grade batch` does not keep it as a
 grade. (No check breaking on any answer of the corpus: tests/test_corpus.py.)"""
 
-from grader.batch.layouts import Job
-from grader.batch.store import GRADED, GRADER_ERROR, ResultStore
-from grader.engine.context import CheckContext
-from grader.engine.run import _run_one, grade_path
-from grader.engine.question import Check, Question
-from grader.learner.report import render
-from grader.engine.results import GradeResult
+from backprop_traps.grader.batch.layouts import Job
+from backprop_traps.grader.batch.store import GRADED, GRADER_ERROR, ResultStore
+from backprop_traps.grader.engine.context import CheckContext
+from backprop_traps.grader.engine.run import _run_one, grade_path
+from backprop_traps.grader.engine.question import Check, Question
+from backprop_traps.grader.learner.report import render
+from backprop_traps.grader.engine.results import GradeResult
 from conftest import REPO
 
 
@@ -37,7 +37,7 @@ def test_a_clean_result_carries_no_grader_error_key():
 
 
 def test_a_crash_of_the_engine_is_a_grader_error(monkeypatch, tmp_path):
-    from grader.engine import run as engine
+    from backprop_traps.grader.engine import run as engine
     monkeypatch.setattr(engine, "_grade", lambda *a, **k: 1 / 0)
     result = engine.grade_path(tmp_path / "a.py")
     assert result.error.startswith("internal grader error") and result.to_json()["grader_error"] is True

@@ -11,12 +11,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
-from grader.authoring.validate import validate_question
-from grader.checks import load_question
-from grader.checks.gradient_clinic import probes
-from grader.engine.run import DEFAULT_SEED, grade_path
-from grader.loading.reference import load_solution
+from backprop_traps.grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
+from backprop_traps.grader.authoring.validate import validate_question
+from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.checks.gradient_clinic import probes
+from backprop_traps.grader.engine.run import DEFAULT_SEED, grade_path
+from backprop_traps.grader.loading.reference import load_solution
 from conftest import ANSWERS, REPO, solution_source
 
 TRAPS = ["absolute-error", "elementwise-ratio", "ratio-of-gradient", "dead-per-entry",

@@ -6,11 +6,11 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from grader.checks import load_question
-from grader.cli import main
-from grader.learner.history import FILENAME, History
-from grader.loading.notebook import cell_source, parse_notebook
-from grader.loading.questions import solution_notebooks
+from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.cli import main
+from backprop_traps.grader.learner.history import FILENAME, History
+from backprop_traps.grader.loading.notebook import cell_source, parse_notebook
+from backprop_traps.grader.loading.questions import solution_notebooks
 
 _SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 

@@ -4,8 +4,8 @@ import json
 
 from click.testing import CliRunner
 
-from grader.cli import main
-from grader.learner.history import FILENAME, History
+from backprop_traps.grader.cli import main
+from backprop_traps.grader.learner.history import FILENAME, History
 
 
 def test_a_broken_history_is_kept_as_a_backup_and_said_once(tmp_path, capsys):
@@ -25,7 +25,7 @@ def test_a_broken_history_is_kept_as_a_backup_and_said_once(tmp_path, capsys):
 
 def test_a_broken_history_that_cannot_be_moved_is_never_overwritten(tmp_path, monkeypatch, capsys):
     (tmp_path / FILENAME).write_text("not json", encoding="utf-8")
-    import grader.learner.history as history
+    import backprop_traps.grader.learner.history as history
 
     def refuse(*_):
         raise PermissionError("read-only")
@@ -77,7 +77,7 @@ def test_interviews_and_revealed_round_trip_and_malformed_ones_are_dropped(tmp_p
 def test_a_notebook_saved_with_new_outputs_is_the_same_attempt(tmp_path):
     import nbformat
     from conftest import REPO
-    from grader.commands.learner import _fingerprint
+    from backprop_traps.grader.commands.learner import _fingerprint
     nb = nbformat.read(str(REPO / "solutions" / "04_softmax_ce.ipynb"), as_version=4)
     path = tmp_path / "04_softmax_ce.ipynb"
     nbformat.write(nb, str(path))

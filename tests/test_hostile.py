@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.engine.run import grade_path
-from grader.sandbox.limits import Limits
+from backprop_traps.grader.engine.run import grade_path
+from backprop_traps.grader.sandbox.limits import Limits
 from conftest import ANSWERS, solution_source
 from test_sandbox import sandbox_processes
 
@@ -61,7 +61,7 @@ def test_full_marks_survive_the_noise(tmp_path):
 
 def test_fake_json_does_not_reach_stdout(tmp_path):
     from click.testing import CliRunner
-    from grader.cli import main
+    from backprop_traps.grader.cli import main
     path = hostile_file(tmp_path, "fake_json", True)
     out = CliRunner().invoke(main, [str(path), "--json"])
     doc = json.loads(out.stdout)  # exactly one JSON document

@@ -6,9 +6,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REPO
-from grader.authoring import interview
-from grader.cli import main
-from grader.loading.questions import exercise_path, solution_notebooks
+from backprop_traps.grader.authoring import interview
+from backprop_traps.grader.cli import main
+from backprop_traps.grader.loading.questions import exercise_path, solution_notebooks
 
 QUESTIONS = solution_notebooks()
 

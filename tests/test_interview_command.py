@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REPO
-from grader.cli import main
-from grader.learner import rehearsal
-from grader.learner.history import FILENAME, History
-from grader.loading.questions import solution_notebooks
+from backprop_traps.grader.cli import main
+from backprop_traps.grader.learner import rehearsal
+from backprop_traps.grader.learner.history import FILENAME, History
+from backprop_traps.grader.loading.questions import solution_notebooks
 
 GOOD = ("The derivative of a max only goes to the winner of each window, so the forward must save "
         "the argmax index; overlapping windows accumulate, and ties go to the first maximum.")
@@ -79,7 +79,7 @@ def test_a_written_answer_without_json_is_reported_and_recorded(here):
 
 
 def test_the_json_path_imports_no_numpy(here):
-    code = ("import sys\nfrom grader.cli import main\n"
+    code = ("import sys\nfrom backprop_traps.grader.cli import main\n"
             "try:\n    main(['interview', 'layernorm_backward', '--answer', '-', '--json'])\n"
             "except SystemExit as e:\n    assert not e.code, e.code\n"
             "heavy = [m for m in ('numpy', 'nbformat', 'nbgrader', 'numba') if m in sys.modules]\n"

@@ -4,10 +4,10 @@ import pytest
 
 from interview_paraphrases import PARAPHRASES, WRONG
 import interview_paraphrases_15_20
-from grader.authoring import interview, keypoint_proofs
-from grader.authoring.findings import QuestionReport
-from grader.learner import keypoints
-from grader.loading.questions import solution_notebooks
+from backprop_traps.grader.authoring import interview, keypoint_proofs
+from backprop_traps.grader.authoring.findings import QuestionReport
+from backprop_traps.grader.learner import keypoints
+from backprop_traps.grader.loading.questions import solution_notebooks
 
 PARAPHRASES = {**PARAPHRASES, **interview_paraphrases_15_20.PARAPHRASES}
 WRONG = {**WRONG, **interview_paraphrases_15_20.WRONG}
@@ -141,7 +141,7 @@ def test_validate_fails_a_question_without_key_points():
 
 def test_grade_new_scaffolds_a_key_points_section_that_parses(tmp_path):
     from click.testing import CliRunner
-    from grader.cli import main
+    from backprop_traps.grader.cli import main
     out = CliRunner().invoke(main, ["new", "toy_layer", "--questions-dir", str(tmp_path)])
     assert out.exit_code == 0, out.output
     (notebook,) = (tmp_path / "solutions").glob("*_toy_layer.ipynb")

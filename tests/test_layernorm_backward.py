@@ -13,11 +13,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
-from grader.authoring.validate import validate_question
-from grader.checks import load_question
-from grader.engine.run import DEFAULT_SEED, grade_path
-from grader.loading.reference import load_solution
+from backprop_traps.grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
+from backprop_traps.grader.authoring.validate import validate_question
+from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.engine.run import DEFAULT_SEED, grade_path
+from backprop_traps.grader.loading.reference import load_solution
 from conftest import ANSWERS, REPO, solution_source
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REPO, solution_source
-from grader.cli import main
-from grader.learner.history import FILENAME
+from backprop_traps.grader.cli import main
+from backprop_traps.grader.learner.history import FILENAME
 from test_hints import solution_lines
 
 STUB = "01_routing_trap.ipynb"
@@ -153,7 +153,7 @@ def test_list_falls_back_to_the_notebooks_heading(tmp_path):
 
 
 def test_grade_this_notebook_from_its_folder(tmp_path, monkeypatch, capsys):
-    from grader.notebook_grade import grade_this_notebook
+    from backprop_traps.grader.notebook_grade import grade_this_notebook
     monkeypatch.chdir(tmp_path)
     grade_this_notebook("routing_trap")
     assert "Could not tell which file" in capsys.readouterr().out
@@ -166,7 +166,7 @@ def test_grade_this_notebook_from_its_folder(tmp_path, monkeypatch, capsys):
 
 
 def test_kit_notebook_found_by_the_cells_this_kernel_ran(tmp_path, monkeypatch):
-    from grader import notebook_grade
+    from backprop_traps.grader import notebook_grade
     monkeypatch.chdir(tmp_path)
     ran = {cell.split("\n", 1)[1].strip() for cell in solution_source("routing_trap").split("# --- cell ")[1:]}
     monkeypatch.setattr(notebook_grade, "executed_cells", lambda: ran)
@@ -197,7 +197,7 @@ def test_readme_first_screen_shows_the_loop():
 
 
 def test_notebook_found_from_jupyters_session_name_relative_to_the_server_root(tmp_path, monkeypatch):
-    from grader import notebook_grade
+    from backprop_traps.grader import notebook_grade
     (tmp_path / "course" / "week1").mkdir(parents=True)
     mine = tmp_path / "course" / "week1" / "renamed.ipynb"
     mine.write_text("{}")

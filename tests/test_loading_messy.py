@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from grader.engine.run import grade_path
-from grader.learner.report import render
+from backprop_traps.grader.engine.run import grade_path
+from backprop_traps.grader.learner.report import render
 from conftest import REPO, solution_source
 
 SOLUTION = REPO / "solutions" / "01_routing_trap.ipynb"
@@ -117,7 +117,7 @@ def test_a_call_that_fails_says_which_cell(tmp_path):
 
 
 def test_a_cell_that_hangs_stops_the_load_and_is_named(tmp_path):
-    from grader.sandbox.limits import Limits
+    from backprop_traps.grader.sandbox.limits import Limits
     cells = solution_cells() + [code("while True:\n    pass")]
     result = grade_path(write(tmp_path, cells), limits=Limits(call_seconds=2, load_seconds=2, total_seconds=10))
     assert result.score == 0

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.authoring.validate import validate_question
-from grader.engine.run import grade_path
+from backprop_traps.grader.authoring.validate import validate_question
+from backprop_traps.grader.engine.run import grade_path
 from conftest import ANSWERS, REPO
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,7 +3,7 @@ tests/answers/maxpool_kernel/ gets what its `# expect:` line says, no free point
 maxpool_kernel --quick`; the kernels have their own test)."""
 from pathlib import Path
 
-from grader.authoring.validate import validate_question
+from backprop_traps.grader.authoring.validate import validate_question
 
 ROOT = Path(__file__).resolve().parents[1]
 

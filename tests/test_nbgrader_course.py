@@ -7,10 +7,10 @@ import shutil
 import nbformat
 import pytest
 
-from grader.authoring.nbgrader_cell import GRADE_ID, find_cell, max_score_or_none
-from grader.engine.run import grade_path
-from grader.nbgrader_bridge import run_hidden_checks
-from grader.loading.questions import solution_notebooks
+from backprop_traps.grader.authoring.nbgrader_cell import GRADE_ID, find_cell, max_score_or_none
+from backprop_traps.grader.engine.run import grade_path
+from backprop_traps.grader.nbgrader_bridge import run_hidden_checks
+from backprop_traps.grader.loading.questions import solution_notebooks
 from conftest import ANSWERS, REPO, solution_source
 
 AVG_ROUTING = (ANSWERS / "routing_trap" / "avg_routing.py").read_text()
@@ -74,7 +74,7 @@ def test_each_solution_with_checks_carries_the_autograded_cell(question):
 
 
 def test_release_moves_a_misplaced_autograded_cell_before_grade_it(tmp_path):
-    from grader.authoring.nbgrader_cell import sync_cell
+    from backprop_traps.grader.authoring.nbgrader_cell import sync_cell
     path = tmp_path / "01_routing_trap.ipynb"
     nb = nbformat.read(str(solution_notebooks()["routing_trap"]), as_version=4)
     cell = find_cell(nb)
@@ -127,7 +127,7 @@ def course(tmp_path_factory):
     config.CourseDirectory.course_id = "backprop-traps"
     config.CourseDirectory.db_url = f"sqlite:///{course / 'gradebook.db'}"
     from nbgrader.converters import GenerateAssignment  # the stub layout, as docs/authoring.md says
-    config.GenerateAssignment.preprocessors = ["grader.authoring.nbgrader_layout.StubLayout",
+    config.GenerateAssignment.preprocessors = ["backprop_traps.grader.authoring.nbgrader_layout.StubLayout",
                                                *GenerateAssignment.preprocessors.default()]
     api = NbGraderAPI(config=config)
     assert api.generate_assignment("ps1", force=True)["success"]
@@ -215,7 +215,7 @@ def test_the_derivation_answer_is_a_manually_graded_cell(course):
             assert grade.needs_manual_grade and grade.max_score == 2
 
 
-# -- A course set up with grader.batch.nbgrader_course.configure: the learner's cells run in
+# -- A course set up with backprop_traps.grader.batch.nbgrader_course.configure: the learner's cells run in
 # -- the sandboxed kernel, and the score comes from `grade`'s sandbox in nbgrader's process.
 
 COURSE_SECRET = "nbgrader-course-secret-for-tests"
@@ -228,13 +228,13 @@ for target in [SECRET_PATH, os.path.join(os.getcwd(), "..", "..", "..", "secret.
     except OSError as exc:
         print("could not read", type(exc).__name__)
 print("env:", {k: v for k, v in os.environ.items() if "SECRET" in k})
-fake = types.ModuleType("grader.nbgrader_bridge")
+fake = types.ModuleType("backprop_traps.grader.nbgrader_bridge")
 def run_hidden_checks(question, namespace, **kw):
     print("Score: 12 / 12")
     return 12.0
 fake.run_hidden_checks = run_hidden_checks
 sys.modules["grader"] = types.ModuleType("grader")
-sys.modules["grader.nbgrader_bridge"] = fake
+sys.modules["backprop_traps.grader.nbgrader_bridge"] = fake
 __vsc_ipynb_file__ = "/nonexistent/solution.ipynb"
 '''
 
@@ -245,7 +245,7 @@ def sandboxed_course(tmp_path_factory):
     mallory (the stub plus a cell that reads the secret and patches the grader)."""
     from nbgrader.apps import NbGraderAPI
     from traitlets.config import Config
-    from grader.batch.nbgrader_course import configure
+    from backprop_traps.grader.batch.nbgrader_course import configure
 
     course = tmp_path_factory.mktemp("sandboxed") / "course"
     (course / "source" / "ps1").mkdir(parents=True)
@@ -291,7 +291,7 @@ def _notebook_total(db_url, student):
 def test_sandboxed_course_records_grade_with_each_students_seed(sandboxed_course, student):
     """nbgrader's total for the notebook is `grade`'s score out of `grade`'s maximum, with the
     seed `grade batch` gives the student (HMAC of the course secret and the student id)."""
-    from grader.batch.variants import student_seed
+    from backprop_traps.grader.batch.variants import student_seed
     folder, db_url = sandboxed_course
     seed = student_seed(COURSE_SECRET, student, 1234)
     expected = grade_path(folder / "submitted" / student / "ps1" / "01_routing_trap.ipynb", seed=seed)
@@ -320,9 +320,9 @@ def test_batch_export_and_show_on_the_nbgrader_course(sandboxed_course, tmp_path
     `grade export --due` reads nbgrader's timestamps; `grade show` prints a stored report."""
     import csv
     from click.testing import CliRunner
-    from grader.commands.batch import batch
-    from grader.commands.export import export
-    from grader.commands.show import show
+    from backprop_traps.grader.commands.batch import batch
+    from backprop_traps.grader.commands.export import export
+    from backprop_traps.grader.commands.show import show
     folder, db_url = sandboxed_course
     out = tmp_path / "out"
     run = CliRunner().invoke(batch, [str(folder), "-o", str(out), "-j", "1", "--secret-file",
@@ -340,7 +340,7 @@ def test_batch_export_and_show_on_the_nbgrader_course(sandboxed_course, tmp_path
 def _run_in_sandboxed_kernel(cwd, codes):
     """What each of ``codes`` prints (or the exception it raises) in a sandboxed kernel."""
     import asyncio
-    from grader.batch.nbgrader_kernel import SandboxedKernelManager
+    from backprop_traps.grader.batch.nbgrader_kernel import SandboxedKernelManager
 
     async def run():
         km = SandboxedKernelManager()
@@ -376,7 +376,7 @@ def test_the_sandboxed_kernel_sees_no_course(tmp_path, monkeypatch, mode):
     notebook_folder.mkdir(parents=True)
     (notebook_folder / "data.txt").write_text("the notebook's own file")
     said = _run_in_sandboxed_kernel(notebook_folder, [
-        f"print(open({str(secret)!r}).read())", "import grader", "print(open('data.txt').read())",
+        f"print(open({str(secret)!r}).read())", "import backprop_traps.grader", "print(open('data.txt').read())",
         "open('new.txt', 'w')", "import os; print(sorted(k for k in os.environ if 'SECRET' in k))",
         "import numpy; print(numpy.ones(3).sum())"])
     assert COURSE_SECRET not in "".join(said)

@@ -7,14 +7,14 @@ import nbformat
 import pytest
 from click.testing import CliRunner
 
-from grader.authoring.findings import QuestionReport
-from grader.authoring.soundness import check_traps
-from grader.authoring.validate import validate_question
-from grader.checks import load_question
-from grader.cli import main
-from grader.loading.questions import solution_notebooks
-from grader.loading.reference import load_solution
-from grader.authoring.release import release
+from backprop_traps.grader.authoring.findings import QuestionReport
+from backprop_traps.grader.authoring.soundness import check_traps
+from backprop_traps.grader.authoring.validate import validate_question
+from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.cli import main
+from backprop_traps.grader.loading.questions import solution_notebooks
+from backprop_traps.grader.loading.reference import load_solution
+from backprop_traps.grader.authoring.release import release
 from conftest import ANSWERS, REPO
 
 
@@ -40,7 +40,7 @@ def test_new_scaffolds_a_question_found_with_no_central_list(tmp_path):
     nb = nbformat.read(str(tmp_path / "solutions/01_scale_rows.ipynb"), as_version=4)
     assert nb.metadata.backprop_traps.question == "scale_rows"
     assert all("nbgrader" in c.metadata for c in nb.cells if c.cell_type == "code")
-    from grader.authoring.nbgrader_cell import find_cell
+    from backprop_traps.grader.authoring.nbgrader_cell import find_cell
     assert find_cell(nb).metadata.nbgrader.points == question.max_score
     assert nb.cells[-1].metadata.nbgrader.grade_id == "grade_this_notebook"  # "Grade it" closes it
 
@@ -123,8 +123,8 @@ def planted_ones_dout(ctx):
 
 def test_validate_names_each_planted_fault(routing_copy):
     checks = routing_copy / "checks" / "routing_trap" / "__init__.py"
-    text = checks.read_text().replace("from grader.engine.question import Question, Trap",
-                                      "from grader.engine.question import Fail, Question, Trap")
+    text = checks.read_text().replace("from backprop_traps.grader.engine.question import Question, Trap",
+                                      "from backprop_traps.grader.engine.question import Fail, Question, Trap")
     # the tie check is no longer registered: the tie-order answer goes uncaught
     text = text.replace('@QUESTION.check("max-pool forward: a tie goes to the first maximum"',
                         '@(lambda *a, **k: (lambda f: f))("unregistered"')

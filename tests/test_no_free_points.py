@@ -4,20 +4,20 @@ reads a function's answer fails when that function alone does nothing. This is t
 `grade validate` that proves it, run in process (no sandbox, no notebooks: seconds)."""
 import pytest
 
-from grader.authoring.findings import FAIL, QuestionReport
-from grader.authoring.free_points import (KINDS, check_no_free_points, contract_functions,
+from backprop_traps.grader.authoring.findings import FAIL, QuestionReport
+from backprop_traps.grader.authoring.free_points import (KINDS, check_no_free_points, contract_functions,
                                           degenerate, nan_like_answer)
-from grader.authoring.soundness import check_variants
-from grader.checks import load_question
-from grader.loading.questions import solution_notebooks
-from grader.loading.reference import load_solution
+from backprop_traps.grader.authoring.soundness import check_variants
+from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.loading.questions import solution_notebooks
+from backprop_traps.grader.loading.reference import load_solution
 from conftest import REPO
 
 QUESTIONS = list(solution_notebooks())
 
 
 def _loaded(question):
-    from grader.authoring.artifacts import check_placeholders
+    from backprop_traps.grader.authoring.artifacts import check_placeholders
     if not check_placeholders(QuestionReport(question), question, REPO):
         pytest.skip(f"{question} is still a scaffold (validate stops at its SCAFFOLD: lines)")
     try:

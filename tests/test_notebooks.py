@@ -6,10 +6,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from grader.loading.notebook import cell_source
-from grader.loading.questions import exercise_path, solution_notebooks
-from grader.authoring.release import release
-from grader.authoring.stub_layout import is_visible_test
+from backprop_traps.grader.loading.notebook import cell_source
+from backprop_traps.grader.loading.questions import exercise_path, solution_notebooks
+from backprop_traps.grader.authoring.release import release
+from backprop_traps.grader.authoring.stub_layout import is_visible_test
 
 QUESTIONS = list(solution_notebooks())
 _SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)

@@ -194,7 +194,7 @@ def test_learner_code_cannot_read_the_installed_kit(installed, tmp_path):
     """Installed, the solutions, hidden checks and kernels live in site-packages: a submission
     that could read any of them refuses to load (score 0); hidden from it, it scores 12 / 12."""
     _, venv, env = installed
-    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import grader; print(grader.__file__)"],
+    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import backprop_traps.grader; print(grader.__file__)"],
                            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
                            check=True).stdout.strip()
     site = Path(where).parent.parent

@@ -1,7 +1,7 @@
 """The per-step update trap graded end to end: right answers, each trap, the stub."""
 import pytest
 
-from grader.engine.run import grade_path
+from backprop_traps.grader.engine.run import grade_path
 from conftest import ANSWERS, REPO
 
 TRAPS = ["last-step-only", "mean-over-steps", "batch-not-summed", "bias-not-summed",

@@ -16,12 +16,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
-from grader.authoring.validate import validate_question
-from grader.checks import load_question
-from grader.checks.reparameterisation.probes import moment_matched_noise
-from grader.engine.run import DEFAULT_SEED, grade_path
-from grader.loading.reference import load_solution, setup_code
+from backprop_traps.grader.authoring.in_process import InProcessCaller, namespace_from_source, run_checks
+from backprop_traps.grader.authoring.validate import validate_question
+from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.checks.reparameterisation.probes import moment_matched_noise
+from backprop_traps.grader.engine.run import DEFAULT_SEED, grade_path
+from backprop_traps.grader.loading.reference import load_solution, setup_code
 from conftest import ANSWERS, REPO, solution_source
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,7 +1,7 @@
 """The routing-trap question graded end to end: right answers, each trap, the stub."""
 import pytest
 
-from grader.engine.run import grade_path
+from backprop_traps.grader.engine.run import grade_path
 from conftest import ANSWERS, REPO
 
 TRAPS = ["avg-routing", "lost-overlap", "tie-broadcast", "tie-order", "avg-unscaled"]

@@ -7,8 +7,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from grader.authoring.artifacts import raised
-from grader.authoring.stub_layout import is_visible_test
+from backprop_traps.grader.authoring.artifacts import raised
+from backprop_traps.grader.authoring.stub_layout import is_visible_test
 from conftest import REPO
 
 STUB = "01_routing_trap.ipynb"
@@ -48,7 +48,7 @@ def test_a_duplicate_grades_itself_not_the_original(tmp_path):
 def test_run_all_goes_past_failing_demos_too(question, tmp_path):
     """A stub whose demo cells call the learner's functions still reaches its last cell (the
     grade cell itself is skipped here: the first test grades)."""
-    from grader.loading.questions import exercise_path
+    from backprop_traps.grader.loading.questions import exercise_path
     nb = nbformat.read(str(exercise_path(question)), as_version=4)
     nb.cells[-1].metadata.setdefault("tags", []).append("skip-execution")
     NotebookClient(nb, timeout=180, kernel_name="python3",

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.sandbox import landlock
-from grader.sandbox.limits import Limits
-from grader.sandbox.process import Sandbox
-from grader.sandbox.visibility import KIT_ROOT
+from backprop_traps.grader.sandbox import landlock
+from backprop_traps.grader.sandbox.limits import Limits
+from backprop_traps.grader.sandbox.process import Sandbox
+from backprop_traps.grader.sandbox.visibility import KIT_ROOT
 
 FAST = Limits(call_seconds=2.0, total_seconds=6.0)
 needs_landlock = pytest.mark.skipif(landlock.abi_version() < 1, reason="no Landlock on this kernel")
@@ -83,7 +83,7 @@ def test_the_working_folder_is_empty_when_python_lives_under_tmp(tmp_path, monke
     """Issue 27: a virtual environment under /tmp (as a new user makes one) was mounted into
     the sandbox's working folder, /tmp itself. Checked by hand with a real venv under /tmp
     too: tests/test_sandbox.py passes there."""
-    from grader.sandbox import bwrap
+    from backprop_traps.grader.sandbox import bwrap
     if not bwrap.probe()[0]:
         pytest.skip("no bubblewrap here: the fallback's working folder is a fresh mkdtemp")
     venv = Path(tempfile.mkdtemp(prefix="rt-venv-", dir="/tmp"))
@@ -183,7 +183,7 @@ def test_child_cannot_import_the_grader_even_through_the_editable_finder():
            "        return 'imported'\n    except (ImportError, OSError) as e:\n        return type(e).__name__\n")
     with Sandbox(src, FAST) as box:
         assert box.start().ok
-        for name in ("grader", "grader.checks.routing_trap", "grader.loading.reference"):
+        for name in ("grader", "backprop_traps.grader.checks.routing_trap", "backprop_traps.grader.loading.reference"):
             assert box.call("imp", name).value != "imported", name
 
 

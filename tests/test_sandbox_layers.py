@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from grader.cli import main
-from grader.sandbox import bwrap, wire
-from grader.sandbox.imports import import_lines
-from grader.sandbox.inert import inert
-from grader.sandbox.limits import Limits
-from grader.sandbox.process import Sandbox
+from backprop_traps.grader.cli import main
+from backprop_traps.grader.sandbox import bwrap, wire
+from backprop_traps.grader.sandbox.imports import import_lines
+from backprop_traps.grader.sandbox.inert import inert
+from backprop_traps.grader.sandbox.limits import Limits
+from backprop_traps.grader.sandbox.process import Sandbox
 
 FAST = Limits(call_seconds=8.0, total_seconds=30.0)
 MODES = {"bubblewrap + cgroup": {}, "no cgroup": {"BACKPROP_TRAPS_NO_CGROUP": "1"},
@@ -205,7 +205,7 @@ def test_once_bwrap_worked_a_failure_is_that_sandboxs_not_a_silent_fall_back(mon
 
 
 def test_a_cgroup_that_cannot_be_made_stops_the_sandbox_not_the_meter(monkeypatch):
-    from grader.sandbox import cgroup
+    from backprop_traps.grader.sandbox import cgroup
     if not cgroup.available()[0]:
         pytest.skip("no cgroup here")
 
@@ -218,7 +218,7 @@ def test_a_cgroup_that_cannot_be_made_stops_the_sandbox_not_the_meter(monkeypatc
 
 
 def test_an_inner_layer_once_in_place_is_never_silently_dropped():
-    from grader.sandbox.process import layers_lost
+    from backprop_traps.grader.sandbox.process import layers_lost
     assert layers_lost("seccomp, landlock-abi-7") == ""
     assert "landlock" in layers_lost("seccomp, no landlock (ENOMEM)")
     assert "seccomp" in layers_lost("no seccomp (OSError), landlock-abi-7")
@@ -253,7 +253,7 @@ def test_without_bwrap_the_working_folder_is_on_a_tmpfs_and_a_dead_graders_is_re
     """Hunt: without bubblewrap the working folder was on the host's disk (capped files, one
     after another, could fill it). Now it is on /dev/shm, charged to the sandbox's cgroup;
     one a killed grader left there (holding memory until reboot) is removed."""
-    from grader.sandbox import cgroup, process
+    from backprop_traps.grader.sandbox import cgroup, process
     if process._MEMORY_BACKED is None or not cgroup.available()[0]:
         pytest.skip("no tmpfs at /dev/shm, or no cgroup: then the sandbox has no writable folder")
     monkeypatch.setenv("BACKPROP_TRAPS_NO_BWRAP", "1")

@@ -9,13 +9,13 @@ import nbformat
 import pytest
 from click.testing import CliRunner
 
-from grader.authoring import stub_leaks
-from grader.authoring.findings import FAIL, OK, QuestionReport
-from grader.authoring.stub_layout import (ANSWER_GRADE_ID, DERIVATION, RUN_ALL_GOES_ON, SOLUTION_ONLY,
+from backprop_traps.grader.authoring import stub_leaks
+from backprop_traps.grader.authoring.findings import FAIL, OK, QuestionReport
+from backprop_traps.grader.authoring.stub_layout import (ANSWER_GRADE_ID, DERIVATION, RUN_ALL_GOES_ON, SOLUTION_ONLY,
                                           derivation_steps, is_visible_test)
-from grader.cli import main
-from grader.learner.history import FILENAME, History
-from grader.loading.questions import exercise_path, solution_notebooks
+from backprop_traps.grader.cli import main
+from backprop_traps.grader.learner.history import FILENAME, History
+from backprop_traps.grader.loading.questions import exercise_path, solution_notebooks
 from conftest import REPO
 
 QUESTIONS = list(solution_notebooks())
@@ -47,7 +47,7 @@ def test_release_keeps_the_question_and_drops_the_answers(question):
 
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_every_stub_passes_the_practice_proofs(question):
-    from grader.authoring.validate import _trap_ids
+    from backprop_traps.grader.authoring.validate import _trap_ids
     report = QuestionReport(question)
     stub_leaks.check_stub_practice(report, question, REPO, _trap_ids(question, REPO))
     assert [f.status for f in report.findings] == [OK] * 4, report.text()
@@ -168,7 +168,7 @@ def test_start_with_solution_copies_the_solution_and_kernels_beside_the_stub(tmp
 
 def test_kernels_are_found_in_the_kit_when_the_questions_folder_has_none(tmp_path):
     """A wheel's questions are package data without kernels/; the kit's kernels are found beside them."""
-    from grader.loading.questions import kernel_path
+    from backprop_traps.grader.loading.questions import kernel_path
     assert kernel_path("routing_trap", tmp_path) == REPO / "kernels" / "routing_trap.py"
     assert kernel_path("tape_autodiff", tmp_path) is None
 

@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from grader.engine.run import grade_path
-from grader.loading.notebook import graded_code, parse_notebook
+from backprop_traps.grader.engine.run import grade_path
+from backprop_traps.grader.loading.notebook import graded_code, parse_notebook
 from conftest import REPO
 
 SOLUTION = REPO / "solutions" / "01_routing_trap.ipynb"

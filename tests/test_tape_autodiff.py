@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from conftest import ANSWERS, REPO
-from grader.authoring.validate import validate_question
-from grader.engine.run import grade_path
+from backprop_traps.grader.authoring.validate import validate_question
+from backprop_traps.grader.engine.run import grade_path
 
 TRAPS = ["fanout-overwrite", "wrong-order", "no-zero-init"]
 
@@ -68,7 +68,7 @@ def test_feedback_shows_the_graph(answer_file):
 
 
 def test_a_0d_array_crosses_the_sandbox_as_0d():
-    from grader.sandbox import wire
+    from backprop_traps.grader.sandbox import wire
     back = wire.decode(wire.encode([np.asarray(2.5), np.ones((2, 3)).T])[wire._LEN.size:])
     assert back[0].shape == () and back[0] == 2.5 and back[1].shape == (3, 2)
 
@@ -79,8 +79,8 @@ def test_tape_autodiff_is_sound():
 
 
 def test_validate_accepts_a_question_that_says_why_it_has_no_kernels():
-    from grader.authoring import artifacts
-    from grader.authoring.findings import QuestionReport
+    from backprop_traps.grader.authoring import artifacts
+    from backprop_traps.grader.authoring.findings import QuestionReport
     report = QuestionReport("tape_autodiff")
     artifacts.finish_kernel_check(report, artifacts.start_kernel_check("tape_autodiff", REPO))
     assert report.ok and "no kernels, on purpose: a tape interpreter" in report.text()

@@ -4,8 +4,8 @@ oracle, each trap, the near misses the feedback explains, and
 import pytest
 
 from conftest import ANSWERS, REPO
-from grader.authoring.validate import validate_question
-from grader.engine.run import grade_path
+from backprop_traps.grader.authoring.validate import validate_question
+from backprop_traps.grader.engine.run import grade_path
 
 TRAPS = ["master-copy-forgotten", "adam-moments-half", "per-layer-not-per-tensor", "gb-gib-mixed",
          "checkpoint-keeps-all-recomputes"]
@@ -51,7 +51,7 @@ def test_each_trap_loses_points_and_is_named(answer_file, trap):
 def test_the_issue_numbers():
     """7B with mixed-precision Adam: 112 GB of state; 80 layers of one 1 x 8192 x 8192 bf16
     tensor: 10.7 GB, exactly 10 GiB."""
-    from grader.loading.reference import load_solution
+    from backprop_traps.grader.loading.reference import load_solution
     ref = load_solution("training_memory", REPO)
     assert ref.model_state_bytes(7 * 10**9, "adam", "mixed")["total"] == 112 * 10**9
     act = ref.activation_bytes(1, 8192, 8192, 80, 1, "bf16")
@@ -108,8 +108,8 @@ def test_training_memory_is_sound():
 
 
 def test_validate_accepts_that_it_has_no_kernels():
-    from grader.authoring import artifacts
-    from grader.authoring.findings import QuestionReport
+    from backprop_traps.grader.authoring import artifacts
+    from backprop_traps.grader.authoring.findings import QuestionReport
     report = QuestionReport("training_memory")
     artifacts.finish_kernel_check(report, artifacts.start_kernel_check("training_memory", REPO))
     assert report.ok and "no kernels, on purpose: its answers are integer arithmetic" in report.text()

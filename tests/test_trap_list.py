@@ -3,10 +3,10 @@ import shutil
 
 import nbformat
 
-from grader.authoring.findings import FAIL, OK, QuestionReport
-from grader.authoring.trap_list import check_trap_list, listed_traps
-from grader.checks import load_question
-from grader.loading.questions import solution_notebooks
+from backprop_traps.grader.authoring.findings import FAIL, OK, QuestionReport
+from backprop_traps.grader.authoring.trap_list import check_trap_list, listed_traps
+from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.loading.questions import solution_notebooks
 
 
 def test_every_shipped_solution_lists_exactly_its_traps():

@@ -6,10 +6,10 @@ import types
 
 import numpy as np
 
-from grader.authoring.boundaries import check_boundaries
-from grader.authoring.findings import FAIL, QuestionReport
-from grader.checks import load_question
-from grader.engine.question import Question
+from backprop_traps.grader.authoring.boundaries import check_boundaries
+from backprop_traps.grader.authoring.findings import FAIL, QuestionReport
+from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.engine.question import Question
 
 REF = types.SimpleNamespace(relu=lambda z: np.maximum(z, 0.0))
 
@@ -77,7 +77,7 @@ def test_memory_measured_needs_its_paths_and_each_path_a_measurement():
 
 def test_every_shipped_question_declares_its_kinks_and_attention_measures_both_paths():
     from conftest import REPO
-    from grader.loading.questions import solution_notebooks
+    from backprop_traps.grader.loading.questions import solution_notebooks
     for question in solution_notebooks(REPO):
         assert load_question(question).kinks is not None, question
     attention = load_question("attention_backward")

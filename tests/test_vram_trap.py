@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from conftest import ANSWERS, REPO, solution_source
-from grader.checks import vram_trap
-from grader.checks.vram_trap import MEM_D, MEM_L, MEM_N, MEM_S, memory_budget
-from grader.engine.context import CheckContext
-from grader.engine.run import grade_path
-from grader.engine.question import Fail
-from grader.loading.reference import load_solution
-from grader.sandbox.process import CallResult, Sandbox
+from backprop_traps.grader.checks import vram_trap
+from backprop_traps.grader.checks.vram_trap import MEM_D, MEM_L, MEM_N, MEM_S, memory_budget
+from backprop_traps.grader.engine.context import CheckContext
+from backprop_traps.grader.engine.run import grade_path
+from backprop_traps.grader.engine.question import Fail
+from backprop_traps.grader.loading.reference import load_solution
+from backprop_traps.grader.sandbox.process import CallResult, Sandbox
 
 TRAPS = ["stores-everything", "wrong-recompute", "mask-not-packed"]
 MEMORY_CHECK = next(c.name for c in vram_trap.QUESTION.checks if c.run is vram_trap.memory_budget_check)

@@ -19,8 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.authoring.findings import FAIL, FILL, OK, QuestionReport
-from grader.loading.questions import REPO_ROOT, exercise_path, solution_path
+from backprop_traps.grader.authoring.findings import FAIL, FILL, OK, QuestionReport
+from backprop_traps.grader.loading.questions import REPO_ROOT, exercise_path, solution_path
 
 PLACEHOLDER = "SCAFFOLD:"
 _SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
@@ -109,7 +109,7 @@ def code_lines(path: Path) -> set[str]:
 
 def check_stub_files(report: QuestionReport, question: str, root: Path) -> None:
     """Fresh (what release generates) and leak-free."""
-    from grader.authoring.release import release
+    from backprop_traps.grader.authoring.release import release
     stub = exercise_path(question, root)
     stale = release(question, root, check=True)
     if stale:
@@ -163,7 +163,7 @@ def raised(cell) -> str | None:
 
 
 def check_notebooks(report: QuestionReport, question: str, root: Path) -> None:
-    from grader.authoring.stub_layout import is_visible_test
+    from backprop_traps.grader.authoring.stub_layout import is_visible_test
     solution, stub = solution_path(question, root), exercise_path(question, root)
     with tempfile.TemporaryDirectory(prefix="bpt-validate-") as work:
         _, err = execute(solution, work, root)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from grader.authoring.findings import FAIL, OK
-from grader.authoring.in_process import InProcessCaller, run_checks
+from backprop_traps.grader.authoring.findings import FAIL, OK
+from backprop_traps.grader.authoring.in_process import InProcessCaller, run_checks
 
 KINK_MAKERS = re.compile(r"np\.(maximum|minimum|clip|where|argmax|argmin|round|rint|floor|ceil|sign|abs)\b"
                          r"|\b(max|min)\(|[<>]=?\s*0\b")

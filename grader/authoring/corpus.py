@@ -118,7 +118,7 @@ def submission_text(answer: Answer, question: str, base: str) -> str:
 
 def grade_answer(answer: Answer, question: str, root: Path, seed: int, base: str):
     """Grade one answer through the sandbox, as ``grade`` grades a learner's ``.py``."""
-    from grader.engine.run import grade_path
+    from backprop_traps.grader.engine.run import grade_path
     if answer.complete:
         return grade_path(answer.path, question=question, seed=seed, root=root)
     with tempfile.TemporaryDirectory(prefix="bpt-corpus-") as folder:

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.authoring.findings import FAIL, OK, QuestionReport
-from grader.authoring.in_process import InProcessCaller, run_checks
-from grader.authoring.variants import Variant, zeros_like_answer
-from grader.loading.questions import solution_path
+from backprop_traps.grader.authoring.findings import FAIL, OK, QuestionReport
+from backprop_traps.grader.authoring.in_process import InProcessCaller, run_checks
+from backprop_traps.grader.authoring.variants import Variant, zeros_like_answer
+from backprop_traps.grader.loading.questions import solution_path
 
 KINDS = ("none", "zeros", "nan", "own-input", "raises")
 WORDS = {"none": "return None", "zeros": "return zeros", "nan": "return NaN",

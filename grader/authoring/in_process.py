@@ -19,8 +19,8 @@ import time
 import types
 import warnings
 
-from grader.sandbox import wire
-from grader.sandbox.process import CallResult
+from backprop_traps.grader.sandbox import wire
+from backprop_traps.grader.sandbox.process import CallResult
 
 
 def roundtrip(value):
@@ -138,8 +138,8 @@ def namespace_from_source(source: str, name: str = "answer") -> dict:
 def run_checks(question, caller, ref, seed: int, only=None) -> list:
     """Every check of ``question`` (or those named in ``only``) against ``caller``'s
     functions, each a ``CheckResult`` exactly as the engine makes it."""
-    from grader.engine.context import CheckContext
-    from grader.engine.run import _run_one
+    from backprop_traps.grader.engine.context import CheckContext
+    from backprop_traps.grader.engine.run import _run_one
     if question.services and not getattr(caller, "services", None):
         # In this (trusted) process the namespace's own helpers, e.g. the setup cell's
         # counter, stand in for the grader-side services the sandbox would use.

@@ -36,7 +36,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.learner import keypoints
+from backprop_traps.grader.learner import keypoints
 
 TAG = "interview"
 HEADING = "## In the interview"
@@ -143,7 +143,7 @@ def find_cells(nb: dict) -> list[dict]:
 
 def read_notebook(path: Path) -> tuple[str | None, list[str]]:
     """(the interview cell's source or None, problems), read with the standard library only."""
-    from grader.loading.notebook import NotebookError, cell_source, parse_notebook
+    from backprop_traps.grader.loading.notebook import NotebookError, cell_source, parse_notebook
     try:
         nb = parse_notebook(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, NotebookError) as e:
@@ -156,7 +156,7 @@ def read_notebook(path: Path) -> tuple[str | None, list[str]]:
 
 def collect(root: Path) -> dict[str, tuple[Path, Interview | None, list[str]]]:
     """Every question in order: (its solution notebook, its parsed interview or None, problems)."""
-    from grader.loading.questions import solution_notebooks
+    from backprop_traps.grader.loading.questions import solution_notebooks
     found = {}
     for qid, solution in solution_notebooks(root).items():
         source, problems = read_notebook(solution)

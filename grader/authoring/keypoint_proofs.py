@@ -7,8 +7,8 @@ answer hits none. Standard library only.
 """
 from __future__ import annotations
 
-from grader.authoring.findings import FAIL, OK, QuestionReport
-from grader.learner import keypoints
+from backprop_traps.grader.authoring.findings import FAIL, OK, QuestionReport
+from backprop_traps.grader.learner import keypoints
 
 
 def prove(report: QuestionReport, interview) -> bool:

@@ -2,7 +2,7 @@
 
 Each solution notebook ends with one nbgrader test cell (``grade: true``, locked, points =
 the question's full score, tag ``hidden-checks``) that calls
-``grader.nbgrader_bridge.run_hidden_checks``, followed by the two "Grade it" cells. The
+``backprop_traps.grader.nbgrader_bridge.run_hidden_checks``, followed by the two "Grade it" cells. The
 kit's own ``grade`` never runs it (test cells are not graded); ``nbgrader autograde`` does,
 and it grades the notebook file with ``grade``'s sandboxed path, so nbgrader records the
 score ``grade`` gives. Outside nbgrader it prints one line: "Grade it" prints the one report.
@@ -21,7 +21,7 @@ GRADE_ID = "hidden_checks"
 def cell_source(question: str) -> str:
     return ("# nbgrader autograde: grades this notebook file exactly as `grade` does (the same sandbox)\n"
             "# and records the score. Outside nbgrader it grades nothing: \"Grade it\" below does.\n"
-            "from grader.nbgrader_bridge import run_hidden_checks\n"
+            "from backprop_traps.grader.nbgrader_bridge import run_hidden_checks\n"
             f"run_hidden_checks({question!r}, globals())")
 
 
@@ -41,7 +41,7 @@ def _points(points: float):
 
 def _before_self_grade(nb) -> int:
     """Where a missing hidden-checks cell goes: before the closing "Grade it" cells."""
-    from grader.notebook_grade import GRADE_ID as SELF_GRADE
+    from backprop_traps.grader.notebook_grade import GRADE_ID as SELF_GRADE
     for i, cell in enumerate(nb.cells):
         if (cell.get("metadata") or {}).get("nbgrader", {}).get("grade_id") == SELF_GRADE:
             previous = nb.cells[i - 1] if i else None
@@ -92,7 +92,7 @@ def sync_cell(solution: Path, question: str, max_score: float | None, write: boo
 
 def max_score_or_none(question: str, root: Path) -> float | None:
     """The question's full score, or None when it has no (loadable) checks module yet."""
-    from grader.checks import load_question
+    from backprop_traps.grader.checks import load_question
     try:
         return load_question(question, root).max_score
     except Exception:  # no checks yet, or a module still being written: not this tool's report

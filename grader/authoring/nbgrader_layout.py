@@ -6,7 +6,7 @@ course's ``nbgrader_config.py`` and the released notebooks get exactly the stub 
 (grader/authoring/stub_layout.py):
 
     from nbgrader.converters import GenerateAssignment
-    c.GenerateAssignment.preprocessors = ["grader.authoring.nbgrader_layout.StubLayout",
+    c.GenerateAssignment.preprocessors = ["backprop_traps.grader.authoring.nbgrader_layout.StubLayout",
                                           *GenerateAssignment.preprocessors.default()]
 
 It never drops a cell nbgrader grades (autograde needs every one), so checksums and
@@ -14,7 +14,7 @@ autograde are unchanged.
 """
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from grader.authoring.stub_layout import to_stub_layout
+from backprop_traps.grader.authoring.stub_layout import to_stub_layout
 
 
 class StubLayout(NbGraderPreprocessor):

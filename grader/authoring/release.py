@@ -5,18 +5,18 @@ runs them: check the cell metadata, lock the read-only cells, replace every
 ``### BEGIN SOLUTION`` … ``### END SOLUTION`` region with ``raise NotImplementedError()``,
 drop hidden tests and outputs, and record checksums so an nbgrader course can spot edited
 test cells. Notebook metadata (the question id) is kept. Before them the stub layout
-(``grader.authoring.stub_layout``) drops the derivation and solution-only cells and cuts the
+(``backprop_traps.grader.authoring.stub_layout``) drops the derivation and solution-only cells and cuts the
 interview cell to its question.
 
 First, each solution's nbgrader hidden-checks cell is brought in line with the question's
-checks (``grader.authoring.nbgrader_cell``): added if missing, its points the full score; and
+checks (``backprop_traps.grader.authoring.nbgrader_cell``): added if missing, its points the full score; and
 its "Your derivation" answer cell is added before the first derivation cell if missing.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from grader.loading.questions import exercise_path, questions_root, solution_notebooks
+from backprop_traps.grader.loading.questions import exercise_path, questions_root, solution_notebooks
 
 
 def make_stub(solution: Path):
@@ -25,7 +25,7 @@ def make_stub(solution: Path):
     from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearOutput,
                                         ClearSolutions, ComputeChecksums, LockCells)
 
-    from grader.authoring.stub_layout import to_stub_layout
+    from backprop_traps.grader.authoring.stub_layout import to_stub_layout
     nb = nbformat.read(str(solution), as_version=4)
     question = ((nb.metadata.get("backprop_traps") or {}).get("question")
                 or solution.stem.split("_", 1)[-1])
@@ -50,8 +50,8 @@ def release(question: str | None = None, root: Path | None = None, check: bool =
     """
     root = questions_root(root)
     ids = [question] if question else list(solution_notebooks(root))
-    from grader.authoring.nbgrader_cell import max_score_or_none, sync_cell
-    from grader.authoring.stub_layout import sync_answer_cell
+    from backprop_traps.grader.authoring.nbgrader_cell import max_score_or_none, sync_cell
+    from backprop_traps.grader.authoring.stub_layout import sync_answer_cell
     changed = []
     for qid in ids:
         solution = solution_notebooks(root)[qid]

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from grader.authoring import templates
-from grader.authoring.nbgrader_cell import make_cell
-from grader.authoring.stub_layout import (DERIVATION, RUN_ALL_GOES_ON, SOLUTION_ONLY, answer_cell,
+from backprop_traps.grader.authoring import templates
+from backprop_traps.grader.authoring.nbgrader_cell import make_cell
+from backprop_traps.grader.authoring.stub_layout import (DERIVATION, RUN_ALL_GOES_ON, SOLUTION_ONLY, answer_cell,
                                           goes_on_in_run_all)
-from grader.notebook_grade import self_grade_cells
-from grader.loading.questions import REPO_ROOT, questions_root, solution_notebooks
+from backprop_traps.grader.notebook_grade import self_grade_cells
+from backprop_traps.grader.loading.questions import REPO_ROOT, questions_root, solution_notebooks
 
 ID = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -103,7 +103,7 @@ def new_question(question: str, root: Path | str | None = None, title: str | Non
             nbformat.write(solution_notebook(question, title), str(path))
         else:
             path.write_text(texts[role].substitute(values), encoding="utf-8")
-    from grader.authoring.release import release
+    from backprop_traps.grader.authoring.release import release
     release(question, root)
     files["stub"] = root / "exercises" / files["solution"].name
     return files

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.authoring import corpus
-from grader.authoring.findings import FAIL, OK, SKIP, QuestionReport
-from grader.authoring.free_points import KINDS as FREE_KINDS, WORD as FREE_WORD
-from grader.authoring.free_points import check_no_free_points, contract_functions, degenerate_variants
-from grader.authoring.in_process import run_checks
-from grader.authoring.variants import RecordingCaller, caller_with, variants_of
-from grader.engine.run import DEFAULT_SEED, grade_path
-from grader.loading.notebook import graded_code, parse_notebook
-from grader.loading.questions import exercise_path, solution_path
+from backprop_traps.grader.authoring import corpus
+from backprop_traps.grader.authoring.findings import FAIL, OK, SKIP, QuestionReport
+from backprop_traps.grader.authoring.free_points import KINDS as FREE_KINDS, WORD as FREE_WORD
+from backprop_traps.grader.authoring.free_points import check_no_free_points, contract_functions, degenerate_variants
+from backprop_traps.grader.authoring.in_process import run_checks
+from backprop_traps.grader.authoring.variants import RecordingCaller, caller_with, variants_of
+from backprop_traps.grader.engine.run import DEFAULT_SEED, grade_path
+from backprop_traps.grader.loading.notebook import graded_code, parse_notebook
+from backprop_traps.grader.loading.questions import exercise_path, solution_path
 
 
 def trap_answer_path(root: Path, question: str, trap_id: str) -> Path:
@@ -179,8 +179,8 @@ def check_variants(report, checks, ref, seed: int, failed_by: dict[str, set]) ->
 
 def check_grading(report: QuestionReport, question: str, root: Path, seed: int = DEFAULT_SEED) -> None:
     """The grading half of validate, for one question."""
-    from grader.checks import load_question
-    from grader.loading.reference import load_solution
+    from backprop_traps.grader.checks import load_question
+    from backprop_traps.grader.loading.reference import load_solution
     try:
         checks = load_question(question, root)
     except ModuleNotFoundError:
@@ -200,6 +200,6 @@ def check_grading(report: QuestionReport, question: str, root: Path, seed: int =
     failed_by = check_corpus(report, checks, question, root, seed)
     check_no_free_points(report, checks, ref, seed, contract_functions(question, root), failed_by)
     check_variants(report, checks, ref, seed, failed_by)
-    from grader.authoring.boundaries import check_boundaries  # issue 24: kinks and memory paths
+    from backprop_traps.grader.authoring.boundaries import check_boundaries  # issue 24: kinks and memory paths
     solution_code = graded_code(parse_notebook(solution_path(question, root).read_text(encoding="utf-8")))
     check_boundaries(report, checks, ref, seed, solution_code)

@@ -18,8 +18,8 @@ import re
 import tokenize
 from pathlib import Path
 
-from grader.authoring.findings import FAIL, OK, QuestionReport
-from grader.authoring.stub_layout import ANSWER_GRADE_ID, derivation_steps, is_answer_cell
+from backprop_traps.grader.authoring.findings import FAIL, OK, QuestionReport
+from backprop_traps.grader.authoring.stub_layout import ANSWER_GRADE_ID, derivation_steps, is_answer_cell
 
 RUN_WORDS = 12
 MIN_CODE_LINE = 16  # shorter solution lines (`return dx`, `k, s = k, s`) are not an answer
@@ -123,8 +123,8 @@ def check_stub_practice(report: QuestionReport, question: str, root: Path, trap_
     """Add the four findings (see the module docstring) for ``question`` to ``report``."""
     import json
 
-    from grader.authoring.interview import find_cells, parse
-    from grader.loading.questions import exercise_path, solution_path
+    from backprop_traps.grader.authoring.interview import find_cells, parse
+    from backprop_traps.grader.loading.questions import exercise_path, solution_path
     stub_file = exercise_path(question, root)
     if not stub_file.is_file():
         report.add(FAIL, "no stub to check for leaks: run `grade release`")

@@ -90,8 +90,8 @@ has a runnable wrong answer in tests/answers/$qid/ that `grade validate` grades.
 """
 from __future__ import annotations
 
-from grader.engine.gradcheck import upstream
-from grader.engine.question import Question, Trap
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.question import Question, Trap
 
 QUESTION = Question("$qid", "$title", traps=[
     Trap("sign-flipped", "Your backward returns the gradient with the wrong sign. The gradient "
@@ -203,7 +203,7 @@ if os.environ.get("BACKPROP_TRAPS_REAL_GPU") != "1":  # before numba.cuda is imp
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from grader.loading.reference import load_solution  # noqa: E402
+from backprop_traps.grader.loading.reference import load_solution  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_solution("$qid", ROOT)
@@ -227,7 +227,7 @@ tests/answers/$qid/ gets what its `# expect:` line says, no free points (`grade 
 $qid --quick`; the kernels have their own test)."""
 from pathlib import Path
 
-from grader.authoring.validate import validate_question
+from backprop_traps.grader.authoring.validate import validate_question
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -25,9 +25,9 @@ def listed_traps(solution: Path) -> list[str] | None:
 
 def check_trap_list(report, question: str, root: Path) -> None:
     """Add one finding: the notebook's list of traps is the checks' list, or what differs."""
-    from grader.authoring.findings import FAIL, OK
-    from grader.checks import load_question
-    from grader.loading.questions import solution_path
+    from backprop_traps.grader.authoring.findings import FAIL, OK
+    from backprop_traps.grader.checks import load_question
+    from backprop_traps.grader.loading.questions import solution_path
 
     try:
         known = [t.id for t in load_question(question, root).traps]

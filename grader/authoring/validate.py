@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.authoring import artifacts, soundness, stub_leaks, trap_list
-from grader.authoring.findings import SKIP, QuestionReport
-from grader.engine.run import DEFAULT_SEED
-from grader.loading.questions import questions_root, solution_notebooks, solution_path
+from backprop_traps.grader.authoring import artifacts, soundness, stub_leaks, trap_list
+from backprop_traps.grader.authoring.findings import SKIP, QuestionReport
+from backprop_traps.grader.engine.run import DEFAULT_SEED
+from backprop_traps.grader.loading.questions import questions_root, solution_notebooks, solution_path
 
 
 def validate_question(question: str, root: Path | str | None = None, quick: bool = False,
@@ -42,7 +42,7 @@ def validate_question(question: str, root: Path | str | None = None, quick: bool
 
 
 def _trap_ids(question: str, root: Path) -> list[str]:
-    from grader.checks import load_question
+    from backprop_traps.grader.checks import load_question
     try:
         return [t.id for t in load_question(question, root).traps]
     except Exception:  # no checks yet: soundness says so
@@ -51,8 +51,8 @@ def _trap_ids(question: str, root: Path) -> list[str]:
 
 def check_interview(report: QuestionReport, question: str, root: Path) -> None:
     """The solution ends in the interview: a cell tagged ``interview`` in the parsed form."""
-    from grader.authoring.findings import FAIL, OK
-    from grader.authoring.interview import read_notebook
+    from backprop_traps.grader.authoring.findings import FAIL, OK
+    from backprop_traps.grader.authoring.interview import read_notebook
     source, problems = read_notebook(solution_path(question, root))
     if source is None or problems:
         report.add(FAIL, "the interview cell: " + ("; ".join(problems) or "missing (a markdown cell "
@@ -60,7 +60,7 @@ def check_interview(report: QuestionReport, question: str, root: Path) -> None:
     else:
         report.add(OK, "the solution ends in the interview (its cell has every part)")
     if source is not None:
-        from grader.authoring import interview, keypoint_proofs
+        from backprop_traps.grader.authoring import interview, keypoint_proofs
         keypoint_proofs.prove(report, interview.parse(source))
 
 

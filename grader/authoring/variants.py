@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from grader.authoring.in_process import InProcessCaller
+from backprop_traps.grader.authoring.in_process import InProcessCaller
 
 
 @dataclass(frozen=True)

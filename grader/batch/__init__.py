@@ -1,4 +1,4 @@
-"""Grading a whole class: ``grade batch SOURCE -o OUTDIR`` (or ``python -m grader.batch``).
+"""Grading a whole class: ``grade batch SOURCE -o OUTDIR`` (or ``python -m backprop_traps.grader.batch``).
 
 The pieces, one module each:
 - ``layouts``     finds the submissions in SOURCE and tells whose they are and which question;

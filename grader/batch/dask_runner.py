@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import secrets
 
-from grader.batch.grading import failed_record, grade_job
-from grader.batch.plan import Batch, Pending
-from grader.batch.store import result_name
+from backprop_traps.grader.batch.grading import failed_record, grade_job
+from backprop_traps.grader.batch.plan import Batch, Pending
+from backprop_traps.grader.batch.store import result_name
 
 
 def run_dask(batch: Batch, todo: list[Pending], address: str, on_result=lambda item: None,

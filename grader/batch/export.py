@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from grader.batch.gradebook import _fmt, question_columns, safe_row
-from grader.batch.layouts import parse_time
-from grader.batch.store import ResultStore
+from backprop_traps.grader.batch.gradebook import _fmt, question_columns, safe_row
+from backprop_traps.grader.batch.layouts import parse_time
+from backprop_traps.grader.batch.store import ResultStore
 
 FORMATS = ("csv", "canvas", "moodle")
 
@@ -43,7 +43,7 @@ class StudentGrades:
 
 def class_grades(outdir: Path, known: list[str]) -> tuple[list[StudentGrades], dict[str, float]]:
     """(one entry per student, sorted; each question's maximum) from OUTDIR's results."""
-    from grader.batch.gradebook import Entry
+    from backprop_traps.grader.batch.gradebook import Entry
     found = ResultStore.existing(outdir).everything()
     columns = question_columns([Entry(job, result) for job, result, _ in found], known)
     maxima: dict[str, float] = defaultdict(float)

@@ -21,9 +21,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.batch.layouts import Job
-from grader.batch.needs_a_look import needing_a_look
-from grader.batch.store import ResultStore, atomic_write
+from backprop_traps.grader.batch.layouts import Job
+from backprop_traps.grader.batch.needs_a_look import needing_a_look
+from backprop_traps.grader.batch.store import ResultStore, atomic_write
 
 
 @dataclass

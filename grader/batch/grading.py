@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.batch.store import BROKE_WORKER, GRADED, read_capped
-from grader.sandbox.limits import Limits
+from backprop_traps.grader.batch.store import BROKE_WORKER, GRADED, read_capped
+from backprop_traps.grader.sandbox.limits import Limits
 
 
 def make_spec(path: Path, question: str | None, seed: int, limits: Limits, root: str | None,
@@ -31,7 +31,7 @@ def make_spec(path: Path, question: str | None, seed: int, limits: Limits, root:
 
 def grade_job(spec: dict) -> dict:
     """Grade the submission ``spec`` describes; any failure becomes the record's error."""
-    from grader.engine.run import grade_path
+    from backprop_traps.grader.engine.run import grade_path
 
     start = time.monotonic()
     scratch = None
@@ -71,7 +71,7 @@ def _question_in_file(path: str, root: str | None = None) -> str | None:
     """The question the file itself names (it is only read, never run), when it is a known
     id: a notebook's metadata is the student's to write, and ids become gradebook columns."""
     try:
-        from grader.loading.submission import load_submission
+        from backprop_traps.grader.loading.submission import load_submission
         question = load_submission(path).question
     except Exception:  # noqa: BLE001 -- unreadable: the result's error says enough
         return None
@@ -80,7 +80,7 @@ def _question_in_file(path: str, root: str | None = None) -> str | None:
 
 def known_questions(root: str | None) -> set[str]:
     """The ids a batch can grade: the instructor's own folder's and the kit's."""
-    from grader.loading.questions import kit_root, questions_root, solution_notebooks
+    from backprop_traps.grader.loading.questions import kit_root, questions_root, solution_notebooks
     known = set(solution_notebooks(kit_root()))
     if root:
         known |= set(solution_notebooks(questions_root(root)))
@@ -90,7 +90,7 @@ def known_questions(root: str | None) -> set[str]:
 def root_for(question: str | None, root: str | None) -> str | None:
     """The questions folder that holds ``question``: the instructor's own, else the kit's, so a
     class can hand in both."""
-    from grader.loading.questions import questions_root, solution_notebooks
+    from backprop_traps.grader.loading.questions import questions_root, solution_notebooks
     if root and question and question not in solution_notebooks(questions_root(root)):
         return None
     return root
@@ -100,8 +100,8 @@ def max_score(question: str | None, root: str | None) -> float:
     if question is None:
         return 0.0
     try:
-        from grader.checks import load_question
-        from grader.loading.questions import questions_root
+        from backprop_traps.grader.checks import load_question
+        from backprop_traps.grader.loading.questions import questions_root
         return float(load_question(question, questions_root(root)).max_score)
     except Exception:  # noqa: BLE001 -- unknown question: the result's error says enough
         return 0.0

@@ -5,7 +5,7 @@ cell, so whatever that cell reads or calls there (its own import, ``sys.modules`
 front-end hints) can be forged. The course's ``nbgrader_config.py`` therefore adds, with
 nbgrader's documented extension points (its preprocessor lists)::
 
-    from grader.batch.nbgrader_course import configure
+    from backprop_traps.grader.batch.nbgrader_course import configure
     configure(c, secret_file="/srv/course/secret")
 
 which makes three changes:
@@ -33,8 +33,8 @@ from nbformat import NotebookNode, v4
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Unicode
 
-from grader.authoring.nbgrader_cell import GRADE_ID
-from grader.batch.nbgrader_kernel import SandboxedKernelManager
+from backprop_traps.grader.authoring.nbgrader_cell import GRADE_ID
+from backprop_traps.grader.batch.nbgrader_kernel import SandboxedKernelManager
 
 _QUESTION_IN_CELL = re.compile(r"""run_hidden_checks\(\s*['"]([A-Za-z0-9_]+)['"]""")
 SELF_GRADE_NOTE = "(nbgrader graded this notebook: the report is in the hidden-checks cell above.)\n"
@@ -66,7 +66,7 @@ class SandboxedScore(NbGraderPreprocessor):
             cell.outputs = [v4.new_output("stream", name="stdout", text=report),
                             v4.new_output("execute_result", data={"text/plain": repr(score)},
                                           execution_count=cell.get("execution_count"))]
-        from grader.notebook_grade import GRADE_ID as SELF_GRADE
+        from backprop_traps.grader.notebook_grade import GRADE_ID as SELF_GRADE
         for cell in nb.cells:  # "Grade it" cannot import the kit in the sandboxed kernel: say why
             if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == SELF_GRADE:
                 cell.outputs = [v4.new_output("stream", name="stdout", text=SELF_GRADE_NOTE)]
@@ -74,10 +74,10 @@ class SandboxedScore(NbGraderPreprocessor):
 
     def grade(self, nb: NotebookNode, cell: NotebookNode, student: str) -> tuple[str, float]:
         """(the report, the score) of ``nb`` for ``student``; 0 with the reason on any failure."""
-        from grader.batch.grading import known_questions, root_for
-        from grader.batch.variants import hide_secret_from_proc, read_secret, student_seed
-        from grader.engine.run import DEFAULT_SEED, grade_path
-        from grader.learner.report import render
+        from backprop_traps.grader.batch.grading import known_questions, root_for
+        from backprop_traps.grader.batch.variants import hide_secret_from_proc, read_secret, student_seed
+        from backprop_traps.grader.engine.run import DEFAULT_SEED, grade_path
+        from backprop_traps.grader.learner.report import render
 
         found = _QUESTION_IN_CELL.search(cell.source)  # the locked cell: nbgrader restored its source
         question = found.group(1) if found else None
@@ -131,7 +131,7 @@ def configure(c, secret_file: str | None = None, questions_dir: str | None = Non
     c.Autograde.autograde_preprocessors = steps
     # first: the checksums nbgrader computes later must see the cells as recorded; the stub
     # layout (no derivation, the interview cut to its question) before anything else
-    from grader.authoring.nbgrader_layout import StubLayout
+    from backprop_traps.grader.authoring.nbgrader_layout import StubLayout
     c.GenerateAssignment.preprocessors = [StubLayout, VisibleTestsCarryNoPoints] + \
         GenerateAssignment.class_traits()["preprocessors"].make_dynamic_default()
     if secret_file:

@@ -3,7 +3,7 @@
 Under ``nbgrader autograde`` every cell of a learner's notebook runs in a Jupyter kernel
 before anything grades it. A plain kernel runs them as the instructor, beside the course's
 secret and the gradebook. Here the kernel is ``python -m ipykernel_launcher`` started under
-bubblewrap with the sandbox's own layers (``grader.sandbox.bwrap.arguments``: its own user,
+bubblewrap with the sandbox's own layers (``backprop_traps.grader.sandbox.bwrap.arguments``: its own user,
 PID, network, IPC and mount namespaces, no capabilities, the seccomp filter, read-only
 Python and system folders with the kit masked, a private size-capped ``/tmp``, a clean
 environment), the grader's rlimits and, where the grader may make one, a cgroup capping
@@ -13,7 +13,7 @@ folder (read-only) and the folder of the kernel's sockets.
 The kernel's network namespace has no route to the host, so it talks to nbgrader over
 ZeroMQ's ``ipc`` transport: unix sockets in a private folder that both sides see. The
 manager (``SandboxedKernelManager``) picks that transport and folder; the launcher
-(``python -m grader.batch.nbgrader_kernel -f CONNECTION_FILE``) refuses any other.
+(``python -m backprop_traps.grader.batch.nbgrader_kernel -f CONNECTION_FILE``) refuses any other.
 
 Where bubblewrap cannot run, the kernel falls back to the worker's own fallback layers:
 Landlock (read-only Python and system folders, writes only in its sockets' folder and a
@@ -33,7 +33,7 @@ from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import default
 
-from grader.sandbox.limits import Limits
+from backprop_traps.grader.sandbox.limits import Limits
 
 KERNEL_LIMITS = Limits()
 DISPLAY_NAME = "Python (backprop-traps sandbox)"
@@ -41,7 +41,7 @@ DISPLAY_NAME = "Python (backprop-traps sandbox)"
 
 def kernel_spec() -> KernelSpec:
     """The kernel spec the manager launches: this module, not ipykernel directly."""
-    return KernelSpec(argv=[sys.executable, "-m", "grader.batch.nbgrader_kernel", "-f", "{connection_file}"],
+    return KernelSpec(argv=[sys.executable, "-m", "backprop_traps.grader.batch.nbgrader_kernel", "-f", "{connection_file}"],
                       display_name=DISPLAY_NAME, language="python", interrupt_mode="message",
                       metadata={"debugger": False})
 
@@ -89,13 +89,13 @@ def _set_limits(limits: Limits = KERNEL_LIMITS) -> None:
 
 def _connection(argv: list[str]) -> tuple[str, dict]:
     if "-f" not in argv or argv.index("-f") + 1 >= len(argv):
-        raise SystemExit("usage: python -m grader.batch.nbgrader_kernel -f CONNECTION_FILE [ipykernel options]")
+        raise SystemExit("usage: python -m backprop_traps.grader.batch.nbgrader_kernel -f CONNECTION_FILE [ipykernel options]")
     path = argv[argv.index("-f") + 1]
     with open(path, encoding="utf-8") as f:
         info = json.load(f)
     if info.get("transport") != "ipc" or not os.path.isabs(str(info.get("ip", ""))):
         raise SystemExit("the sandboxed kernel talks over unix sockets only: start it with "
-                         "grader.batch.nbgrader_kernel.SandboxedKernelManager (see docs/authoring.md)")
+                         "backprop_traps.grader.batch.nbgrader_kernel.SandboxedKernelManager (see docs/authoring.md)")
     return path, info
 
 
@@ -106,10 +106,10 @@ real-time priority (RLIMIT_RTPRIO 0), and only the sandbox's own processes in re
 
 
 def _seccomp_program() -> bytes | None:
-    """The sandbox's filter (``grader.sandbox.seccomp``) less ``SCHEDULING``, as bytes."""
+    """The sandbox's filter (``backprop_traps.grader.sandbox.seccomp``) less ``SCHEDULING``, as bytes."""
     import errno
 
-    from grader.sandbox import seccomp
+    from backprop_traps.grader.sandbox import seccomp
     try:
         import pyseccomp as sc
         f = sc.SyscallFilter(sc.ALLOW)
@@ -132,8 +132,8 @@ def _seccomp_program() -> bytes | None:
 
 def bwrap_command(connection_file: str, info: dict, argv: list[str], cwd: str) -> tuple[list[str], list[int]]:
     """bwrap's command line for the kernel, and the descriptors it must inherit."""
-    from grader.sandbox import bwrap, seccomp
-    from grader.sandbox.visibility import hidden_paths
+    from backprop_traps.grader.sandbox import bwrap, seccomp
+    from backprop_traps.grader.sandbox.visibility import hidden_paths
 
     program = _seccomp_program()
     fds = [seccomp.as_fd(program)] if program is not None else []
@@ -158,8 +158,8 @@ def _fallback(connection_file: str, info: dict, argv: list[str]) -> None:
     import ipykernel.kernelapp  # noqa: F401 (imported before the rules: see the docstring)
     import numpy  # noqa: F401
 
-    from grader.sandbox import landlock
-    from grader.sandbox.visibility import _read_only_rules, hidden_paths
+    from backprop_traps.grader.sandbox import landlock
+    from backprop_traps.grader.sandbox.visibility import _read_only_rules, hidden_paths
 
     home = tempfile.mkdtemp(prefix="bpt-kernel-home-")
     read_only = _read_only_rules(tuple(hidden_paths([]))) + [os.getcwd(), connection_file]
@@ -179,7 +179,7 @@ def _fallback(connection_file: str, info: dict, argv: list[str]) -> None:
 def _join_cgroup() -> None:
     """A cgroup capping the whole kernel's memory and processes, as a grading sandbox has,
     where the grader may make one (it is reaped once this process, bwrap by then, is gone)."""
-    from grader.sandbox import cgroup
+    from backprop_traps.grader.sandbox import cgroup
     mb = 1024 * 1024
     group = cgroup.create(KERNEL_LIMITS.memory_mb * mb + KERNEL_LIMITS.tmp_mb * mb + 256 * mb,
                           KERNEL_LIMITS.max_processes)
@@ -191,7 +191,7 @@ def _join_cgroup() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from grader.sandbox import bwrap
+    from backprop_traps.grader.sandbox import bwrap
 
     argv = list(sys.argv[1:] if argv is None else argv)
     connection_file, info = _connection(argv)

@@ -6,11 +6,11 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.batch.grading import make_spec, max_score
-from grader.batch.layouts import Job, submitted_at
-from grader.batch.store import GRADED, ResultStore, file_digest, replay_command
-from grader.batch.variants import student_seed
-from grader.sandbox.limits import Limits
+from backprop_traps.grader.batch.grading import make_spec, max_score
+from backprop_traps.grader.batch.layouts import Job, submitted_at
+from backprop_traps.grader.batch.store import GRADED, ResultStore, file_digest, replay_command
+from backprop_traps.grader.batch.variants import student_seed
+from backprop_traps.grader.sandbox.limits import Limits
 
 _LIMIT_FLAGS = {"call_seconds": "--call-timeout", "total_seconds": "--total-timeout",
                 "memory_mb": "--memory-mb"}

@@ -1,6 +1,6 @@
 """The local runner: ``-j`` grading processes, each driven by one thread.
 
-Each slot sends a submission's spec to its grading process (``grader.batch.worker``) and
+Each slot sends a submission's spec to its grading process (``backprop_traps.grader.batch.worker``) and
 waits for the record, at most ``watchdog`` seconds. The sandbox already bounds what a
 submission can do; the watchdog is the backstop for a grader that hangs anyway. A slot
 whose process hangs or dies records that submission as failed (its error says why),
@@ -24,12 +24,12 @@ import threading
 import time
 from pathlib import Path
 
-from grader.batch.grading import failed_record
-from grader.batch.plan import Batch, Pending
-from grader.batch.variants import SECRET_ENV
-from grader.batch.worker import RUNNER_PID, TAMPERED
-from grader.sandbox.cleanup import MARKER as _MARKER
-from grader.sandbox.cleanup import kill_tree
+from backprop_traps.grader.batch.grading import failed_record
+from backprop_traps.grader.batch.plan import Batch, Pending
+from backprop_traps.grader.batch.variants import SECRET_ENV
+from backprop_traps.grader.batch.worker import RUNNER_PID, TAMPERED
+from backprop_traps.grader.sandbox.cleanup import MARKER as _MARKER
+from backprop_traps.grader.sandbox.cleanup import kill_tree
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,7 +49,7 @@ def watchdog_seconds(limits) -> float:
 
 
 class GradingProcess:
-    """One ``python -m grader.batch.worker``, started on first use and after a failure."""
+    """One ``python -m backprop_traps.grader.batch.worker``, started on first use and after a failure."""
 
     def __init__(self, log=None):
         self.log = log
@@ -61,7 +61,7 @@ class GradingProcess:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH")) if p)
         env[RUNNER_PID] = str(os.getpid())
         # -P and a neutral folder: the course folder is neither the cwd nor on sys.path
-        self.proc = subprocess.Popen([sys.executable, "-P", "-m", "grader.batch.worker"], bufsize=0,
+        self.proc = subprocess.Popen([sys.executable, "-P", "-m", "backprop_traps.grader.batch.worker"], bufsize=0,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.log or subprocess.DEVNULL, env=env, cwd="/",
                                      start_new_session=True)  # Ctrl-C reaches the runner only

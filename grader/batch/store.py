@@ -22,7 +22,7 @@ import stat
 import threading
 from pathlib import Path
 
-from grader.batch.layouts import Job
+from backprop_traps.grader.batch.layouts import Job
 
 GRADED = "graded"
 """Sidecar status: the grader finished with this file (whatever the score)."""
@@ -43,7 +43,7 @@ def result_name(job: Job) -> str:
 def _chunks(path: Path, cap: int | None):
     """The file's bytes in 1 MB chunks; ValueError when it is not a regular file (a FIFO
     opened here would block), a link, or over ``cap`` bytes; OSError when unreadable."""
-    from grader.batch.layouts import MAX_SUBMISSION_BYTES
+    from backprop_traps.grader.batch.layouts import MAX_SUBMISSION_BYTES
     cap = MAX_SUBMISSION_BYTES if cap is None else cap
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as f:

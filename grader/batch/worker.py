@@ -1,6 +1,6 @@
 """A grading process of the local batch runner: specs in on stdin, records out, one per line.
 
-Run as ``python -m grader.batch.worker``. Each ``-j`` slot of the runner drives one of
+Run as ``python -m backprop_traps.grader.batch.worker``. Each ``-j`` slot of the runner drives one of
 these, so grading runs in parallel without sharing one interpreter's lock, and a
 submission that hangs or kills its grader takes down only this process: the runner
 records that submission's failure and starts a fresh one.
@@ -57,7 +57,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     die_with_runner()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when to stop
-    from grader.batch.grading import grade_job
+    from backprop_traps.grader.batch.grading import grade_job
 
     untouched = fingerprint()
     for line in sys.stdin:

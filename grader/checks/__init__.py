@@ -14,14 +14,14 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from grader.engine.question import Question
+from backprop_traps.grader.engine.question import Question
 
 
 def checks_source(question_id: str, root: Path | None = None) -> Path | None:
     """The file that defines ``QUESTION`` for ``question_id``: the root's own checks first, then
     the kit's; None when neither has one."""
     folders = [Path(root) / "checks"] if root is not None else []
-    spec = importlib.util.find_spec("grader.checks")
+    spec = importlib.util.find_spec("backprop_traps.grader.checks")
     if spec and spec.origin:
         folders.append(Path(spec.origin).parent)
     for folder in folders:
@@ -55,4 +55,4 @@ def load_question(question_id: str, root: Path | None = None) -> Question:
         for external in (folder / f"{question_id}.py", folder / question_id / "__init__.py"):
             if external.is_file():
                 return _load_external(question_id, external).QUESTION
-    return importlib.import_module(f"grader.checks.{question_id}").QUESTION
+    return importlib.import_module(f"backprop_traps.grader.checks.{question_id}").QUESTION

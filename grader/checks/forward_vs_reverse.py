@@ -5,7 +5,7 @@ its widths ``dims = [m_0, ..., m_k]``; S = sum m_i m_{i-1} multiply-adds is one 
 pass. Values are checked against central finite differences of the reference forward
 (``ctx.ref``, the solution notebook). Costs are multiply-adds counted in the grader, not in
 the sandbox: after the learner's code loads, ``matvec``, ``vecmat`` and ``matmul`` are
-replaced by helpers that ask the grader to do the product (``grader.sandbox.counted.Counter``), so the learner's
+replaced by helpers that ask the grader to do the product (``backprop_traps.grader.sandbox.counted.Counter``), so the learner's
 code can neither write the count nor do a counted product without the grader doing it.
 The known-wrong variants below are the traps, computed here on the same inputs.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.gradcheck import EPS, upstream
-from grader.engine.question import Fail, Question, Trap
-from grader.sandbox.counted import Counter
+from backprop_traps.grader.engine.gradcheck import EPS, upstream
+from backprop_traps.grader.engine.question import Fail, Question, Trap
+from backprop_traps.grader.sandbox.counted import Counter
 
 QUESTION = Question("forward_vs_reverse", "Forward or reverse: JVPs, VJPs and what a Jacobian costs", traps=[
     Trap("matrix-matrix-chain", "The values are right, but you multiplied the matrices (the "

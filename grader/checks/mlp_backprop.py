@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail, Question, Trap
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.question import Fail, Question, Trap
 
 FWD, LOSS, BWD = "mlp_forward", "mse_loss", "mlp_backward"
 GRADS = ("dx", "dW1", "db1", "dW2", "db2")  # the backward's answer, in order

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail, Question, Trap
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.question import Fail, Question, Trap
 
 FWD, BWD = "conv1d_forward", "conv1d_backward"
 TRAIN_SHAPE = dict(n=4, c_in=2, c_out=2, length=47, k=3, stride=2, padding=1)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine import gradcheck
-from grader.engine.context import low_precision, same_answer
-from grader.engine.question import Fail, Question, Trap
+from backprop_traps.grader.engine import gradcheck
+from backprop_traps.grader.engine.context import low_precision, same_answer
+from backprop_traps.grader.engine.question import Fail, Question, Trap
 
 CE, JAC = "softmax_cross_entropy", "softmax_jacobian"
 ONE = np.float64(1.0)  # the loss is the output itself: no upstream gradient to contract with

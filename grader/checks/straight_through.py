@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.gradcheck import upstream
-from grader.engine.question import Question, Trap
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.question import Question, Trap
 
 FWD, BWD = "fake_quant_forward", "fake_quant_backward"
 MARGIN = 0.02  # grid steps; the torch oracle's float32 scale moves x / scale by ~1e-7 * |u|

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from grader.engine.question import Fail, Question, Trap
+from backprop_traps.grader.engine.question import Fail, Question, Trap
 
 DTYPES = ("fp64", "fp32", "fp16", "bf16", "fp8")
 OPTIMIZERS = ("sgd", "momentum", "adam")

@@ -6,7 +6,7 @@ import threading
 
 import click
 
-from grader.commands.options import limit_options
+from backprop_traps.grader.commands.options import limit_options
 
 
 
@@ -48,8 +48,8 @@ def batch(source, outdir, workers, secret_file, secret, force, scheduler, limits
     and flat SOURCE/<student>_<question>.ipynb. Results are written as they come; run the
     same command again after an interruption and it goes on where it stopped.
     """
-    from grader.batch.variants import EmptySecret, hide_secret_from_proc, read_secret, student_seed
-    from grader.engine.run import DEFAULT_SEED
+    from backprop_traps.grader.batch.variants import EmptySecret, hide_secret_from_proc, read_secret, student_seed
+    from backprop_traps.grader.engine.run import DEFAULT_SEED
 
     try:
         course_secret = read_secret(secret, secret_file)
@@ -75,12 +75,12 @@ def _run(source, outdir, workers, course_secret, force, scheduler, limits, quest
          students=frozenset(), dry_run=False):
     from pathlib import Path
 
-    from grader.batch import gradebook
-    from grader.batch.layouts import LayoutError, find_jobs
-    from grader.batch.needs_a_look import needing_a_look
-    from grader.batch.plan import Batch
-    from grader.batch.store import ResultStore
-    from grader.loading.questions import kit_root, questions_root, solution_notebooks
+    from backprop_traps.grader.batch import gradebook
+    from backprop_traps.grader.batch.layouts import LayoutError, find_jobs
+    from backprop_traps.grader.batch.needs_a_look import needing_a_look
+    from backprop_traps.grader.batch.plan import Batch
+    from backprop_traps.grader.batch.store import ResultStore
+    from backprop_traps.grader.loading.questions import kit_root, questions_root, solution_notebooks
 
     own = list(solution_notebooks(questions_root(questions_dir))) if questions_dir else []
     known = own + [q for q in solution_notebooks(kit_root()) if q not in own]
@@ -125,8 +125,8 @@ def _run(source, outdir, workers, course_secret, force, scheduler, limits, quest
 
 def _dry_run(jobs, outdir, known) -> str:
     """What a batch would do with each file, one line each, and nothing graded."""
-    from grader.batch.gradebook import _shown
-    from grader.batch.store import ResultStore
+    from backprop_traps.grader.batch.gradebook import _shown
+    from backprop_traps.grader.batch.store import ResultStore
     lines = []
     store = ResultStore.existing(outdir) if outdir else None
     for job in jobs:
@@ -162,9 +162,9 @@ def _grade(plan, todo, outdir, workers, scheduler):
                 except ImportError:
                     raise click.UsageError("--scheduler needs dask.distributed: "
                                            "pip install 'backprop-traps[dask]'")
-                from grader.batch.dask_runner import run_dask
+                from backprop_traps.grader.batch.dask_runner import run_dask
                 return run_dask(plan, todo, scheduler, on_result=update), None
-            from grader.batch.runner import LocalRunner
+            from backprop_traps.grader.batch.runner import LocalRunner
             runner = LocalRunner(plan, workers, log=log)
             return runner.run(todo, on_result=update), runner.failure
         except KeyboardInterrupt:

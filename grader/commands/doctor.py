@@ -6,7 +6,7 @@ import click
 def doctor():
     """Show each isolation layer of the grader's sandbox on this machine: present or not,
     and what is not covered without it."""
-    from grader.sandbox.doctor import layers, memory_meter, notes
+    from backprop_traps.grader.sandbox.doctor import layers, memory_meter, notes
     found = layers()
     for layer in found:
         mark = click.style("yes", fg="green") if layer.present else click.style("NO ", fg="red")

@@ -17,10 +17,10 @@ def export(outdir, fmt, due, output, questions_dir):
     total, the maximum and the percentage (and `late` with --due)."""
     from pathlib import Path
 
-    from grader.batch.export import export_text
-    from grader.batch.layouts import parse_time
-    from grader.batch.store import atomic_write
-    from grader.loading.questions import kit_root, questions_root, solution_notebooks
+    from backprop_traps.grader.batch.export import export_text
+    from backprop_traps.grader.batch.layouts import parse_time
+    from backprop_traps.grader.batch.store import atomic_write
+    from backprop_traps.grader.loading.questions import kit_root, questions_root, solution_notebooks
 
     if not (Path(outdir) / "results").is_dir():
         raise click.UsageError(f"{outdir} holds no batch results (no results/ folder): give the -o "

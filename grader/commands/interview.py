@@ -39,9 +39,9 @@ def interview(question, answer_file, as_json, questions_dir):
 
     Without QUESTION, the one that is due: never rehearsed first, then the lowest last
     checklist score, then the one rehearsed longest ago."""
-    from grader.learner.history import FILENAME, History
-    from grader.learner import rehearsal
-    from grader.loading.questions import questions_root
+    from backprop_traps.grader.learner.history import FILENAME, History
+    from backprop_traps.grader.learner import rehearsal
+    from backprop_traps.grader.loading.questions import questions_root
 
     if as_json and answer_file is None:
         raise _OneSentence("--json needs --answer FILE (or --answer - to read the answer from stdin).")

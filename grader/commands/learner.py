@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from grader.sandbox.inert import inert
+from backprop_traps.grader.sandbox.inert import inert
 
 
 def _shown_path(path: Path) -> str:
@@ -21,7 +21,7 @@ def _shown_path(path: Path) -> str:
 
 def _first_heading(notebook: Path) -> str:
     """The first markdown heading of a notebook, without the #'s (the fallback title)."""
-    from grader.loading.notebook import NotebookError, cell_source, parse_notebook
+    from backprop_traps.grader.loading.notebook import NotebookError, cell_source, parse_notebook
     try:
         nb = parse_notebook(notebook.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, NotebookError):
@@ -41,7 +41,7 @@ def _declared(question: str, root: Path) -> tuple[str, str] | None:
     import ast
     import io
     import tokenize
-    from grader.checks import checks_source
+    from backprop_traps.grader.checks import checks_source
     source = checks_source(question, root)
     try:
         if source is None:
@@ -71,7 +71,7 @@ def describe(question: str, solution: Path, root: Path) -> tuple[str, str]:
     declared = _declared(question, root)
     if declared:
         return declared
-    from grader.checks import load_question
+    from backprop_traps.grader.checks import load_question
     try:
         q = load_question(question, root)
         return q.title, getattr(q, "difficulty", "medium")
@@ -81,8 +81,8 @@ def describe(question: str, solution: Path, root: Path) -> tuple[str, str]:
 
 def _derivation_steps(solution: Path) -> int:
     """How many steps the solution's derivation has (what `grade reveal` shows, one a call)."""
-    from grader.authoring.stub_layout import derivation_steps
-    from grader.loading.notebook import NotebookError, parse_notebook
+    from backprop_traps.grader.authoring.stub_layout import derivation_steps
+    from backprop_traps.grader.loading.notebook import NotebookError, parse_notebook
     try:
         return len(derivation_steps(parse_notebook(solution.read_text(encoding="utf-8"))))
     except (OSError, UnicodeDecodeError, NotebookError):
@@ -107,8 +107,8 @@ def list_questions(questions_dir):
     """List the questions: what each is about, its difficulty, your scores in this folder
     side by side (the last code score with the best, the last interview checklist, the
     derivation steps revealed), and how to start it (or your notebook here, once started)."""
-    from grader.learner.history import FILENAME, History
-    from grader.loading.questions import questions_root, solution_notebooks
+    from backprop_traps.grader.learner.history import FILENAME, History
+    from backprop_traps.grader.loading.questions import questions_root, solution_notebooks
 
     root = questions_root(questions_dir)
     history = History.load()
@@ -153,7 +153,7 @@ def list_questions(questions_dir):
 def start(question, folder, force, solution, questions_dir):
     """Copy QUESTION's stub notebook into FOLDER (default: here) and say how to grade it;
     with --solution, the solution notebook and the kernels too (your stub is kept)."""
-    from grader.loading.questions import exercise_path, questions_root, solution_notebooks
+    from backprop_traps.grader.loading.questions import exercise_path, questions_root, solution_notebooks
 
     root = questions_root(questions_dir)
     known = solution_notebooks(root)
@@ -194,9 +194,9 @@ def _copy(source: Path, target: Path) -> None:
 
 def _copy_solution(question: str, root: Path, folder: Path) -> None:
     """`start --solution`: the solution notebook and the kernels, beside the stub."""
-    from grader.learner.history import History
-    from grader.learner.next_steps import copy_names
-    from grader.loading.questions import kernel_path, solution_path
+    from backprop_traps.grader.learner.history import History
+    from backprop_traps.grader.learner.next_steps import copy_names
+    from backprop_traps.grader.loading.questions import kernel_path, solution_path
     solution_name, kernels_name = copy_names(question, root)
     copies = [(solution_path(question, root), folder / solution_name)]
     kernels = kernel_path(question, root)
@@ -222,7 +222,7 @@ def _fingerprint(path: str) -> str | None:
     except OSError:
         return None
     if path.endswith(".ipynb"):
-        from grader.loading.notebook import NotebookError, graded_code, parse_notebook
+        from backprop_traps.grader.loading.notebook import NotebookError, graded_code, parse_notebook
         try:
             data = graded_code(parse_notebook(data.decode("utf-8"))).encode("utf-8")
         except (UnicodeDecodeError, NotebookError):
@@ -233,9 +233,9 @@ def _fingerprint(path: str) -> str | None:
 def after_grading(results, want_hint: bool, color: bool) -> str:
     """Remember each graded result's score in this folder's history, and show the next hint
     for the first failing check (``--hint``) or say that one is available. Returns the text."""
-    from grader.learner.history import History
-    from grader.learner.next_steps import full_marks_text
-    from grader.learner.report import render_hint
+    from backprop_traps.grader.learner.history import History
+    from backprop_traps.grader.learner.next_steps import full_marks_text
+    from backprop_traps.grader.learner.report import render_hint
 
     history = History.load()
     texts = []

@@ -15,8 +15,8 @@ def new(question, title, number, questions_dir):
     """Scaffold QUESTION: its solution notebook, hidden checks with one example check and
     one trap, kernels with forward and backward placeholders, and its tests. Fill in every
     SCAFFOLD: line, then run `grade release` and `grade validate QUESTION`."""
-    from grader.authoring.scaffold import ScaffoldError, new_question
-    from grader.loading.questions import questions_root
+    from backprop_traps.grader.authoring.scaffold import ScaffoldError, new_question
+    from backprop_traps.grader.loading.questions import questions_root
 
     root = questions_root(questions_dir)
     try:

@@ -3,7 +3,7 @@ import functools
 
 import click
 
-from grader.sandbox.limits import Limits
+from backprop_traps.grader.sandbox.limits import Limits
 
 _DEFAULTS = Limits()
 

@@ -13,14 +13,14 @@ import click
 def release(question, check, questions_dir):
     """Regenerate the stub notebook of QUESTION (default: every question) from its solution,
     and the revision page docs/interview.md from every solution's interview cell."""
-    from grader.loading.questions import solution_notebooks, questions_root
-    from grader.authoring.release import release as run_release
+    from backprop_traps.grader.loading.questions import solution_notebooks, questions_root
+    from backprop_traps.grader.authoring.release import release as run_release
 
     root = questions_root(questions_dir)
     if question and question not in solution_notebooks(root):
         raise click.BadParameter(f"unknown question {question!r}", param_hint="QUESTION")
     changed = run_release(question, root, check=check)
-    from grader.authoring.interview import PAGE, problems, sync_page
+    from backprop_traps.grader.authoring.interview import PAGE, problems, sync_page
     page_stale = sync_page(root, write=not check)  # every question's interview cell, on one page
     if (root / PAGE.parent).is_dir():  # a folder that keeps the page: say what it lacks
         for line in problems(root):

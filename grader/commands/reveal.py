@@ -12,9 +12,9 @@ def reveal(question, show_all, questions_dir):
 
     Try the derivation yourself first, in the notebook's "Your derivation" cell. The number
     of steps shown is kept in this folder's .backprop_traps_history.json."""
-    from grader.learner.history import History
-    from grader.learner.reveal import render, reveal as next_steps
-    from grader.loading.questions import questions_root, solution_notebooks
+    from backprop_traps.grader.learner.history import History
+    from backprop_traps.grader.learner.reveal import render, reveal as next_steps
+    from backprop_traps.grader.loading.questions import questions_root, solution_notebooks
 
     root = questions_root(questions_dir)
     known = solution_notebooks(root)

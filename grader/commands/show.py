@@ -10,10 +10,10 @@ def show(outdir, student):
     replays it."""
     from pathlib import Path
 
-    from grader.batch.gradebook import _shown
-    from grader.batch.store import ResultStore
-    from grader.engine.results import CheckResult, GradeResult
-    from grader.learner.report import render
+    from backprop_traps.grader.batch.gradebook import _shown
+    from backprop_traps.grader.batch.store import ResultStore
+    from backprop_traps.grader.engine.results import CheckResult, GradeResult
+    from backprop_traps.grader.learner.report import render
 
     if not (Path(outdir) / "results").is_dir():
         raise click.UsageError(f"{outdir} holds no batch results (no results/ folder)")

@@ -19,9 +19,9 @@ def validate(questions, quick, seed, questions_dir):
     an ignored upstream gradient; the stub is fresh and leaks nothing; the key points are
     hit by the hired answer, not by the wrong one; both notebooks run in
     a kernel; the kernels agree with the solution. Exits 1 on any problem."""
-    from grader.authoring.validate import validate as run_validate
-    from grader.engine.run import DEFAULT_SEED
-    from grader.loading.questions import questions_root, solution_notebooks
+    from backprop_traps.grader.authoring.validate import validate as run_validate
+    from backprop_traps.grader.engine.run import DEFAULT_SEED
+    from backprop_traps.grader.loading.questions import questions_root, solution_notebooks
 
     root = questions_root(questions_dir)
     known = solution_notebooks(root)

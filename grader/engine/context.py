@@ -10,9 +10,9 @@ import zlib
 
 import numpy as np
 
-from grader.engine import feedback, gradcheck
-from grader.engine.question import Fail, Question
-from grader.sandbox.process import Sandbox
+from backprop_traps.grader.engine import feedback, gradcheck
+from backprop_traps.grader.engine.question import Fail, Question
+from backprop_traps.grader.sandbox.process import Sandbox
 
 ATOL = 1e-8
 RTOL = 1e-6
@@ -271,7 +271,7 @@ class CheckContext:
     def smallest_failure(self, fn: str, build, sizes, expected, pick=None, name: str = "the answer",
                          tries: int = 3) -> str | None:
         """The smallest input (from ``build(rng, size)``) where the learner's ``fn`` is still
-        wrong, as text; see ``grader.engine.feedback.smallest_failure``. Uses its own seeded stream."""
+        wrong, as text; see ``backprop_traps.grader.engine.feedback.smallest_failure``. Uses its own seeded stream."""
         rng = np.random.default_rng([self.seed, zlib.crc32(self.check_name.encode()), 1])
         return feedback.smallest_failure(self.sandbox, rng, fn, build, sizes, expected, pick,
                                          name, tries)

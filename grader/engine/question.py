@@ -27,7 +27,7 @@ class Trap:
     The failure report shows the ``symptom`` only (what is wrong, never the fix); the fix comes
     from ``--hint``, one step at a time: the question to ask yourself, the rule, the pointer
     (issue 22). Checks may still put ``explanation`` in their feedback: the engine replaces it
-    by the symptom (``grader.engine.trap_feedback``)."""
+    by the symptom (``backprop_traps.grader.engine.trap_feedback``)."""
     id: str
     explanation: str
     """What went wrong and how to fix it, in plain words, without the solution code."""
@@ -39,7 +39,7 @@ class Trap:
 
     @property
     def what_is_wrong(self) -> str:
-        from grader.engine.trap_feedback import first_sentence
+        from backprop_traps.grader.engine.trap_feedback import first_sentence
         return self.symptom or first_sentence(self.explanation)
 
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.checks import load_question
-from grader.engine.call_memo import CallMemo
-from grader.engine.question import Fail
-from grader.loading.questions import questions_root, solution_notebooks
-from grader.loading.reference import load_solution, setup_code
-from grader.engine.results import CheckResult, GradeResult
-from grader.sandbox.limits import Limits
-from grader.sandbox.process import Sandbox
-from grader.loading.submission import load_submission
+from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.engine.call_memo import CallMemo
+from backprop_traps.grader.engine.question import Fail
+from backprop_traps.grader.loading.questions import questions_root, solution_notebooks
+from backprop_traps.grader.loading.reference import load_solution, setup_code
+from backprop_traps.grader.engine.results import CheckResult, GradeResult
+from backprop_traps.grader.sandbox.limits import Limits
+from backprop_traps.grader.sandbox.process import Sandbox
+from backprop_traps.grader.loading.submission import load_submission
 
 DEFAULT_SEED = 1234
 
@@ -48,7 +48,7 @@ def _grade(path, question, seed, limits, root, visible_tests=False) -> GradeResu
         return result
     if sub.question is None or sub.error:
         return _refuse(sub, root, known, result)
-    from grader.engine.wrong_question import looks_like, sentence
+    from backprop_traps.grader.engine.wrong_question import looks_like, sentence
     other = looks_like(sub, sub.question, root)  # a file for another question: say which (issue 24)
     if other is not None:
         result.max_score = load_question(sub.question, root).max_score
@@ -90,7 +90,7 @@ def _run_checks(sub, question, root: Path, seed: int, sandbox: Sandbox, result: 
     if question.grader_setup and not helpers:
         helpers = setup_code(sub.question, root)
     sandbox.helpers, sandbox.services = helpers, dict(services)
-    from grader.engine.context import CheckContext  # numpy: after the child was launched
+    from backprop_traps.grader.engine.context import CheckContext  # numpy: after the child was launched
     loaded = sandbox.start()  # a notebook loads cell by cell, past errors
     result.isolation = sandbox.isolation
     calls = CallMemo(sandbox)  # a function that timed out once is not run again
@@ -103,7 +103,7 @@ def _run_checks(sub, question, root: Path, seed: int, sandbox: Sandbox, result: 
             outcome = _run_one(check, CheckContext(question, calls, ref, seed, check.name))
         result.tests.append(outcome)
     if visible_tests and loaded.ok:
-        from grader.engine.visible_tests import manual_cells, run_visible_tests
+        from backprop_traps.grader.engine.visible_tests import manual_cells, run_visible_tests
         result.public = run_visible_tests(sandbox, sub.path)
         result.manual = manual_cells(sub.path)
     result.output = sandbox.output
@@ -130,7 +130,7 @@ def _run_one(check, ctx: CheckContext) -> CheckResult:
     try:
         check.run(ctx)
     except Fail as fail:
-        from grader.engine.trap_feedback import split
+        from backprop_traps.grader.engine.trap_feedback import split
         feedback, hints = split(ctx.question, check, fail.feedback, fail.trap)
         return CheckResult(check.name, 0.0, check.points, False, trap=fail.trap,
                            feedback=feedback, hints=hints)

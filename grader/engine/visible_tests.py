@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.loading.notebook import NotebookError, SKIP_TAGS, cell_source, is_test_cell, parse_notebook, strip_magics
-from grader.engine.results import VisibleTests
+from backprop_traps.grader.loading.notebook import NotebookError, SKIP_TAGS, cell_source, is_test_cell, parse_notebook, strip_magics
+from backprop_traps.grader.engine.results import VisibleTests
 
 # Not the learner's sanity checks: demos, and the nbgrader cell that runs the hidden checks
 # in a course's kernel (grader/authoring/nbgrader_cell.py); the sandbox cannot import the kit.

@@ -15,7 +15,7 @@ import functools
 import re
 from pathlib import Path
 
-from grader.loading.notebook import graded_cells, parse_notebook
+from backprop_traps.grader.loading.notebook import graded_cells, parse_notebook
 
 
 _DEF = re.compile(r"^(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)", re.M)
@@ -54,7 +54,7 @@ def question_functions(stub: str) -> frozenset[str]:
 def looks_like(sub, question: str, root: Path) -> str | None:
     """The id of the other question ``sub`` answers, when it defines none of ``question``'s
     functions and at least half of that one's; None otherwise."""
-    from grader.loading.questions import exercise_path, solution_notebooks
+    from backprop_traps.grader.loading.questions import exercise_path, solution_notebooks
     sources = [fallback for _, _, fallback in sub.cells] if sub.cells else [sub.source]
     have = declared_names(sources)
     wanted = question_functions(str(exercise_path(question, root)))
@@ -71,7 +71,7 @@ def looks_like(sub, question: str, root: Path) -> str | None:
 
 
 def sentence(sub_path: str, question: str, other: str, root: Path) -> str:
-    from grader.loading.questions import exercise_path
+    from backprop_traps.grader.loading.questions import exercise_path
     wanted = sorted(question_functions(str(exercise_path(question, root))))
     return (f"{Path(sub_path).name} looks like an answer to '{other}', not '{question}': it defines "
             f"none of {question}'s functions ({', '.join(wanted)}) and most of {other}'s. Grade it "

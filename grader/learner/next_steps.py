@@ -17,14 +17,14 @@ def _shown(path: Path) -> str:
 
 def copy_names(question: str, root: Path | None = None) -> tuple[str, str]:
     """The file names `grade start --solution` gives the solution and the kernels copies."""
-    from grader.loading.questions import solution_path
+    from backprop_traps.grader.loading.questions import solution_path
     return f"{solution_path(question, root).stem}_solution.ipynb", f"{question}_kernels.py"
 
 
 def full_marks_text(question: str, root: Path | None = None) -> str:
     """The lines shown at full marks (empty for an unknown question)."""
-    from grader.authoring.interview import PAGE
-    from grader.loading.questions import kernel_path, questions_root, solution_notebooks
+    from backprop_traps.grader.authoring.interview import PAGE
+    from backprop_traps.grader.loading.questions import kernel_path, questions_root, solution_notebooks
     root = questions_root(root)
     solution = solution_notebooks(root).get(question)
     if solution is None:

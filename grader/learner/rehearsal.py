@@ -12,7 +12,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.learner import keypoints
+from backprop_traps.grader.learner import keypoints
 
 WIDTH = 88
 MAX_ANSWER_BYTES = 64 * 1024
@@ -31,13 +31,13 @@ class Rehearsal:
     number: str
     """Its number NN, from the solution notebook's name."""
     interview: object
-    """The parsed interview cell (grader.authoring.interview.Interview)."""
+    """The parsed interview cell (backprop_traps.grader.authoring.interview.Interview)."""
 
 
 def load(question: str, root: Path) -> Rehearsal:
     """The interview of ``question`` in the questions folder ``root``."""
-    from grader.authoring.interview import parse, read_notebook
-    from grader.loading.questions import solution_notebooks
+    from backprop_traps.grader.authoring.interview import parse, read_notebook
+    from backprop_traps.grader.loading.questions import solution_notebooks
     notebooks = solution_notebooks(root)
     if question not in notebooks:
         raise UnknownQuestion(f"unknown question {question!r}; the questions are: "
@@ -50,8 +50,8 @@ def load(question: str, root: Path) -> Rehearsal:
 
 def rehearsable(root: Path) -> list[str]:
     """The questions that have key points to rehearse, in order."""
-    from grader.authoring.interview import parse, read_notebook
-    from grader.loading.questions import solution_notebooks
+    from backprop_traps.grader.authoring.interview import parse, read_notebook
+    from backprop_traps.grader.loading.questions import solution_notebooks
     found = []
     for qid, notebook in solution_notebooks(root).items():
         source, _ = read_notebook(notebook)

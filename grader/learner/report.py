@@ -9,8 +9,8 @@ import textwrap
 
 import click
 
-from grader.engine.results import GradeResult
-from grader.sandbox.inert import inert
+from backprop_traps.grader.engine.results import GradeResult
+from backprop_traps.grader.sandbox.inert import inert
 
 INDENT = " " * 17
 WIDTH = 88  # prose feedback is wrapped to this many columns after the indent
@@ -76,7 +76,7 @@ def render(result: GradeResult, color: bool) -> str:
 def once(feedback: str, shown: set[str]) -> str:
     """``feedback`` without the long sentences an earlier check's feedback already printed (noted
     "as above"); examples (indented lines) are kept whole. ``shown`` gathers what is printed."""
-    from grader.engine.trap_feedback import _SENTENCE_END
+    from backprop_traps.grader.engine.trap_feedback import _SENTENCE_END
     lines = []
     for line in feedback.splitlines():
         if line[:1].isspace():

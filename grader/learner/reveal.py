@@ -25,9 +25,9 @@ class Revealed:
 
 def derivation(question: str, root: Path | None = None) -> list[str]:
     """The markdown of each step of the question's derivation ([] when it has none)."""
-    from grader.authoring.stub_layout import derivation_steps
-    from grader.loading.notebook import parse_notebook
-    from grader.loading.questions import solution_path
+    from backprop_traps.grader.authoring.stub_layout import derivation_steps
+    from backprop_traps.grader.loading.notebook import parse_notebook
+    from backprop_traps.grader.loading.questions import solution_path
     return derivation_steps(parse_notebook(solution_path(question, root).read_text(encoding="utf-8")))
 
 

@@ -10,8 +10,8 @@ import functools
 import types
 from pathlib import Path
 
-from grader.loading.notebook import graded_code, parse_notebook
-from grader.loading.questions import solution_path
+from backprop_traps.grader.loading.notebook import graded_code, parse_notebook
+from backprop_traps.grader.loading.questions import solution_path
 
 
 @functools.lru_cache(maxsize=None)
@@ -30,7 +30,7 @@ def load_solution(question: str, root: Path | None = None) -> types.SimpleNamesp
 def setup_code(question: str, root: Path | None = None) -> str:
     """The source of the solution's setup cell (nbgrader grade_id ``setup``), or "" if none:
     the helpers a question with ``grader_setup`` runs after the learner's code."""
-    from grader.loading.notebook import cell_source
+    from backprop_traps.grader.loading.notebook import cell_source
     nb = parse_notebook(solution_path(question, root).read_text(encoding="utf-8"))
     for cell in nb["cells"]:
         if ((cell.get("metadata") or {}).get("nbgrader") or {}).get("grade_id") == "setup":

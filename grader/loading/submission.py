@@ -11,7 +11,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.loading.notebook import NotebookError, graded_cells, graded_code, notebook_question, parse_notebook
+from backprop_traps.grader.loading.notebook import NotebookError, graded_cells, graded_code, notebook_question, parse_notebook
 
 _QUESTION_LINE = re.compile(r"^#\s*question:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
 MAX_BYTES = 16 * 1024 * 1024
@@ -57,7 +57,7 @@ class Submission:
     question: str | None = None
     error: str | None = None
     cells: list | None = None
-    """A notebook's graded cells, ``(label, source, fallback)`` (``grader.loading.notebook.graded_cells``),
+    """A notebook's graded cells, ``(label, source, fallback)`` (``backprop_traps.grader.loading.notebook.graded_cells``),
     loaded one by one; None for a ``.py`` file, which loads as one piece."""
 
 

@@ -8,7 +8,7 @@ the whole sandbox's memory and process count, and killing it kills everything in
 
 cgroup v2 (a delegated subtree with the memory and pids controllers) and v1 (the memory
 and pids hierarchies) are both handled; where neither is writable, ``create`` returns
-None and the caller falls back (see ``grader.sandbox.measure``).
+None and the caller falls back (see ``backprop_traps.grader.sandbox.measure``).
 """
 from __future__ import annotations
 

@@ -14,9 +14,9 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from grader.sandbox import wire
-from grader.sandbox.failures import describe_failure, inert_failure
-from grader.sandbox.inert import inert
+from backprop_traps.grader.sandbox import wire
+from backprop_traps.grader.sandbox.failures import describe_failure, inert_failure
+from backprop_traps.grader.sandbox.inert import inert
 
 MAX_ASKS = 100_000
 """Requests to grader-side services in one call (a Jacobian by JVPs takes hundreds)."""

@@ -16,7 +16,7 @@ class Layer:
 
 
 def layers() -> list[Layer]:
-    from grader.sandbox import bwrap, cgroup, landlock, seccomp
+    from backprop_traps.grader.sandbox import bwrap, cgroup, landlock, seccomp
     found = []
     ok, detail = bwrap.probe()
     found.append(Layer("bubblewrap namespaces", ok, detail,
@@ -45,8 +45,8 @@ def layers() -> list[Layer]:
 
 def memory_meter() -> str:
     """Whether memory checks can give points here, and why (issue 23, class 1)."""
-    from grader.sandbox import cgroup, seccomp
-    from grader.sandbox.measure import NO_CGROUP
+    from backprop_traps.grader.sandbox import cgroup, seccomp
+    from backprop_traps.grader.sandbox.measure import NO_CGROUP
     version, _ = cgroup.available()
     filtered, _ = seccomp.available()
     if version and filtered:

@@ -4,7 +4,7 @@ what raised, where in their code (cell and line), and why when the grader can te
 (a cell that stopped loading, a global left by an earlier call)."""
 from __future__ import annotations
 
-from grader.sandbox.inert import inert
+from backprop_traps.grader.sandbox.inert import inert
 
 
 def inert_failure(reply: dict) -> dict:

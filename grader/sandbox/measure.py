@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import shlex
 
-from grader.sandbox import cgroup, wire
+from backprop_traps.grader.sandbox import cgroup, wire
 
 MB = 1024 * 1024
 NO_CGROUP = ("this machine gives the grader no cgroup of its own (run as root, or in a delegated "

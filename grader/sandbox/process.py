@@ -19,12 +19,12 @@ import threading
 import time
 from pathlib import Path
 
-from grader.sandbox import bwrap, cgroup, measure
-from grader.sandbox.channel import CallResult, Channel, Output  # noqa: F401 (CallResult: re-exported)
-from grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_folders
-from grader.sandbox.inert import inert
-from grader.sandbox.limits import Limits
-from grader.sandbox.visibility import _read_only_rules, hidden_paths
+from backprop_traps.grader.sandbox import bwrap, cgroup, measure
+from backprop_traps.grader.sandbox.channel import CallResult, Channel, Output  # noqa: F401 (CallResult: re-exported)
+from backprop_traps.grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_folders
+from backprop_traps.grader.sandbox.inert import inert
+from backprop_traps.grader.sandbox.limits import Limits
+from backprop_traps.grader.sandbox.visibility import _read_only_rules, hidden_paths
 
 WORKER = Path(__file__).with_name("worker.py")
 MAX_WARNINGS = 20
@@ -206,7 +206,7 @@ class Sandbox(Channel):
 
     def _bwrap_argv(self, env: dict, resp_w: int) -> tuple[list[str], list[int]]:
         """bwrap's command line, and the descriptors it must inherit (seccomp, info)."""
-        from grader.sandbox import seccomp
+        from backprop_traps.grader.sandbox import seccomp
         extra = []
         bpf = seccomp.compiled(no_fork=not self._meter.whole_sandbox) if self.isolate else None
         self._bwrap_filtered = bpf is not None

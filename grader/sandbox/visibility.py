@@ -7,7 +7,7 @@ import os
 import site
 from pathlib import Path
 
-from grader.sandbox import bwrap
+from backprop_traps.grader.sandbox import bwrap
 
 _ABOVE = Path(__file__).resolve().parents[2]
 KIT_ROOT = _ABOVE if (_ABOVE / "pyproject.toml").is_file() else None
@@ -44,5 +44,5 @@ def readable_paths() -> list[str]:
 def _read_only_rules(hidden: tuple[str, ...]) -> list[str]:
     """The read-only Landlock rules: listing site-packages entry by entry costs a few hundred
     ms, and a batch starts hundreds of sandboxes with the same hidden paths."""
-    from grader.sandbox import landlock
+    from backprop_traps.grader.sandbox import landlock
     return [p for r in readable_paths() for p in landlock.allowed_entries(r, list(hidden))]

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REAL_GPU
-from grader.commands.bench import bench as bench_command, load_benchmark
+from backprop_traps.grader.commands.bench import bench as bench_command, load_benchmark
 
 bench = load_benchmark()
 from benchmarks import kernel_cases  # noqa: E402  (importable once the benchmark put the repo on the path)
@@ -39,7 +39,7 @@ def test_no_gpu_run_says_so_and_prints_no_bandwidth(tmp_path, tiny_cases):
 
 
 def test_grade_has_the_bench_subcommand():
-    from grader.cli import main
+    from backprop_traps.grader.cli import main
     assert main.get_command(None, "bench") is bench_command
 
 

@@ -13,8 +13,8 @@ if os.environ.get("BACKPROP_TRAPS_REAL_GPU") != "1":  # before numba.cuda is imp
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from grader.checks.maxpool_kernel import probes  # noqa: E402
-from grader.loading.reference import load_solution  # noqa: E402
+from backprop_traps.grader.checks.maxpool_kernel import probes  # noqa: E402
+from backprop_traps.grader.loading.reference import load_solution  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_solution("maxpool_kernel", ROOT)
@@ -79,6 +79,6 @@ def test_the_graders_launcher_reports_a_plain_add_scatter_as_a_race_and_a_missin
 
 
 def ref_source():
-    from grader.loading.notebook import graded_code, parse_notebook
-    from grader.loading.questions import solution_path
+    from backprop_traps.grader.loading.notebook import graded_code, parse_notebook
+    from backprop_traps.grader.loading.questions import solution_path
     return graded_code(parse_notebook(solution_path("maxpool_kernel", ROOT).read_text(encoding="utf-8")))

@@ -9,8 +9,8 @@ import inspect
 import numpy as np
 import pytest
 
-import kernels.per_step_update_trap as kernels
-from grader.loading.reference import load_solution
+import backprop_traps.kernels.per_step_update_trap as kernels
+from backprop_traps.grader.loading.reference import load_solution
 
 ref = load_solution("per_step_update_trap")
 

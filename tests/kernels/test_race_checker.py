@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from kernels import race_checker
+from backprop_traps.kernels import race_checker
 
 pytestmark = pytest.mark.races_expected  # these tests read the flags themselves
 race_checker.install()  # idempotent: also with BACKPROP_TRAPS_NO_RACE_CHECK=1
@@ -156,7 +156,7 @@ def test_flags_stay_in_the_innermost_block(race_log):
 
 
 def test_the_kernel_tests_are_really_checked(race_log):
-    from kernels import routing_trap
+    from backprop_traps.kernels import routing_trap
     x = np.random.default_rng(0).normal(size=(1, 2, 7, 7))
     _, argmax = routing_trap.maxpool2d_forward(x, 3, 2)
     routing_trap.maxpool2d_backward_atomic(np.ones(argmax.shape), argmax, x.shape, 3, 2)

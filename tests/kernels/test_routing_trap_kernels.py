@@ -7,8 +7,8 @@ window covers, and integer-valued inputs full of ties for the first-max rule.
 import numpy as np
 import pytest
 
-from grader.loading.reference import load_solution
-from kernels import routing_trap as kern
+from backprop_traps.grader.loading.reference import load_solution
+from backprop_traps.kernels import routing_trap as kern
 
 ref = load_solution("routing_trap")
 

@@ -2,7 +2,7 @@
 solution notebook and times them; the same pass, in process, under the simulator."""
 import pytest
 
-from kernels import self_check
+from backprop_traps.kernels import self_check
 
 
 @pytest.mark.parametrize("question", ["straight_through", "forward_vs_reverse"])
@@ -23,5 +23,5 @@ def test_every_kernel_file_has_the_plan():
     from pathlib import Path
     for path in (Path(self_check.__file__).parent / f"{name}.py" for name in PLANNED):
         text = path.read_text()
-        assert f"python -m kernels.{path.stem}" in text, path.name  # how to run it, in its header
+        assert f"python -m backprop_traps.kernels.{path.stem}" in text, path.name  # how to run it, in its header
         assert text.rstrip().endswith(f'sys.exit(main("{path.stem}"))'), path.name  # its __main__

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from grader.loading.reference import load_solution
-from kernels.softmax_ce import softmax_cross_entropy, softmax_cross_entropy_device
+from backprop_traps.grader.loading.reference import load_solution
+from backprop_traps.kernels.softmax_ce import softmax_cross_entropy, softmax_cross_entropy_device
 
 ref = load_solution("softmax_ce")
 

@@ -14,7 +14,7 @@ if os.environ.get("BACKPROP_TRAPS_REAL_GPU") != "1":  # before numba.cuda is imp
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from grader.loading.reference import load_solution  # noqa: E402
+from backprop_traps.grader.loading.reference import load_solution  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_solution("straight_through", ROOT)

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from grader.loading.reference import load_solution
-from kernels import vram_trap as kv
+from backprop_traps.grader.loading.reference import load_solution
+from backprop_traps.kernels import vram_trap as kv
 
 
 @pytest.fixture(scope="module")

@@ -29,8 +29,8 @@ from pathlib import Path
 import pytest
 
 from conftest import solution_source
-from grader.sandbox import bwrap, cgroup
-from grader.sandbox.limits import Limits
+from backprop_traps.grader.sandbox import bwrap, cgroup
+from backprop_traps.grader.sandbox.limits import Limits
 
 HERE = Path(__file__).parent
 ATTACKS = HERE / "attacks"
@@ -87,7 +87,7 @@ def peak_growth(work):
 def honest_growth(key: str = "in process") -> int:
     """An honest grading's peak growth, measured once per session (``key``: where)."""
     if key not in _honest:
-        from grader.engine.run import grade_path
+        from backprop_traps.grader.engine.run import grade_path
         path = build("honest", Path(tempfile.mkdtemp(prefix="rt-honest-")))
         if key == "in process":
             grade_path(path, limits=QUICK)  # the first grading imports the engine: not counted
@@ -106,7 +106,7 @@ def assert_grader_bounded(grew: int | None, what: str, key: str = "in process") 
 
 
 def grade(path: Path, limits: Limits = QUICK):
-    from grader.engine.run import grade_path
+    from backprop_traps.grader.engine.run import grade_path
     honest_growth()
     result, grew = peak_growth(lambda: grade_path(path, limits=limits))
     assert_grader_bounded(grew, f"grading {path.name}")
@@ -153,13 +153,13 @@ def leaked(result, *secrets_) -> list[str]:
 def memory_check(path: Path, limits: Limits = Limits(call_seconds=10.0, total_seconds=30.0)):
     """Only vram_trap's memory check, run as the engine runs it (same sandbox set-up):
     (passed, feedback, the measurement, what the child printed)."""
-    from grader.checks import vram_trap
-    from grader.engine.context import CheckContext
-    from grader.engine.question import Fail
-    from grader.loading.questions import questions_root
-    from grader.loading.reference import load_solution
-    from grader.sandbox.process import Sandbox
-    from grader.loading.submission import load_submission
+    from backprop_traps.grader.checks import vram_trap
+    from backprop_traps.grader.engine.context import CheckContext
+    from backprop_traps.grader.engine.question import Fail
+    from backprop_traps.grader.loading.questions import questions_root
+    from backprop_traps.grader.loading.reference import load_solution
+    from backprop_traps.grader.sandbox.process import Sandbox
+    from backprop_traps.grader.loading.submission import load_submission
 
     sub = load_submission(path, None)
     measured = {}
@@ -192,8 +192,8 @@ def memory_check(path: Path, limits: Limits = Limits(call_seconds=10.0, total_se
 # -- grading in a fresh process (its memory, its time, its environment) ------------------------
 RUNNER = r"""
 import json, sys, time
-from grader.engine.run import grade_path
-from grader.sandbox.limits import Limits
+from backprop_traps.grader.engine.run import grade_path
+from backprop_traps.grader.sandbox.limits import Limits
 
 def hwm():
     for line in open("/proc/self/status"):

@@ -32,7 +32,7 @@ def on_terminal(args: list[str], cwd: Path, timeout: float = 90.0) -> str:
     import tty
     master, slave = pty.openpty()
     tty.setraw(slave)
-    proc = subprocess.Popen([sys.executable, "-c", "from grader.cli import main; main()", *args],
+    proc = subprocess.Popen([sys.executable, "-c", "from backprop_traps.grader.cli import main; main()", *args],
                             stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=cwd,
                             env={**os.environ, "TERM": "xterm", "COLUMNS": "120"})
     os.close(slave)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from grader.sandbox.limits import Limits
+from backprop_traps.grader.sandbox.limits import Limits
 from redteam_kit import (RUNNER, build, end_processes, everything_said, grade, grade_in_subprocess,  # noqa: F401
                          host_state, leaked, leftover_sandboxes, memory_check, mode, processes_with,
                          restore)  # mode: a fixture
@@ -87,7 +87,7 @@ def test_the_call_group_alone_holds_against_eviction(tmp_path, mode, monkeypatch
     """The same, with the seccomp filter's refusal of eviction taken away: the fresh call
     cgroup counts from zero, so what was evicted was never in its count."""
     mode("default")
-    from grader.sandbox import seccomp
+    from backprop_traps.grader.sandbox import seccomp
     monkeypatch.setattr(seccomp, "ALWAYS_DENIED",
                         tuple(n for n in seccomp.ALWAYS_DENIED if n not in ("fadvise64", "process_madvise")))
     monkeypatch.setattr(seccomp, "EVICTING_ADVICE", ())
@@ -324,7 +324,7 @@ def test_sabotage_in_a_batch_leaves_the_next_student_full_marks(tmp_path, mode, 
     student; the honest one gets full marks in the gradebook."""
     mode(where)
     from click.testing import CliRunner
-    from grader.cli import main
+    from backprop_traps.grader.cli import main
     src = tmp_path / "subs"
     for student, attack in (("aaa_attacker", "sabotage_setpriority"), ("aab_attacker", "sabotage_affinity"),
                             ("aac_attacker", "sabotage_prlimit"), ("zzz_honest", "honest")):

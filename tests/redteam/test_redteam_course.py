@@ -8,11 +8,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.batch.layouts import find_jobs
-from grader.batch.plan import Batch
-from grader.batch.store import ResultStore
-from grader.engine.run import grade_path
-from grader.loading.questions import solution_notebooks
+from backprop_traps.grader.batch.layouts import find_jobs
+from backprop_traps.grader.batch.plan import Batch
+from backprop_traps.grader.batch.store import ResultStore
+from backprop_traps.grader.engine.run import grade_path
+from backprop_traps.grader.loading.questions import solution_notebooks
 from redteam_kit import mode  # noqa: F401 (fixture)
 
 ATTACKS = Path(__file__).parent / "attacks"
@@ -25,9 +25,9 @@ def test_nbgrader_score_cannot_be_forged_from_the_learners_cells(tmp_path, mode,
     from nbgrader.api import Gradebook
     from nbgrader.apps import NbGraderAPI
     from traitlets.config import Config
-    from grader.authoring.nbgrader_cell import GRADE_ID
-    from grader.batch.nbgrader_course import configure
-    from grader.batch.variants import student_seed
+    from backprop_traps.grader.authoring.nbgrader_cell import GRADE_ID
+    from backprop_traps.grader.batch.nbgrader_course import configure
+    from backprop_traps.grader.batch.variants import student_seed
 
     mode(sandbox)
     course = tmp_path / "course"

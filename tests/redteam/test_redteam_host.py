@@ -128,7 +128,7 @@ def test_a_sandbox_uses_at_most_its_share_of_the_cpus(tmp_path, mode, cpus):
     its cgroup's CPU quota (one CPU by default), so the grader and neighbouring sandboxes keep
     theirs. A tenth of a CPU shows the quota binds even on a loaded machine."""
     import secrets
-    from grader.sandbox.limits import Limits
+    from backprop_traps.grader.sandbox.limits import Limits
     from redteam_kit import QUICK, end_processes, processes_with
     mode("default")
     token = f"rt{secrets.token_hex(6)}"
@@ -325,7 +325,7 @@ def test_a_file_name_cannot_forge_the_terminal_report(tmp_path):
 
 def test_batch_summary_cannot_be_forged(tmp_path):
     from click.testing import CliRunner
-    from grader.cli import main
+    from backprop_traps.grader.cli import main
     src = tmp_path / "subs"
     evil = src / "eve\x1b[2K\u202e"
     evil.mkdir(parents=True)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks.adamw_step import probes, traps
-from grader.checks.adamw_step.probes import BETAS, EPS
-from grader.checks.adamw_step.traps import BYTES, FLOPS, MIXED, STEP
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.checks.adamw_step import probes, traps
+from backprop_traps.grader.checks.adamw_step.probes import BETAS, EPS
+from backprop_traps.grader.checks.adamw_step.traps import BYTES, FLOPS, MIXED, STEP
+from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("adamw_step", "AdamW: one optimizer step as frameworks take it",
                     traps=traps.TRAPS, difficulty="medium",

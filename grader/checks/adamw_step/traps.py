@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.question import Trap
+from backprop_traps.grader.engine.question import Trap
 
 STEP, MIXED = "adamw_step", "mixed_precision_step"
 FLOPS, BYTES = "training_flops", "bytes_per_param"

@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks.attention_backward.probes import (BWD, FWD, GRADS, MEM_B, MEM_D, MEM_N, call_backward,
+from backprop_traps.grader.checks.attention_backward.probes import (BWD, FWD, GRADS, MEM_B, MEM_D, MEM_N, call_backward,
                                                      call_forward, huge_scores, non_finite, prefixed, qkv, where)
-from grader.checks.attention_backward.traps import (EXPLANATION, TRAPS, expect_backward, expect_constant_values,
+from backprop_traps.grader.checks.attention_backward.traps import (EXPLANATION, TRAPS, expect_backward, expect_constant_values,
                                                     expect_forward, expect_memory, expect_no_future_gradient)
-from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("attention_backward", "Attention backward without storing the N x N matrix", traps=TRAPS,
                     difficulty="hard",

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from grader.engine.question import Fail
+from backprop_traps.grader.engine.question import Fail
 
 FWD, BWD = "attention_forward", "attention_backward"
 GRADS = ("dq", "dk", "dv")

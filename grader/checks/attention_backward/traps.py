@@ -8,10 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from grader.checks.attention_backward.probes import (BWD, FWD, GRADS, MEM_B, MEM_D, MEM_N, TILE_ROWS, MiB,
+from backprop_traps.grader.checks.attention_backward.probes import (BWD, FWD, GRADS, MEM_B, MEM_D, MEM_N, TILE_ROWS, MiB,
                                                      call_forward, prefixed, where)
-from grader.engine.gradcheck import Rows
-from grader.engine.question import Fail, Trap
+from backprop_traps.grader.engine.gradcheck import Rows
+from backprop_traps.grader.engine.question import Fail, Trap
 
 TRAPS = [
     Trap("materialises-p", "Your values are right, but your function builds the whole N x N matrix of "

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks.backprop_ninja import probes
-from grader.checks.backprop_ninja.probes import BWD, CACHE, CHAIN, FWD, PARAMS, problem
-from grader.checks.backprop_ninja.traps import TRAPS, backward_forms, forward_forms
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.checks.backprop_ninja import probes
+from backprop_traps.grader.checks.backprop_ninja.probes import BWD, CACHE, CHAIN, FWD, PARAMS, problem
+from backprop_traps.grader.checks.backprop_ninja.traps import TRAPS, backward_forms, forward_forms
+from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("backprop_ninja", "Backprop ninja: every gradient of a small language model",
                     traps=TRAPS, difficulty="hard",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.question import Fail
+from backprop_traps.grader.engine.question import Fail
 
 FWD, BWD = "ninja_forward", "ninja_backward"
 PARAMS = ("E", "W1", "b1", "gamma", "beta", "W2", "b2")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.question import Trap
+from backprop_traps.grader.engine.question import Trap
 
 TRAPS = [
     Trap("embedding-overwrite", "Token ids that repeat lose gradient: where one id appears at "

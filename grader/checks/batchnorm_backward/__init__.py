@@ -12,11 +12,11 @@ wrong answer in tests/answers/batchnorm_backward/.
 """
 from __future__ import annotations
 
-from grader.checks.batchnorm_backward import probes, traps
-from grader.checks.batchnorm_backward.probes import EPS, MOMENTUM, problem
-from grader.checks.batchnorm_backward.traps import BWD, FWD, GRADS, OUTPUTS
-from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.checks.batchnorm_backward import probes, traps
+from backprop_traps.grader.checks.batchnorm_backward.probes import EPS, MOMENTUM, problem
+from backprop_traps.grader.checks.batchnorm_backward.traps import BWD, FWD, GRADS, OUTPUTS
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("batchnorm_backward", "BatchNorm backward: every example's gradient depends "
                     "on the whole batch", traps=traps.TRAPS, difficulty="medium",

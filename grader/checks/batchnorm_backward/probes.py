@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail
-from grader.checks.batchnorm_backward.traps import BWD, FWD, GRADS, OUTPUTS
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.question import Fail
+from backprop_traps.grader.checks.batchnorm_backward.traps import BWD, FWD, GRADS, OUTPUTS
 
 MOMENTUM = 0.1  # PyTorch's default
 EPS = 1e-5      # PyTorch's default

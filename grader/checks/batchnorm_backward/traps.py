@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.context import ATOL, RTOL
-from grader.engine.question import Trap
+from backprop_traps.grader.engine.context import ATOL, RTOL
+from backprop_traps.grader.engine.question import Trap
 
 FWD, BWD = "batchnorm_forward", "batchnorm_backward"
 OUTPUTS = ("y", "mean", "rstd", "new_running_mean", "new_running_var")  # the forward's answer

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks.bptt import probes, traps
-from grader.checks.bptt.traps import BWD, CLIP, FWD, GRADS
-from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.checks.bptt import probes, traps
+from backprop_traps.grader.checks.bptt.traps import BWD, CLIP, FWD, GRADS
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("bptt", "BPTT: the recurrent weight's gradient sums over every step",
                     traps=traps.TRAPS, difficulty="medium",

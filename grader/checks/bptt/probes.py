@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks.bptt.traps import chunk_starts
+from backprop_traps.grader.checks.bptt.traps import chunk_starts
 
 
 def recurrent_weight(rng, h, radius):

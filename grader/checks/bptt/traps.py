@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.question import Trap
+from backprop_traps.grader.engine.question import Trap
 
 FWD, BWD, CLIP = "rnn_forward", "rnn_backward", "clip_grad_norm"
 GRADS = ("dx", "dh0", "dW_xh", "dW_hh", "db")  # the backward's answer, in order

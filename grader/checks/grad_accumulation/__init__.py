@@ -17,9 +17,9 @@ import math
 
 import numpy as np
 
-from grader.checks.grad_accumulation.probes import cancelling_rows, draw_params, draw_rows, kink_net, mask_grads
-from grader.checks.grad_accumulation.traps import ACC, GRADS, TRAPS, call_acc, expect_accumulated
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.checks.grad_accumulation.probes import cancelling_rows, draw_params, draw_rows, kink_net, mask_grads
+from backprop_traps.grader.checks.grad_accumulation.traps import ACC, GRADS, TRAPS, call_acc, expect_accumulated
+from backprop_traps.grader.engine.question import Fail, Question
 
 LOSS, GRAD = "mlp_loss", "mlp_grads"
 ONE = np.float64(1.0)  # the loss is a scalar: no upstream gradient to contract with

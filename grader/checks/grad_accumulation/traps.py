@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.question import Fail, Trap
+from backprop_traps.grader.engine.question import Fail, Trap
 
 ACC, GRADS = "accumulated_grads", ("dW1", "db1", "dW2", "db2")
 TOL = 1e-10            # allowed error, relative to the sum of |micro-batch contributions|

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks.gradient_clinic import probes
-from grader.checks.gradient_clinic.traps import (TRAPS, absolute_forms, dead_forms, diagnosis_forms,
+from backprop_traps.grader.checks.gradient_clinic import probes
+from backprop_traps.grader.checks.gradient_clinic.traps import (TRAPS, absolute_forms, dead_forms, diagnosis_forms,
                                                  update_ratio_forms)
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("gradient_clinic", "Gradient clinic: name the fault and its layer",
                     traps=TRAPS, difficulty="medium",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.question import Trap
+from backprop_traps.grader.engine.question import Trap
 
 TRAPS = [
     Trap("absolute-error", "The gradient check's error is not relative: a difference of 1e-3 "

@@ -14,11 +14,11 @@ tests/answers/layernorm_backward/.
 """
 from __future__ import annotations
 
-from grader.checks.layernorm_backward import probes
-from grader.checks.layernorm_backward.probes import BWD, EPS, FWD, GRADS, OUTPUTS, params, rows
-from grader.checks.layernorm_backward.traps import EXPLANATION, TRAPS, backward_traps, fail, forward_traps
-from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.checks.layernorm_backward import probes
+from backprop_traps.grader.checks.layernorm_backward.probes import BWD, EPS, FWD, GRADS, OUTPUTS, params, rows
+from backprop_traps.grader.checks.layernorm_backward.traps import EXPLANATION, TRAPS, backward_traps, fail, forward_traps
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("layernorm_backward", "LayerNorm backward: the statistics depend on x too", traps=TRAPS,
                     difficulty="medium",

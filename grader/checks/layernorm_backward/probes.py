@@ -19,9 +19,9 @@ import re
 
 import numpy as np
 
-from grader.engine.context import ATOL, RTOL
-from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail
+from backprop_traps.grader.engine.context import ATOL, RTOL
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.question import Fail
 
 FWD, BWD = "layernorm_forward", "layernorm_backward"
 OUTPUTS = ("y", "mean", "rstd")      # the forward's answer, in order

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.context import ATOL, RTOL
-from grader.engine.question import Fail, Trap
-from grader.checks.layernorm_backward.probes import EPS
+from backprop_traps.grader.engine.context import ATOL, RTOL
+from backprop_traps.grader.engine.question import Fail, Trap
+from backprop_traps.grader.checks.layernorm_backward.probes import EPS
 
 TRAPS = [
     Trap("stats-as-constants", "The mean and the variance are treated as constants in the "

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks.loss_scaling.probes import (clean_steps, hparams, overflow_steps, planted_run,
+from backprop_traps.grader.checks.loss_scaling.probes import (clean_steps, hparams, overflow_steps, planted_run,
                                               scaled_set, tensor_shapes, with_norms)
-from grader.checks.loss_scaling.traps import (
+from backprop_traps.grader.checks.loss_scaling.traps import (
     CLIP, FP16_MAX, STEP, TRAPS, UNSCALE, UPDATE, Steps, array_list, diagnose_clip,
     diagnose_update, same_list, unscaled_fp16)
-from grader.engine.context import same_answer
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.engine.context import same_answer
+from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("loss_scaling", "Dynamic loss scaling and gradient clipping, in the right order",
                     traps=TRAPS, difficulty="medium", kinks={

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks.loss_scaling.traps import FP16_MAX
+from backprop_traps.grader.checks.loss_scaling.traps import FP16_MAX
 
 
 def tensor_shapes(rng, k=None) -> list[tuple]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.question import Fail, Trap
+from backprop_traps.grader.engine.question import Fail, Trap
 
 UPDATE, UNSCALE, CLIP, STEP = "update_scale", "unscale_grads", "clip_grad_norm", "amp_step"
 FP16_MAX = 65504.0  # the largest finite float16; a product >= 65520 rounds to inf

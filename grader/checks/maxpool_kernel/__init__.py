@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks.maxpool_kernel import probes
-from grader.checks.maxpool_kernel.traps import TRAPS, first_window_only, from_report, last_window_only
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.checks.maxpool_kernel import probes
+from backprop_traps.grader.checks.maxpool_kernel.traps import TRAPS, first_window_only, from_report, last_window_only
+from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("maxpool_kernel", "Max-pool backward as a CUDA kernel, twice: a scatter with "
                     "atomics and a deterministic gather", traps=TRAPS, difficulty="hard",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.question import Trap
+from backprop_traps.grader.engine.question import Trap
 
 TRAPS = [
     Trap("race", "Two threads of your kernel read, add and write the same element of `dx` with no "

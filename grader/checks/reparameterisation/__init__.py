@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks.reparameterisation import probes, traps
-from grader.checks.reparameterisation.probes import (BWD, FWD, GRADS, LOG_PATH, PATH, RATIO, SCORE,
+from backprop_traps.grader.checks.reparameterisation import probes, traps
+from backprop_traps.grader.checks.reparameterisation.probes import (BWD, FWD, GRADS, LOG_PATH, PATH, RATIO, SCORE,
                                                      gaussian_problem, gumbel_problem,
                                                      moment_matched_noise, polynomial)
-from grader.checks.reparameterisation.traps import TRAPS, fail
-from grader.engine import gradcheck
-from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.checks.reparameterisation.traps import TRAPS, fail
+from backprop_traps.grader.engine import gradcheck
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("reparameterisation", "Gradients through samples: reparameterisation, score "
                     "function, Gumbel-softmax", traps=TRAPS, difficulty="medium", grader_setup=True,

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.context import ATOL, RTOL
-from grader.engine.question import Fail
+from backprop_traps.grader.engine.context import ATOL, RTOL
+from backprop_traps.grader.engine.question import Fail
 
 PATH, SCORE, RATIO = "pathwise_grad", "score_function_grad", "variance_ratio"
 LOG_PATH = "pathwise_grad_log_sigma"  # sigma = exp(log_sigma), as a VAE encoder outputs it

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.context import RTOL, ATOL
-from grader.engine.question import Fail, Trap
-from grader.checks.reparameterisation.probes import GRADS, _close, diagnose_pathwise
+from backprop_traps.grader.engine.context import RTOL, ATOL
+from backprop_traps.grader.engine.question import Fail, Trap
+from backprop_traps.grader.checks.reparameterisation.probes import GRADS, _close, diagnose_pathwise
 
 TRAPS = [
     Trap("sample-as-constant", "The sample is treated as a constant, so no gradient passes "

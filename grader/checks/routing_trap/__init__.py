@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks.routing_trap.probes import (avg_example, backward_regions, boundary_cases, coverage,
+from backprop_traps.grader.checks.routing_trap.probes import (avg_example, backward_regions, boundary_cases, coverage,
                                                max_backward_example, max_forward_example, out_shape,
                                                tie_free, windows, with_ties)
-from grader.checks.routing_trap.traps import (TRAPS, last_max_argmax, lost_overlap, overlap_lost,
+from backprop_traps.grader.checks.routing_trap.traps import (TRAPS, last_max_argmax, lost_overlap, overlap_lost,
                                               tie_broadcast, ties_elsewhere, window_index)
-from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("routing_trap", "Max pooling must cache where the max came from", traps=TRAPS,
                     difficulty="medium",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine import feedback
-from grader.engine.question import Fail, Trap
-from grader.checks.routing_trap.probes import coverage, out_shape, windows
+from backprop_traps.grader.engine import feedback
+from backprop_traps.grader.engine.question import Fail, Trap
+from backprop_traps.grader.checks.routing_trap.probes import coverage, out_shape, windows
 
 TRAPS = [
     Trap("avg-routing", "Your max-pool backward spreads each upstream gradient over the whole "

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks.tape_autodiff.probes import (BW, OPS, call_backward, chain, fits, flat,
+from backprop_traps.grader.checks.tape_autodiff.probes import (BW, OPS, call_backward, chain, fits, flat,
                                                 input_pool, random_graph, reference_values)
-from grader.checks.tape_autodiff.traps import TRAPS, expect_grads
-from grader.engine.gradcheck import upstream
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.checks.tape_autodiff.traps import TRAPS, expect_grads
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("tape_autodiff", "What autograd really does: a tape, walked backwards", traps=TRAPS,
                     difficulty="medium", kinks={"relu-at-0": "relu's operand exactly 0 (its derivative there is 0)"})

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.checks.tape_autodiff.probes import (BW, call_backward, describe, flat, one_line,
+from backprop_traps.grader.checks.tape_autodiff.probes import (BW, call_backward, describe, flat, one_line,
                                                 paths_to_output, reference_values, split)
-from grader.engine import gradcheck
-from grader.engine.question import Fail, Trap
+from backprop_traps.grader.engine import gradcheck
+from backprop_traps.grader.engine.question import Fail, Trap
 
 TRAPS = [
     Trap("fanout-overwrite", "A value used by several nodes (or twice by one node, like x * x) "

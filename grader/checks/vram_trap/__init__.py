@@ -38,11 +38,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from grader.engine.gradcheck import upstream
-from grader.checks.vram_trap.probes import (MEM_D, MEM_L, MEM_N, MEM_S, MLP, RELU_B, RELU_F, SLACK,
+from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.checks.vram_trap.probes import (MEM_D, MEM_L, MEM_N, MEM_S, MLP, RELU_B, RELU_F, SLACK,
                                             away_from_zero, flat, learner_grads, memory_budget, missing_layers, mlp)
-from grader.checks.vram_trap.traps import TRAPS, backprop, dyadic_net, segment_dependent, wrong_recomputes
-from grader.engine.question import Fail, Question
+from backprop_traps.grader.checks.vram_trap.traps import TRAPS, backprop, dyadic_net, segment_dependent, wrong_recomputes
+from backprop_traps.grader.engine.question import Fail, Question
 
 ONE = np.float64(1.0)  # the loss is the output itself: no upstream gradient to contract with
 MiB = 1024 * 1024

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from grader.engine.question import Fail
+from backprop_traps.grader.engine.question import Fail
 
 MLP, RELU_F, RELU_B = "mlp_loss_and_grads", "relu_forward_packed", "relu_backward_packed"
 MEM_L, MEM_D, MEM_N, MEM_S, SLACK = 36, 32, 2048, 6, 4

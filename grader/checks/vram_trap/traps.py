@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.engine.question import Trap
-from grader.checks.vram_trap.probes import flat
+from backprop_traps.grader.engine.question import Trap
+from backprop_traps.grader.checks.vram_trap.probes import flat
 
 TRAPS = [
     Trap("stores-everything", "Your gradients are right, but your function keeps every layer's "

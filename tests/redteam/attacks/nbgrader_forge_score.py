@@ -10,7 +10,7 @@ for target in ["__SECRET_PATH__", os.path.join(os.getcwd(), "..", "..", "..", "s
     except OSError as exc:
         print("could not read", type(exc).__name__)
 print("env:", {k: v for k, v in os.environ.items() if "SECRET" in k})
-fake = types.ModuleType("grader.nbgrader_bridge")
+fake = types.ModuleType("backprop_traps.grader.nbgrader_bridge")
 
 
 def run_hidden_checks(question, namespace, **kw):
@@ -20,6 +20,6 @@ def run_hidden_checks(question, namespace, **kw):
 
 fake.run_hidden_checks = run_hidden_checks
 sys.modules["grader"] = types.ModuleType("grader")
-sys.modules["grader.nbgrader_bridge"] = fake
+sys.modules["backprop_traps.grader.nbgrader_bridge"] = fake
 __vsc_ipynb_file__ = "__SOLUTION_PATH__"  # front-end hints point at the kit's own solution
 os.environ["JPY_SESSION_NAME"] = "__SOLUTION_PATH__"
