@@ -24,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+import backprop_traps
 from backprop_traps.grader.batch.grading import failed_record
 from backprop_traps.grader.batch.plan import Batch, Pending
 from backprop_traps.grader.batch.variants import SECRET_ENV
@@ -31,7 +32,9 @@ from backprop_traps.grader.batch.worker import RUNNER_PID, TAMPERED
 from backprop_traps.grader.sandbox.cleanup import MARKER as _MARKER
 from backprop_traps.grader.sandbox.cleanup import kill_tree
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_ROOT = Path(backprop_traps.__file__).resolve().parents[1]
+"""The folder holding the ``backprop_traps`` this runner runs: site-packages, or the clone of an
+editable install. The workers get it first on their path, so they grade with the same kit."""
 
 
 class _Tampered(Exception):

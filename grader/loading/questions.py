@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-"""The folder above ``grader/``: the repository in a clone (site-packages once installed)."""
+"""The folder above ``grader/``: the repository in a clone (site-packages/backprop_traps once installed)."""
 CONTENT_PACKAGE = "backprop_traps.grader.content"
 ENV_VAR = "BACKPROP_TRAPS_QUESTIONS"
 _NOTEBOOK = re.compile(r"^(\d+)_([a-z][a-z0-9_]*)\.ipynb$")

@@ -12,7 +12,6 @@ from backprop_traps.grader.sandbox import bwrap
 _ABOVE = Path(__file__).resolve().parents[2]
 KIT_ROOT = _ABOVE if (_ABOVE / "pyproject.toml").is_file() else None
 """The clone the kit runs from, or None when installed (then ``_ABOVE`` is site-packages)."""
-KIT_NAMES = ("grader", "kernels", "solutions", "exercises")
 
 
 def hidden_paths(extra: list[Path]) -> list[str]:
@@ -24,8 +23,8 @@ def hidden_paths(extra: list[Path]) -> list[str]:
         if not base.is_dir():
             continue
         for entry in base.iterdir():
-            name = entry.name.lower()
-            if entry.name in KIT_NAMES or "backprop_traps" in name or "backprop-traps" in name:
+            name = entry.name.lower()  # the package, its .pth and dist-info, an editable finder;
+            if "backprop_traps" in name or "backprop-traps" in name:  # not another project's `kernels`
                 hidden.append(str(entry))
     return hidden
 
