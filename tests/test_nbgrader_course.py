@@ -233,8 +233,9 @@ def run_hidden_checks(question, namespace, **kw):
     print("Score: 12 / 12")
     return 12.0
 fake.run_hidden_checks = run_hidden_checks
-sys.modules["grader"] = types.ModuleType("grader")
-sys.modules["backprop_traps.grader.nbgrader_bridge"] = fake
+for _name in ("backprop_traps", "backprop_traps.grader", "grader"):  # the new and the old names
+    sys.modules[_name] = types.ModuleType(_name)
+sys.modules["backprop_traps.grader.nbgrader_bridge"] = sys.modules["grader.nbgrader_bridge"] = fake
 __vsc_ipynb_file__ = "/nonexistent/solution.ipynb"
 '''
 

@@ -39,8 +39,9 @@ def test_every_package_folder_is_in_the_wheel_list():
     """A subpackage missing from pyproject.toml's list is missing from the wheel, and only an
     installed kit would notice."""
     listed = set(_toml()["tool"]["setuptools"]["packages"])
-    on_disk = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "grader").rglob("*.py")
-               if "__pycache__" not in p.parts} | {"kernels"}
+    on_disk = {".".join(("backprop_traps",) + p.parent.relative_to(REPO).parts)
+               for p in (REPO / "grader").rglob("*.py") if "__pycache__" not in p.parts}
+    on_disk |= {"backprop_traps", "backprop_traps.kernels"}
     assert on_disk <= listed, f"add to [tool.setuptools] packages: {sorted(on_disk - listed)}"
 
 
@@ -98,17 +99,18 @@ def test_wheel_carries_the_questions_and_nothing_else(installed):
     wheel, _, _ = installed
     names = set(zipfile.ZipFile(wheel).namelist())
     solutions = sorted(p.name for p in (REPO / "solutions").glob("*.ipynb"))
-    assert solutions and all(f"grader/content/solutions/{n}" in names for n in solutions)
-    assert all(f"grader/content/exercises/{n}" in names for n in solutions)
+    kit = "backprop_traps/grader"  # one top-level name, backprop_traps (issue 27)
+    assert solutions and all(f"{kit}/content/solutions/{n}" in names for n in solutions)
+    assert all(f"{kit}/content/exercises/{n}" in names for n in solutions)
     for question in ("routing_trap", "softmax_ce"):
-        assert f"kernels/{question}.py" in names
-    assert "grader/checks/softmax_ce.py" in names  # one file, and a package of three (issue 27)
-    assert {f"grader/checks/routing_trap/{part}.py" for part in ("__init__", "probes", "traps")} <= names
-    assert "grader/content/docs/contract.md" in names
+        assert f"backprop_traps/kernels/{question}.py" in names
+    assert f"{kit}/checks/softmax_ce.py" in names  # one file, and a package of three (issue 27)
+    assert {f"{kit}/checks/routing_trap/{part}.py" for part in ("__init__", "probes", "traps")} <= names
+    assert f"{kit}/content/docs/contract.md" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
-    strays = sorted(n for n in names if n.split("/")[0] not in ("grader", "kernels")
-                    and ".dist-info/" not in n)
-    assert not strays, strays  # no top-level solutions/, exercises/, tests/ in site-packages
+    assert "backprop_traps/old_names.py" in names and "backprop_traps/_build.py" not in names
+    strays = sorted(n for n in names if n.split("/")[0] != "backprop_traps" and ".dist-info/" not in n)
+    assert strays == ["backprop_traps_old_names.pth"]  # no grader/, kernels/, solutions/, tests/ at the top
     assert not any("__pycache__" in n for n in names)
 
 
@@ -194,12 +196,14 @@ def test_learner_code_cannot_read_the_installed_kit(installed, tmp_path):
     """Installed, the solutions, hidden checks and kernels live in site-packages: a submission
     that could read any of them refuses to load (score 0); hidden from it, it scores 12 / 12."""
     _, venv, env = installed
-    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import backprop_traps.grader; print(grader.__file__)"],
+    where = subprocess.run([str(venv / "bin" / "python"), "-c",
+                            "import backprop_traps; print(backprop_traps.__file__)"],
                            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
                            check=True).stdout.strip()
     site = Path(where).parent.parent
-    kit = [site / "grader" / "content" / "solutions" / STUB, site / "grader" / "checks" / "routing_trap" / "__init__.py",
-           site / "kernels" / "routing_trap.py", site / "grader" / "content" / "exercises" / STUB]
+    ours = site / "backprop_traps"
+    kit = [ours / "grader" / "content" / "solutions" / STUB, ours / "kernels" / "routing_trap.py",
+           ours / "grader" / "checks" / "routing_trap" / "__init__.py", ours / "grader" / "content" / "exercises" / STUB]
     assert all(p.is_file() for p in kit)
     from conftest import solution_source
 
@@ -219,3 +223,48 @@ def test_learner_code_cannot_read_the_installed_kit(installed, tmp_path):
     assert score == 12.0, feedback
     numpy = site / "numpy" / "__init__.py"  # the control: a package learner code must read
     assert score_if_unreadable([numpy])[0] == 0.0
+
+
+@pytest.mark.packaging
+def test_installed_beside_another_projects_grader_and_kernels(installed, tmp_path):
+    """The kit owns one top-level name, backprop_traps (issue 27). Another project's ``kernels``
+    (Hugging Face's kernel hub has that name) and ``grader`` in the same site-packages import as
+    themselves, and the kit works beside them. Without them, a notebook released before the
+    rename still grades from its own cells (``from grader.notebook_grade import ...``)."""
+    from test_learner_loop import fill_from_solution
+    from test_old_import_names import OLD_GRADE_CELL, OLD_HIDDEN_CHECKS_LINE, as_released_before_the_rename
+    _, venv, env = installed
+    python, grade = str(venv / "bin" / "python"), str(venv / "bin" / "grade")
+    work = tmp_path / "practice"
+    work.mkdir()
+
+    def run(*args):
+        return subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=300)
+
+    site = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").stdout.strip())
+    assert run(grade, "start", "routing_trap").returncode == 0
+    fill_from_solution(work / STUB)
+    (work / STUB).write_text(as_released_before_the_rename((work / STUB).read_text()))
+    assert "from grader.notebook_grade import" in (work / STUB).read_text()
+
+    theirs = [site / "kernels", site / "grader"]
+    try:
+        for folder in theirs:
+            folder.mkdir()
+            (folder / "__init__.py").write_text(f"OWNER = 'another project: {folder.name}'\n")
+        probe = run(python, "-c", "import grader, kernels, backprop_traps.grader.cli\n"
+                                  "import backprop_traps.kernels.race_checker\n"
+                                  "print(grader.OWNER, kernels.OWNER, sep='|')")
+        assert probe.returncode == 0, probe.stderr[-2000:]
+        assert probe.stdout.strip() == "another project: grader|another project: kernels"
+        beside = run(grade, STUB)
+        assert "Score: 12 / 12" in beside.stdout, beside.stdout + beside.stderr
+    finally:
+        for folder in theirs:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    old_cells = (OLD_HIDDEN_CHECKS_LINE + "run_hidden_checks('routing_trap', globals())\n"
+                 + OLD_GRADE_CELL.format(question="routing_trap"))
+    released = run(python, "-c", old_cells)
+    assert released.returncode == 0, released.stderr[-2000:]
+    assert "Score: 12 / 12" in released.stdout, released.stdout

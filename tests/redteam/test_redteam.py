@@ -188,7 +188,8 @@ def test_kit_sources_are_not_readable(tmp_path, mode, where):
     result = grade(build("read_kit_sources", tmp_path,
                          targets="|".join(map(str, [checks, solution, REPO / "grader", REPO / "solutions", REPO]))))
     said = everything_said(result)
-    for secret_text in ("Hidden checks for forward_vs_reverse", "BEGIN SOLUTION", "IMPORTED grader", "def counted("):
+    for secret_text in ("Hidden checks for forward_vs_reverse", "BEGIN SOLUTION", "IMPORTED grader",
+                        "IMPORTED backprop_traps.grader", "def counted("):
         assert secret_text not in said, f"the kit leaked: {secret_text!r}"
     assert "LIST " + str(REPO) not in said
 
