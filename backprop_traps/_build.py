@@ -12,7 +12,7 @@ from setuptools.command.editable_wheel import editable_wheel
 
 PTH_NAME = "backprop_traps_old_names.pth"  # sorts after __editable__.*.pth, which maps the package
 PTH_TEXT = "import backprop_traps.old_names; backprop_traps.old_names.install()\n"
-HOOK_MODULE = "_build"
+HOOK_MODULE, HOOK_FILE = "_build", "backprop_traps/_build.py"
 
 
 class BuildPyWithOldNames(build_py):
@@ -32,6 +32,9 @@ class BuildPyWithOldNames(build_py):
     def find_package_modules(self, package, package_dir):
         modules = super().find_package_modules(package, package_dir)
         return [m for m in modules if not (m[0] == "backprop_traps" and m[1] == HOOK_MODULE)]
+
+    def get_source_files(self):
+        return super().get_source_files() + [HOOK_FILE]  # out of the wheel, but the sdist needs it
 
 
 class _WithOldNames:
