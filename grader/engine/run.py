@@ -64,6 +64,7 @@ def _grade(path, question, seed, limits, root, visible_tests=False) -> GradeResu
             result.error = f"question '{sub.question}' has no hidden checks yet"
             return result
         result.max_score = question.max_score
+        sandbox.expect_measured_calls(sum(len(check.memory) for check in question.checks))
         return _run_checks(sub, question, root, seed, sandbox, result, visible_tests)
 
 
