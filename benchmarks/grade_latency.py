@@ -118,6 +118,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-nbgrader", action="store_true")
+    parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "grade_latency.md"),
+                        help="where the table is written (run it with a wheel venv's Python to time "
+                             "the kit as a learner installs it)")
     parser.add_argument("--baseline", metavar="DIR", help="a checkout of an earlier commit (git worktree "
                         "add DIR COMMIT): its `grade` is timed on the same solution, in the same run")
     args = parser.parse_args()
@@ -161,8 +164,12 @@ def main():
         rows.append(("`nbgrader autograde` of the same notebook", nbg))
         ratio = f"\n`grade` is **{nbg / total:.1f}x** faster than `nbgrader autograde` on the same notebook.\n"
 
+    import grader
+    how = "an editable install (pip install -e .)" if Path(grader.__file__).resolve().is_relative_to(REPO) \
+        else f"an installed wheel ({Path(grader.__file__).resolve().parent.parent})"
     machine = f"{platform.node() or 'unknown host'}: {platform.machine()}, {os.cpu_count()} cores, " \
-              f"Python {platform.python_version()}, {platform.platform()}"
+              f"Python {platform.python_version()}, {platform.platform()}; the kit from {how}, " \
+              f"`{grade}`"
     table = "\n".join([f"| step | median of {args.runs} (s) |", "|---|---|"]
                       + [f"| {name} | {secs:.3f} |" for name, secs in rows])
     floor = attention_floor(args.runs)
@@ -180,7 +187,7 @@ def main():
               f"The four measured calls (N = 4096) run the learner's code in the sandbox; this is the\n"
               f"reference solution's time for them in one process, with no sandbox at all.\n\n{floor_table}\n")
     print(report)
-    out = REPO / "benchmarks" / "results" / "grade_latency.md"
+    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report)
 
