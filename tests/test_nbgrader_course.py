@@ -235,7 +235,7 @@ def run_hidden_checks(question, namespace, **kw):
 fake.run_hidden_checks = run_hidden_checks
 for _name in ("backprop_traps", "backprop_traps.grader", "grader"):  # the new and the old names
     sys.modules[_name] = types.ModuleType(_name)
-sys.modules["backprop_traps.grader.nbgrader_bridge"] = sys.modules["grader.nbgrader_bridge"] = fake
+sys.modules["backprop_traps.grader.nbgrader_bridge"] = sys.modules["grader.nbgrader_bridge"] = fake  # old import name too
 __vsc_ipynb_file__ = "/nonexistent/solution.ipynb"
 '''
 

@@ -230,7 +230,7 @@ def test_installed_beside_another_projects_grader_and_kernels(installed, tmp_pat
     """The kit owns one top-level name, backprop_traps (issue 27). Another project's ``kernels``
     (Hugging Face's kernel hub has that name) and ``grader`` in the same site-packages import as
     themselves, and the kit works beside them. Without them, a notebook released before the
-    rename still grades from its own cells (``from grader.notebook_grade import ...``)."""
+    rename still grades from its own cells (old import name: ``from grader.notebook_grade``)."""
     from test_learner_loop import fill_from_solution
     from test_old_import_names import OLD_GRADE_CELL, OLD_HIDDEN_CHECKS_LINE, as_released_before_the_rename
     _, venv, env = installed
@@ -245,14 +245,14 @@ def test_installed_beside_another_projects_grader_and_kernels(installed, tmp_pat
     assert run(grade, "start", "routing_trap").returncode == 0
     fill_from_solution(work / STUB)
     (work / STUB).write_text(as_released_before_the_rename((work / STUB).read_text()))
-    assert "from grader.notebook_grade import" in (work / STUB).read_text()
+    assert "from grader.notebook_grade import" in (work / STUB).read_text()  # the old import name
 
     theirs = [site / "kernels", site / "grader"]
     try:
         for folder in theirs:
             folder.mkdir()
             (folder / "__init__.py").write_text(f"OWNER = 'another project: {folder.name}'\n")
-        probe = run(python, "-c", "import grader, kernels, backprop_traps.grader.cli\n"
+        probe = run(python, "-c", "import grader, kernels, backprop_traps.grader.cli\n"  # theirs: old import name
                                   "import backprop_traps.kernels.race_checker\n"
                                   "print(grader.OWNER, kernels.OWNER, sep='|')")
         assert probe.returncode == 0, probe.stderr[-2000:]
