@@ -164,7 +164,7 @@ def main():
         rows.append(("`nbgrader autograde` of the same notebook", nbg))
         ratio = f"\n`grade` is **{nbg / total:.1f}x** faster than `nbgrader autograde` on the same notebook.\n"
 
-    import backprop_traps.grader
+    import backprop_traps.grader as grader
     how = "an editable install (pip install -e .)" if Path(grader.__file__).resolve().is_relative_to(REPO) \
         else f"an installed wheel ({Path(grader.__file__).resolve().parent.parent})"
     machine = f"{platform.node() or 'unknown host'}: {platform.machine()}, {os.cpu_count()} cores, " \
