@@ -94,7 +94,7 @@ def record_launches() -> list[dict]:
     for entry in launches:
         entry["dtype"] = launch_dtype(entry["argtypes"])
         fn = entry["dispatcher"].py_func
-        module = fn.__module__.removeprefix("kernels.").removeprefix("reference_")  # a solution notebook's
+        module = fn.__module__.removeprefix("backprop_traps.kernels.").removeprefix("reference_")  # a solution notebook's
         entry.setdefault("kernel", f"{module}.{fn.__name__}")
     return sorted(launches, key=lambda e: (e["kernel"], e["dtype"]))
 
