@@ -123,3 +123,13 @@ def test_the_installed_pth_file_put_the_finder_in_this_interpreter():
     """The README's install is editable (`pip install -e .`): its editable wheel carries
     backprop_traps_old_names.pth as the wheel does (backprop_traps/_build.py)."""
     assert old_names.OldTopLevelNames in sys.meta_path
+
+
+def test_an_instructors_checks_written_with_the_old_names_load_as_the_kits(fresh_import_state, tmp_path):
+    """Checks an instructor wrote before the rename, loaded by path as `grade` loads them: their
+    Question is the kit's own class, so the grader accepts it."""
+    from backprop_traps.grader.checks import _load_external
+    from backprop_traps.grader.engine.question import Question
+    source = tmp_path / "scale_rows.py"
+    source.write_text('from grader.engine.question import Question\nQUESTION = Question("scale_rows", "Old")\n')
+    assert isinstance(_load_external("scale_rows", source).QUESTION, Question)
