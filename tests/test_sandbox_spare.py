@@ -53,3 +53,30 @@ def test_a_wrong_hint_costs_nothing_but_time(mode):
         a = box.call("grow", 8, measure_memory=True)
         b = box.call("grow", 8, measure_memory=True)  # not announced: started the usual way
     assert a.ok and b.ok, (a.error, b.error)
+
+
+def test_the_measured_call_counts_questions_announce_are_what_their_solutions_make(monkeypatch):
+    """The hint each question gives (``Question.expected_measured_calls``) matches what grading
+    its solution does, so no child is launched for nothing on the way to full marks."""
+    import pytest
+    from backprop_traps.grader.checks import load_question
+    from backprop_traps.grader.engine.run import grade_path
+    from backprop_traps.grader.loading.questions import solution_notebooks
+    from backprop_traps.grader.sandbox import cgroup
+    if not cgroup.available()[0]:
+        pytest.skip("no cgroup here: memory checks give no points, and over-budget paths differ")
+    real_call, measured = Sandbox.call, []
+
+    def counting(self, fn, *args, measure_memory=False, **how):
+        measured.append(measure_memory)
+        return real_call(self, fn, *args, measure_memory=measure_memory, **how)
+
+    monkeypatch.setattr(Sandbox, "call", counting)
+    announced = {qid: load_question(qid) for qid in solution_notebooks()}
+    announced = {qid: q for qid, q in announced.items() if q.memory_paths}
+    assert announced, "no question measures memory"
+    for qid, question in announced.items():
+        measured.clear()
+        result = grade_path(solution_notebooks()[qid])
+        assert result.score == result.max_score, (qid, [t.feedback for t in result.tests if not t.passed])
+        assert sum(measured) == question.expected_measured_calls, (qid, sum(measured))
