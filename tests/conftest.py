@@ -69,20 +69,67 @@ def answer_file(tmp_path):
     return build
 
 
-# Modules that run on one pytest-xdist worker (`--dist loadgroup` in pyproject.toml): those
-# whose module-scoped fixtures are expensive (a wheel and its venv, an nbgrader course, a
-# graded class), built once so; and the host-wide red-team attacks, which hold what every
-# process of the user shares (file locks, signals) and must not overlap their own checks.
-ONE_WORKER = {"test_packaging.py", "test_nbgrader_course.py", "test_batch.py",
-              "test_batch_instructor.py", "test_bench_smoke.py", "test_vram_trap_kernels.py",
-              "test_redteam_host.py"}
+# -- Which worker runs what, and in which order (pytest-xdist, `--dist loadgroup` in pyproject.toml) --
+# Tests that share an expensive module-scoped fixture run on one worker, so it is built once:
+# {module: its expensive fixtures}; each fixture is a group of its own (the two nbgrader
+# courses share nothing, so they build on two workers at once), and a test of the module that
+# uses none of them goes to any worker.
+SHARED_FIXTURES = {
+    "test_packaging.py": {"installed"},  # a wheel in a fresh venv: about 80 s
+    "test_nbgrader_course.py": {"course", "sandboxed_course"},  # nbgrader courses: 45 s and 15 s
+    "test_batch.py": {"graded"},  # a class graded by `grade batch`
+    "test_batch_instructor.py": {"course"},
+}
+# Modules whose tests must not run beside each other: the host-wide red-team attacks hold what
+# every process of the user shares (file locks, signals) and must not overlap their own checks.
+ONE_WORKER = {"test_redteam_host.py"}
+# The longest units, longest first (measured on 2 cores: benchmarks/results/test_suite.md).
+# They start the run, so no worker is left with one of them at the end while the other idles;
+# every other test keeps collection order behind them. `--no-loadscope-reorder` keeps this
+# order (xdist would otherwise put groups of many quick tests first). A name is a group or
+# the start of a test id.
+LONGEST_FIRST = [
+    "tests/test_attention_backward.py::test_attention_backward_is_sound",
+    "test_packaging.py:installed",
+    "test_redteam_host.py",
+    "test_nbgrader_course.py:course",
+    "tests/test_no_free_points.py::test_answers_that_do_nothing_score_zero[attention_backward]",
+    "tests/test_grad_accumulation.py::test_grad_accumulation_is_sound",
+    "tests/kernels/test_bench_smoke.py::test_no_gpu_run_says_so_and_prints_no_bandwidth",
+    "tests/test_batch_hostile.py::test_hostile_suite_through_grade_batch",
+    "tests/redteam/test_redteam.py::test_nothing_outlives_a_killed_grader",
+    "tests/test_new_and_validate.py::test_every_shipped_question_with_checks_is_sound[vram_trap]",
+    "test_nbgrader_course.py:sandboxed_course",
+    "tests/test_no_free_points.py::test_answers_that_do_nothing_score_zero[grad_accumulation]",
+    "tests/test_new_and_validate.py::test_validate_names_each_planted_fault",
+    "tests/test_corpus.py::test_answer_gets_what_it_expects[attention_backward/torch_answer]",
+]
 
 
+def _group(item) -> str | None:
+    name = item.path.name
+    if name in ONE_WORKER:
+        return name
+    shared = sorted(SHARED_FIXTURES.get(name, set()) & set(item.fixturenames))
+    return f"{name}:{'+'.join(shared)}" if shared else None
+
+
+def _rank(item, group: str | None) -> int:
+    for rank, unit in enumerate(LONGEST_FIRST):
+        if unit == group or item.nodeid.startswith(unit):
+            return rank
+    return len(LONGEST_FIRST)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks into the test ids
 def pytest_collection_modifyitems(config, items):
+    ranks = {}
     for item in items:
-        name = item.path.name
-        if name in ONE_WORKER:
-            item.add_marker(pytest.mark.xdist_group(name))
+        group = _group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+        ranks[item.nodeid] = _rank(item, group)
+    items.sort(key=lambda item: ranks[item.nodeid])  # stable: collection order within a rank
 
 
 # -- the race and barrier checker (kernels/race_checker.py) over every kernel test ----------
