@@ -70,66 +70,70 @@ def answer_file(tmp_path):
 
 
 # -- Which worker runs what, and in which order (pytest-xdist, `--dist loadgroup` in pyproject.toml) --
-# Tests that share an expensive module-scoped fixture run on one worker, so it is built once:
-# {module: its expensive fixtures}; each fixture is a group of its own (the two nbgrader
-# courses share nothing, so they build on two workers at once), and a test of the module that
-# uses none of them goes to any worker.
-SHARED_FIXTURES = {
-    "test_packaging.py": {"installed"},  # a wheel in a fresh venv: about 80 s
-    "test_nbgrader_course.py": {"course", "sandboxed_course"},  # nbgrader courses: 45 s and 15 s
-    "test_batch.py": {"graded"},  # a class graded by `grade batch`
-    "test_batch_instructor.py": {"course"},
-}
-# Modules whose tests must not run beside each other: the host-wide red-team attacks hold what
-# every process of the user shares (file locks, signals) and must not overlap their own checks.
-ONE_WORKER = {"test_redteam_host.py"}
+# Modules that run on one worker: those whose module-scoped fixtures are expensive (a wheel
+# and its venv, an nbgrader course, a graded class), built once so; and the host-wide
+# red-team attacks, which hold what every process of the user shares (file locks, signals)
+# and must not overlap their own checks.
+ONE_WORKER = {"test_packaging.py", "test_nbgrader_course.py", "test_batch.py",
+              "test_batch_instructor.py", "test_bench_smoke.py", "test_vram_trap_kernels.py",
+              "test_redteam_host.py"}
 # The longest units, longest first (measured on 2 cores: benchmarks/results/test_suite.md).
-# They start the run, so no worker is left with one of them at the end while the other idles;
-# every other test keeps collection order behind them. `--no-loadscope-reorder` keeps this
-# order (xdist would otherwise put groups of many quick tests first). A name is a group or
-# the start of a test id.
+# They start the run, so no worker is left with one of them at the end while the other
+# idles; every other test keeps collection order behind them. A module name is that
+# module's unit; anything else is the start of test ids.
 LONGEST_FIRST = [
     "tests/test_attention_backward.py::test_attention_backward_is_sound",
-    "test_packaging.py:installed",
+    "test_nbgrader_course.py",
+    "test_packaging.py",
     "test_redteam_host.py",
-    "test_nbgrader_course.py:course",
-    "tests/test_no_free_points.py::test_answers_that_do_nothing_score_zero[attention_backward]",
+    "test_bench_smoke.py",
     "tests/test_grad_accumulation.py::test_grad_accumulation_is_sound",
-    "tests/kernels/test_bench_smoke.py::test_no_gpu_run_says_so_and_prints_no_bandwidth",
-    "tests/test_batch_hostile.py::test_hostile_suite_through_grade_batch",
     "tests/redteam/test_redteam.py::test_nothing_outlives_a_killed_grader",
+    "tests/test_batch_hostile.py::test_hostile_suite_through_grade_batch",
     "tests/test_new_and_validate.py::test_every_shipped_question_with_checks_is_sound[vram_trap]",
-    "test_nbgrader_course.py:sandboxed_course",
-    "tests/test_no_free_points.py::test_answers_that_do_nothing_score_zero[grad_accumulation]",
     "tests/test_new_and_validate.py::test_validate_names_each_planted_fault",
-    "tests/test_corpus.py::test_answer_gets_what_it_expects[attention_backward/torch_answer]",
+    "test_vram_trap_kernels.py",
 ]
 
 
-def _group(item) -> str | None:
-    name = item.path.name
-    if name in ONE_WORKER:
-        return name
-    shared = sorted(SHARED_FIXTURES.get(name, set()) & set(item.fixturenames))
-    return f"{name}:{'+'.join(shared)}" if shared else None
+def _unit(nodeid: str) -> str:
+    """The unit of work a test belongs to: its module if the module runs on one worker."""
+    module = nodeid.split("::", 1)[0]
+    return module if module.rsplit("/", 1)[-1] in ONE_WORKER else nodeid
 
 
-def _rank(item, group: str | None) -> int:
-    for rank, unit in enumerate(LONGEST_FIRST):
-        if unit == group or item.nodeid.startswith(unit):
+def _rank(nodeid: str) -> int:
+    unit = _unit(nodeid)
+    for rank, name in enumerate(LONGEST_FIRST):
+        if unit.endswith("/" + name) or nodeid.startswith(name):
             return rank
     return len(LONGEST_FIRST)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks into the test ids
 def pytest_collection_modifyitems(config, items):
-    ranks = {}
-    for item in items:
-        group = _group(item)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
-        ranks[item.nodeid] = _rank(item, group)
-    items.sort(key=lambda item: ranks[item.nodeid])  # stable: collection order within a rank
+    items.sort(key=lambda item: _rank(item.nodeid))  # stable: collection order within a rank
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: without xdist there is nothing to schedule
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` with the units above, sent to the workers in collection order.
+
+    xdist's own loadgroup reads `xdist_group` marks through a suffix it writes into each test
+    id, which pytest 9.2's structured ids ignore (pytest-xdist issue 1386): every test would
+    be a unit of its own, the wheel's venv and each nbgrader course built on both workers and
+    the host-wide attacks run beside each other. So the units are decided here, from the ids
+    the controller sees."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneWorkerModules(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+    # xdist would put units of many tests first; the collection order above is longest first
+    config.option.loadscopereorder = False
+    return OneWorkerModules(config, log)
 
 
 # -- the race and barrier checker (kernels/race_checker.py) over every kernel test ----------
