@@ -82,17 +82,17 @@ ONE_WORKER = {"test_packaging.py", "test_nbgrader_course.py", "test_batch.py",
 # idles; every other test keeps collection order behind them. A module name is that
 # module's unit; anything else is the start of test ids.
 LONGEST_FIRST = [
-    "tests/test_attention_backward.py::test_attention_backward_is_sound",
     "test_nbgrader_course.py",
     "test_packaging.py",
+    "tests/test_attention_backward.py::test_attention_backward_is_sound",
     "test_redteam_host.py",
     "test_bench_smoke.py",
     "tests/test_grad_accumulation.py::test_grad_accumulation_is_sound",
+    "test_vram_trap_kernels.py",
     "tests/redteam/test_redteam.py::test_nothing_outlives_a_killed_grader",
     "tests/test_batch_hostile.py::test_hostile_suite_through_grade_batch",
     "tests/test_new_and_validate.py::test_every_shipped_question_with_checks_is_sound[vram_trap]",
     "tests/test_new_and_validate.py::test_validate_names_each_planted_fault",
-    "test_vram_trap_kernels.py",
 ]
 
 
