@@ -10,22 +10,41 @@ import sys
 
 import click
 
-from grader.commands import (batch, bench, doctor, export, interview, learner, new, release, reveal, show,
-                             validate)
 from grader.commands.options import limit_options
 
-
-
 _OWN_OPTIONS = ("--help", "-h", "--version")
+
+SUBCOMMANDS = {
+    # name -> "module:attribute" in grader/commands/, imported only when that command runs (or
+    # for `grade --help`): the learner's `grade FILE` does not pay for the instructor's commands
+    "batch": "grader.commands.batch:batch", "bench": "grader.commands.bench:bench",
+    "doctor": "grader.commands.doctor:doctor", "export": "grader.commands.export:export",
+    "interview": "grader.commands.interview:interview", "list": "grader.commands.learner:list_questions",
+    "new": "grader.commands.new:new", "release": "grader.commands.release:release",
+    "reveal": "grader.commands.reveal:reveal", "show": "grader.commands.show:show",
+    "start": "grader.commands.learner:start", "validate": "grader.commands.validate:validate",
+}
 
 
 class _DefaultToCheck(click.Group):
     """``grade FILE...`` means ``grade check FILE...``: the learner's command stays short, and
-    ``grade --help`` shows how to grade, with the check's options, before the subcommands."""
+    ``grade --help`` shows how to grade, with the check's options, before the subcommands.
+    The subcommands load lazily (click's documented "lazily loading subcommands" pattern)."""
+
+    def list_commands(self, ctx):
+        return sorted({*super().list_commands(ctx), *SUBCOMMANDS})
+
+    def get_command(self, ctx, name):
+        if name in SUBCOMMANDS and name not in self.commands:
+            from importlib import import_module
+            module, attribute = SUBCOMMANDS[name].split(":")
+            self.add_command(getattr(import_module(module), attribute), name)
+        return super().get_command(ctx, name)
 
     def parse_args(self, ctx, args):
         first = next((a for a in args if not a.startswith("-")), None)
-        if args and not (len(args) == 1 and args[0] in _OWN_OPTIONS) and first not in self.commands:
+        if (args and not (len(args) == 1 and args[0] in _OWN_OPTIONS)
+                and first not in self.commands and first not in SUBCOMMANDS):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
@@ -121,13 +140,8 @@ def check(submissions, question, seed, as_json, hint, replay, limits, questions_
     click.echo("\n\n".join(render(r, color) for r in results), color=color)
     if replay:
         return
+    from grader.commands import learner
     follow_up = learner.after_grading(results, hint, color)
     if follow_up:
         click.echo("\n" + follow_up, color=color)
 
-
-# Subcommands, one module each in grader/commands/.
-for _command in (release.release, learner.list_questions, learner.start, new.new, validate.validate,
-                 bench.bench, batch.batch, doctor.doctor, reveal.reveal, interview.interview, export.export,
-                 show.show):
-    main.add_command(_command)

@@ -53,6 +53,17 @@ def test_an_alternative_needs_every_part_at_a_word_start():
     assert plus.matches("about L / s + s activations") and not plus.matches("L / s and s")
 
 
+def test_a_negated_claim_does_not_count_but_a_condition_does():
+    points, _ = keypoints.parse(POINTS)
+    rows, stats, _, _ = points
+    assert not stats.matches("the mean does not depend on x") and not stats.matches("the mean doesn't depend on x")
+    assert not rows.matches("each row does not sum to zero") and not rows.matches("rows never sum to zero")
+    assert stats.matches("the mean is not free: it depends on x")  # the negation is not before the part
+    assert rows.matches("if dx did not sum to zero, the shift would leak")  # a condition, not a claim
+    assert rows.matches("it is not the loss: each row sums to zero")
+    assert stats.matches("the statistics are not constant")  # a part that says "not" itself
+
+
 def test_hits_and_the_phrase_itself_counts():
     points, _ = keypoints.parse(POINTS)
     assert keypoints.hits(points, "Each row of dx sums to zero.") == [True, False, False, False]

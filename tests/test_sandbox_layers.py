@@ -218,7 +218,7 @@ def test_a_cgroup_that_cannot_be_made_stops_the_sandbox_not_the_meter(monkeypatc
 
 
 def test_an_inner_layer_once_in_place_is_never_silently_dropped():
-    from grader.sandbox.process import layers_lost
+    from grader.sandbox.lost_layers import layers_lost
     assert layers_lost("seccomp, landlock-abi-7") == ""
     assert "landlock" in layers_lost("seccomp, no landlock (ENOMEM)")
     assert "seccomp" in layers_lost("no seccomp (OSError), landlock-abi-7")

@@ -96,6 +96,11 @@ class Question:
     argument that changes the code path of a function whose peak memory is promised. ``grade
     validate`` fails a question whose checks measure memory without declaring its paths, or
     leave one unmeasured: each needs a check registered with ``memory=(path,)``."""
+    measured_calls: int | None = None
+    """How many calls of a grading measure memory, when it is not one per declared memory path
+    (one call may cover two paths; a second may come only when the first is over budget): the
+    sandbox launches each measured call's fresh child one call ahead (``Sandbox.expect_measured_calls``),
+    and a child launched for nothing costs a core's time. Speed only, never a score."""
     services: Callable | None = None
     """``services() -> (helpers_source, {name: function})``: functions that run in the grader,
     not the sandbox, for what must not be counted or decided inside it (e.g. multiply-adds).
@@ -114,6 +119,12 @@ class Question:
     @property
     def max_score(self) -> float:
         return sum(c.points for c in self.checks)
+
+    @property
+    def expected_measured_calls(self) -> int:
+        if self.measured_calls is not None:
+            return self.measured_calls
+        return sum(len(c.memory) for c in self.checks)
 
     def trap(self, trap_id: str) -> Trap:
         for t in self.traps:

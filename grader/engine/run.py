@@ -51,30 +51,39 @@ def _grade(path, question, seed, limits, root, visible_tests=False) -> GradeResu
     from grader.engine.wrong_question import looks_like, sentence
     other = looks_like(sub, sub.question, root)  # a file for another question: say which (issue 24)
     if other is not None:
-        result.max_score = load_question(sub.question, root).max_score
-        result.error = sentence(sub.path, sub.question, other, root)
+        question = _question_or_say_why(sub.question, root, result)
+        if question is not None:
+            result.max_score = question.max_score
+            result.error = sentence(sub.path, sub.question, other, root)
         return result
     # the child boots (bubblewrap, Python, numpy) while the question and its reference load
     sandbox = Sandbox(sub.source, limits, hide=[root, Path(sub.path).resolve().parent], cells=sub.cells)
     sandbox.launch()
     with sandbox:
-        try:
-            question = load_question(sub.question, root)  # once: an instructor's checks run by path
-        except ModuleNotFoundError:
-            result.error = f"question '{sub.question}' has no hidden checks yet"
+        question = _question_or_say_why(sub.question, root, result)  # once: an instructor's checks run by path
+        if question is None:
             return result
         result.max_score = question.max_score
+        sandbox.expect_measured_calls(question.expected_measured_calls)
         return _run_checks(sub, question, root, seed, sandbox, result, visible_tests)
+
+
+def _question_or_say_why(question_id: str, root: Path, result: GradeResult):
+    """The question's checks, or None with the reason in ``result.error``."""
+    try:
+        return load_question(question_id, root)
+    except ModuleNotFoundError:
+        result.error = f"question '{question_id}' has no hidden checks yet"
+        return None
 
 
 def _refuse(sub, root: Path, known: dict, result: GradeResult) -> GradeResult:
     """A submission that cannot be graded: the reason, with the question's full score."""
     if sub.question is not None:
-        try:
-            result.max_score = load_question(sub.question, root).max_score
-        except ModuleNotFoundError:
-            result.error = f"question '{sub.question}' has no hidden checks yet"
+        question = _question_or_say_why(sub.question, root, result)
+        if question is None:
             return result
+        result.max_score = question.max_score
     if sub.error:
         result.error = sub.error
         return result

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from grader.engine.question import Fail
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 
 
@@ -55,3 +57,25 @@ def ladder(check_hints: tuple[str, ...], explanation: str) -> tuple[str, ...]:
             seen.add(step)
             out.append(step)
     return tuple(out)
+
+
+def named_failure(failure, where: str | None, got, candidates: dict, diagnose, same_as, explanation: dict):
+    """``failure`` with the input's sizes (``where``) and, if one is recognised, the trap: first
+    by ``same_as(got, candidates)`` (equality with a known-wrong form), then by the probe
+    ``diagnose()``, which returns (trap or None, what it showed or None). A shape off by an
+    axis of length 1 (``settled``) keeps its shape message and names no trap."""
+    trap, observed = failure.trap, None
+    if failure.settled:
+        head = failure.feedback.rstrip(".")
+        return Fail(f"{head}; input {where}." if where else failure.feedback, None, settled=True)
+    if trap is None:
+        trap = same_as(got, candidates)
+    if trap is None and diagnose is not None:
+        trap, observed = diagnose()
+    head, _, details = failure.feedback.partition("\n")
+    text = f"{head.rstrip('.')}; input {where}." if where else head
+    if observed:
+        text += f" {observed}"
+    if trap is not None and explanation[trap] not in text:
+        text += f" {explanation[trap]}"
+    return Fail(text + (f"\n{details}" if details else ""), trap)

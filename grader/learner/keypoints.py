@@ -11,7 +11,11 @@ that count, separated by ``;``. An alternative matches when every part of it (pa
 separated by `` + ``, a plus with spaces; ``a+b`` stays a literal plus) appears in the text,
 word for word, where a word of three letters or more also finds the words it starts
 (``depend on x`` finds "depends on x", ``sum`` finds "sums" and "summed" but not "assume");
-shorter words, numbers and operators must be equal. Text and parts are normalised the same way first: lower case, symbols spelled
+shorter words, numbers and operators must be equal. A place where a negation comes just
+before it (``not``, ``no``, ``never``, ``n't``, within two words) does not count: "does not
+depend on x" does not say ``depend on x``, while "if you don't subtract the max" (a condition)
+still says ``subtract the max``; a part that is itself negated ("not constant") is looked for
+as written. Text and parts are normalised the same way first: lower case, symbols spelled
 out (``√`` is sqrt, ``Σ`` is sum, ``ᵀ``, ``.T`` and ``^T`` are transpose, ``·`` and ``×``
 are ``*``), punctuation dropped, operators kept as words of their own, and a hyphen between
 words read as a space ("zero-sum" is "zero sum", while "p-y" stays "p - y").
@@ -69,6 +73,14 @@ class KeyPoint:
         return any(all(said.has(part.split()) for part in parts) for parts in self.alternatives)
 
 
+_NEGATIONS = frozenset({"not", "no", "never", "t", "cannot", "nor", "neither"})
+"""Words that turn what follows into its opposite ("doesn't" is normalised to "doesn t")."""
+_CONDITIONS = frozenset({"if", "unless", "when", "otherwise", "without", "else", "or"})
+"""Words that make a negation just after them a condition ("if you don't subtract the max,
+exp overflows" still says to subtract the max)."""
+_NEGATION_REACH = 2
+
+
 def _stem(word: str) -> bool:
     """A word of three letters or more also finds the longer words it starts."""
     return len(word) >= 3 and word[0].isalpha()
@@ -95,11 +107,20 @@ class Said:
         return found
 
     def has(self, wanted: list[str]) -> bool:
-        """Whether the words ``wanted`` appear in a row (each equal, or started by a stem)."""
+        """Whether the words ``wanted`` appear in a row (each equal, or started by a stem),
+        somewhere not negated just before."""
         n = len(wanted)
+        negated_part = any(w in _NEGATIONS for w in wanted)
         return any(all(said == want or (_stem(want) and said.startswith(want))
                        for want, said in zip(wanted[1:], self.words[start + 1:start + n]))
+                   and (negated_part or not self._negated(start))
                    for start in self._starts(wanted[0]) if start + n <= len(self.words))
+
+    def _negated(self, start: int) -> bool:
+        for at in range(max(0, start - _NEGATION_REACH), start):
+            if self.words[at] in _NEGATIONS:
+                return not any(w in _CONDITIONS for w in self.words[max(0, at - 3):at])
+        return False
 
 
 def _parts(alternative: str) -> list[str]:

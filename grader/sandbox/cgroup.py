@@ -13,11 +13,11 @@ None and the caller falls back (see ``grader.sandbox.measure``).
 from __future__ import annotations
 
 import os
-import secrets
 import signal
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from grader.sandbox.cleanup import pauses
 
 ROOT = Path(os.environ.get("BACKPROP_TRAPS_CGROUP_ROOT", "/sys/fs/cgroup"))
 DISABLE = "BACKPROP_TRAPS_NO_CGROUP"
@@ -149,10 +149,9 @@ class Group:
     def kill_all(self, wait_seconds: float = 2.0) -> None:
         """SIGKILL everything in the group, until it is empty (or the bounded wait ends)."""
         kill_file = self.memory / "cgroup.kill"
-        deadline = time.monotonic() + wait_seconds
-        while True:
+        for _ in pauses(wait_seconds):
             pids = self.pids_inside()
-            if not pids or time.monotonic() > deadline:
+            if not pids:
                 return
             if self.version == 2 and kill_file.exists():
                 try:
@@ -164,7 +163,6 @@ class Group:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
-            time.sleep(0.005)
 
     def remove(self) -> None:
         for fd in self._peak_fds.values():
@@ -172,14 +170,14 @@ class Group:
         self._peak_fds.clear()
         self.kill_all()
         for folder in self._folders():
-            for _ in range(50):  # rmdir fails while the last killed process is still exiting
+            for _ in pauses(0.5):  # rmdir fails while the last killed process is still exiting
                 try:
                     folder.rmdir()
                     break
                 except FileNotFoundError:
                     break
                 except OSError:
-                    time.sleep(0.01)
+                    pass
 
 
 def _pids(procs: Path) -> list[int]:
@@ -250,7 +248,7 @@ def create(memory_bytes: int, max_pids: int, cpus: float = 1.0) -> Group | None:
         return None
     reap_stale([p for p in (_own(None), _own("memory"), _own("pids"), _own("cpu")) if p is not None])
     quota = f"{max(int(cpus * PERIOD_US), 1000)} {PERIOD_US}"  # CPU time per period, whole sandbox
-    name = f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+    name = f"{PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
     try:
         if version == 2:
             folder = _own(None) / name

@@ -10,7 +10,6 @@ Peak memory is read here from the kernel (``measure.py``), never reported by the
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import subprocess
 import sys
@@ -24,11 +23,14 @@ from grader.sandbox.channel import CallResult, Channel, Output  # noqa: F401 (Ca
 from grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_folders
 from grader.sandbox.inert import inert
 from grader.sandbox.limits import Limits
+from grader.sandbox.lost_layers import layers_lost
 from grader.sandbox.visibility import _read_only_rules, hidden_paths
 
 WORKER = Path(__file__).with_name("worker.py")
 MAX_WARNINGS = 20
 """Load warnings kept per submission (one per raising cell); the rest are counted."""
+_CHILD_STATE = ("_proc", "_req", "_resp", "_tmp", "_marker", "_meter", "_info_r", "_bwrap_filtered", "_launched")
+"""What ``_launch`` sets up for one child: a spare child's state moves over whole (``_adopt_spare``)."""
 
 
 def _tmpfs_folder() -> str | None:
@@ -43,21 +45,6 @@ def _tmpfs_folder() -> str | None:
 
 
 _MEMORY_BACKED = _tmpfs_folder()
-
-
-_INNER_SEEN: set[str] = set()
-"""The inner layers (seccomp, landlock) a sandbox of this process has had in place."""
-
-
-def layers_lost(inner: str) -> str:
-    """Why this sandbox must not run, where a layer that an earlier sandbox of this process
-    had in place failed this time ("no landlock (...)"): a grading process never goes on
-    silently with fewer layers. Empty where nothing was lost."""
-    parts = [p.strip() for p in inner.split(", ") if p.strip() and p.strip() != "none"]
-    missing = [p for p in parts if p.startswith("no ") and p[3:].split(" ")[0] in
-               {seen.split("-")[0] for seen in _INNER_SEEN}]
-    _INNER_SEEN.update(p for p in parts if not p.startswith("no "))
-    return f"{', '.join(missing)}, where earlier sandboxes had it" if missing else ""
 
 
 class Sandbox(Channel):
@@ -95,6 +82,8 @@ class Sandbox(Channel):
         self._info_r: int | None = None  # bwrap's --info-fd (the meter reads the worker's pid)
         self._bwrap_filtered = False     # whether bwrap loaded the seccomp filter
         self._launched = None            # ``launch``'s process, before its handshake
+        self._spare: Sandbox | None = None  # the next measured call's child, launched ahead
+        self._measured_expected = self._measured = 0
 
     # -- life cycle -------------------------------------------------------------------
     def launch(self) -> None:
@@ -102,6 +91,30 @@ class Sandbox(Channel):
         grader prepares the question; ``start`` then finishes the handshake. Optional."""
         if self._launched is None and self._proc is None:
             self._launched = self._launch()
+
+    def expect_measured_calls(self, count: int) -> None:
+        """A hint: about ``count`` calls will measure memory (each needs a fresh child). Their
+        children are then launched one call ahead (``_prefetch``), so each boots while the
+        grader works or the call before it runs, not while the learner waits. A wrong count
+        costs only time: a spare never used is ended with the sandbox."""
+        self._measured_expected = count
+        self._prefetch()
+
+    def _prefetch(self) -> None:
+        if self._spare is not None or self._measured >= self._measured_expected:
+            return
+        spare = Sandbox(self.source, self.limits, hide=self._hide, isolate=self.isolate, cells=self.cells)
+        spare._output = self._output  # what its learner code prints joins this sandbox's output
+        spare.launch()
+        self._spare = spare
+
+    def _adopt_spare(self) -> None:
+        """Take over the spare child (when there is one) as this sandbox's next child."""
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            for name in _CHILD_STATE:
+                setattr(self, name, getattr(spare, name))
+                setattr(spare, name, None)
 
     def _spawn(self) -> CallResult:
         launched = self._launched if self._launched is not None else self._launch()
@@ -115,7 +128,7 @@ class Sandbox(Channel):
     def _launch(self) -> "CallResult | tuple[bool, dict]":
         """The child's process, started; returns (whether bubblewrap wraps it, the setup
         request its worker waits for), or the error that stopped it."""
-        self._marker = f"{os.getpid()}-{secrets.token_hex(8)}"  # whose sandbox, and which
+        self._marker = f"{os.getpid()}-{os.urandom(8).hex()}"  # whose sandbox, and which
         use_bwrap = self.isolate and bwrap.usable()
         try:
             self._meter = measure.Meter.create(self.limits, self.isolate)
@@ -290,8 +303,12 @@ class Sandbox(Channel):
             line = f"... and {more} more cells raised while loading"
             self.warnings[MAX_WARNINGS - 1:] = [line]
 
-    def close(self) -> None:
-        """End the sandbox and everything it started; remove its temp dir. Never raises."""
+    def close(self, keep_spare: bool = False) -> None:
+        """End the sandbox and everything it started; remove its temp dir. Never raises.
+        ``keep_spare``: end only the current child (a measured call starts the next one)."""
+        if self._spare is not None and not keep_spare:
+            self._spare.close()
+            self._spare = None
         self._launched = None
         if self._proc is not None:
             try:
@@ -340,14 +357,19 @@ class Sandbox(Channel):
             return CallResult(False, kind="budget", error=(
                 f"not run: your code used up the total time limit of {self.limits.total_seconds:g} s"))
         if measure_memory and self._proc is not None and (self._calls or not self._measuring):
-            self.close()  # earlier calls' state must not hide in, or inflate, the measured peak
+            self.close(keep_spare=True)  # earlier calls' state must not hide in, or inflate, the measured peak
         if self._proc is None:
             if self.load_error is not None and self.load_error.kind not in ("timeout", "crash"):
                 return self.load_error
             self._measuring = measure_memory  # only a measured call pays for the baseline
+            if measure_memory:
+                self._adopt_spare()
             loaded = self.start()
             if not loaded.ok:
                 return loaded
+        if measure_memory:
+            self._measured += 1
+            self._prefetch()  # the next measured call's child boots while this one runs
         budget = min(self.limits.call_seconds, self.limits.total_seconds - self.spent)
         request = {"op": "call", "fn": fn, "args": list(args), "echo_args": echo_args}
         self._calls += 1

@@ -33,7 +33,8 @@ BUDGET = ACTIVATION // 2              # 64 micro-batch activations; the solution
 QUESTION = Question("grad_accumulation", "Gradient accumulation: micro-batches that add up to the "
                     "full batch", traps=TRAPS, difficulty="medium",
                     kinks={"relu-at-0": "a hidden pre-activation z exactly 0 (the mask is z > 0)"},
-                    memory_paths=("full micro-batches", "a shorter last micro-batch"))
+                    memory_paths=("full micro-batches", "a shorter last micro-batch"),
+                    measured_calls=1)  # one call has both paths (its last micro-batch is shorter)
 
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from grader.engine.context import ATOL, RTOL
 from grader.engine.question import Fail, Trap
 from grader.checks.layernorm_backward.probes import EPS
+from grader.engine.trap_feedback import named_failure
 
 TRAPS = [
     Trap("stats-as-constants", "The mean and the variance are treated as constants in the "
@@ -111,21 +112,5 @@ def backward_traps(ctx, dy, x, gamma, mean, rstd, eps=EPS) -> dict:
 
 
 def fail(failure: Fail, where: str | None, got, candidates: dict, diagnose) -> Fail:
-    """``failure`` with the input's sizes (``where``) and, if one is recognised, the trap: first
-    by equality with a known-wrong form (any shape, NaN where the trap has NaN), then by the
-    probe ``diagnose()``, which returns (trap or None, what it showed or None)."""
-    trap, observed = failure.trap, None
-    if failure.settled:  # a shape off by an axis of length 1: a shape message, no trap's name
-        head = failure.feedback.rstrip(".")
-        return Fail(f"{head}; input {where}." if where else failure.feedback, None, settled=True)
-    if trap is None:
-        trap = same_as(got, candidates)
-    if trap is None and diagnose is not None:
-        trap, observed = diagnose()
-    head, _, details = failure.feedback.partition("\n")
-    text = f"{head.rstrip('.')}; input {where}." if where else head
-    if observed:
-        text += f" {observed}"
-    if trap is not None and EXPLANATION[trap] not in text:
-        text += f" {EXPLANATION[trap]}"
-    return Fail(text + (f"\n{details}" if details else ""), trap)
+    """``failure`` with the input and the trap recognised, if any (``named_failure``)."""
+    return named_failure(failure, where, got, candidates, diagnose, same_as, EXPLANATION)

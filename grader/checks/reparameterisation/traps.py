@@ -7,6 +7,7 @@ import numpy as np
 from grader.engine.context import RTOL, ATOL
 from grader.engine.question import Fail, Trap
 from grader.checks.reparameterisation.probes import GRADS, _close, diagnose_pathwise
+from grader.engine.trap_feedback import named_failure
 
 TRAPS = [
     Trap("sample-as-constant", "The sample is treated as a constant, so no gradient passes "
@@ -127,23 +128,8 @@ def diagnose_ratio(ctx, got, mu, sigma, eps, coef):
 
 
 def fail(failure: Fail, where: str | None, got, candidates: dict, diagnose) -> Fail:
-    """``failure`` with the input (``where``) and, if one is recognised, the trap: first by
-    equality with a known-wrong form, then by the probe ``diagnose()``."""
-    trap, observed = failure.trap, None
-    if failure.settled:  # a shape off by an axis of length 1: a shape message, no trap's name
-        head = failure.feedback.rstrip(".")
-        return Fail(f"{head}; input {where}." if where else failure.feedback, None, settled=True)
-    if trap is None:
-        trap = same_as(got, candidates)
-    if trap is None and diagnose is not None:
-        trap, observed = diagnose()
-    head, _, details = failure.feedback.partition("\n")
-    text = f"{head.rstrip('.')}; input {where}." if where else head
-    if observed:
-        text += f" {observed}"
-    if trap is not None and EXPLANATION[trap] not in text:
-        text += f" {EXPLANATION[trap]}"
-    return Fail(text + (f"\n{details}" if details else ""), trap)
+    """``failure`` with the input and the trap recognised, if any (``named_failure``)."""
+    return named_failure(failure, where, got, candidates, diagnose, same_as, EXPLANATION)
 
 
 def log_sigma_traps(ctx, mu, log_sigma, eps, coef) -> dict:
