@@ -76,7 +76,7 @@ def answer_file(tmp_path):
 # and must not overlap their own checks.
 ONE_WORKER = {"test_packaging.py", "test_nbgrader_course.py", "test_batch.py",
               "test_batch_instructor.py", "test_bench_smoke.py", "test_vram_trap_kernels.py",
-              "test_redteam_host.py"}
+              "test_kernels_static.py", "test_redteam_host.py"}
 # The longest units, longest first (measured on 2 cores: benchmarks/results/test_suite.md).
 # They start the run, so no worker is left with one of them at the end while the other
 # idles; every other test keeps collection order behind them. A module name is that
@@ -87,6 +87,7 @@ LONGEST_FIRST = [
     "tests/test_attention_backward.py::test_attention_backward_is_sound",
     "test_redteam_host.py",
     "test_bench_smoke.py",
+    "test_kernels_static.py",  # 37 s to compile on a cold cache (~/.cache/backprop-traps), else none
     "tests/test_grad_accumulation.py::test_grad_accumulation_is_sound",
     "test_vram_trap_kernels.py",
     "tests/redteam/test_redteam.py::test_nothing_outlives_a_killed_grader",
