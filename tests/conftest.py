@@ -69,20 +69,72 @@ def answer_file(tmp_path):
     return build
 
 
-# Modules that run on one pytest-xdist worker (`--dist loadgroup` in pyproject.toml): those
-# whose module-scoped fixtures are expensive (a wheel and its venv, an nbgrader course, a
-# graded class), built once so; and the host-wide red-team attacks, which hold what every
-# process of the user shares (file locks, signals) and must not overlap their own checks.
+# -- Which worker runs what, and in which order (pytest-xdist, `--dist loadgroup` in pyproject.toml) --
+# Modules that run on one worker: those whose module-scoped fixtures are expensive (a wheel
+# and its venv, an nbgrader course, a graded class), built once so; and the host-wide
+# red-team attacks, which hold what every process of the user shares (file locks, signals)
+# and must not overlap their own checks.
 ONE_WORKER = {"test_packaging.py", "test_nbgrader_course.py", "test_batch.py",
               "test_batch_instructor.py", "test_bench_smoke.py", "test_vram_trap_kernels.py",
-              "test_redteam_host.py"}
+              "test_kernels_static.py", "test_redteam_host.py"}
+# The longest units, longest first (measured on 2 cores: benchmarks/results/test_suite.md).
+# They start the run, so no worker is left with one of them at the end while the other
+# idles; every other test keeps collection order behind them. A module name is that
+# module's unit; anything else is the start of test ids.
+LONGEST_FIRST = [
+    "test_nbgrader_course.py",
+    "test_packaging.py",
+    "tests/test_attention_backward.py::test_attention_backward_is_sound",
+    "test_redteam_host.py",
+    "test_bench_smoke.py",
+    "test_kernels_static.py",  # 37 s to compile on a cold cache (~/.cache/backprop-traps), else none
+    "tests/test_grad_accumulation.py::test_grad_accumulation_is_sound",
+    "test_vram_trap_kernels.py",
+    "tests/redteam/test_redteam.py::test_nothing_outlives_a_killed_grader",
+    "tests/test_batch_hostile.py::test_hostile_suite_through_grade_batch",
+    "tests/test_new_and_validate.py::test_every_shipped_question_with_checks_is_sound[vram_trap]",
+    "tests/test_new_and_validate.py::test_validate_names_each_planted_fault",
+]
+
+
+def _unit(nodeid: str) -> str:
+    """The unit of work a test belongs to: its module if the module runs on one worker."""
+    module = nodeid.split("::", 1)[0]
+    return module if module.rsplit("/", 1)[-1] in ONE_WORKER else nodeid
+
+
+def _rank(nodeid: str) -> int:
+    unit = _unit(nodeid)
+    for rank, name in enumerate(LONGEST_FIRST):
+        if unit.endswith("/" + name) or nodeid.startswith(name):
+            return rank
+    return len(LONGEST_FIRST)
 
 
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        name = item.path.name
-        if name in ONE_WORKER:
-            item.add_marker(pytest.mark.xdist_group(name))
+    items.sort(key=lambda item: _rank(item.nodeid))  # stable: collection order within a rank
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: without xdist there is nothing to schedule
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` with the units above, sent to the workers in collection order.
+
+    xdist's own loadgroup reads `xdist_group` marks through a suffix it writes into each test
+    id, which pytest 9.2's structured ids ignore (pytest-xdist issue 1386): every test would
+    be a unit of its own, the wheel's venv and each nbgrader course built on both workers and
+    the host-wide attacks run beside each other. So the units are decided here, from the ids
+    the controller sees."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneWorkerModules(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+    # xdist would put units of many tests first; the collection order above is longest first
+    config.option.loadscopereorder = False
+    return OneWorkerModules(config, log)
 
 
 # -- the race and barrier checker (kernels/race_checker.py) over every kernel test ----------
