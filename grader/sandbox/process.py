@@ -24,7 +24,7 @@ from backprop_traps.grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_
 from backprop_traps.grader.sandbox.inert import inert
 from backprop_traps.grader.sandbox.limits import Limits
 from backprop_traps.grader.sandbox.lost_layers import layers_lost
-from backprop_traps.grader.sandbox.visibility import _read_only_rules, hidden_paths
+from backprop_traps.grader.sandbox.visibility import _read_only_rules, deferred_startup, hidden_paths
 
 WORKER = Path(__file__).with_name("worker.py")
 MAX_WARNINGS = 20
@@ -82,6 +82,7 @@ class Sandbox(Channel):
         self._info_r: int | None = None  # bwrap's --info-fd (the meter reads the worker's pid)
         self._bwrap_filtered = False     # whether bwrap loaded the seccomp filter
         self._launched = None            # ``launch``'s process, before its handshake
+        self._deferred: list = []        # start-up files masked in bubblewrap (visibility.deferred_startup)
         self._spare: Sandbox | None = None  # the next measured call's child, launched ahead
         self._measured_expected = self._measured = 0
 
@@ -150,6 +151,7 @@ class Sandbox(Channel):
         resp_r, resp_w = os.pipe()
         out_r, out_w = os.pipe()
         keep = [resp_w]
+        self._deferred = []  # (set by _bwrap_argv: only bubblewrap masks start-up files)
         if use_bwrap:
             argv, extra_fds = self._bwrap_argv(env, resp_w)
             keep += extra_fds
@@ -178,7 +180,9 @@ class Sandbox(Channel):
                  "read_write": read_write,
                  # without a PID namespace a detached process could outlive a grader killed
                  # by SIGKILL: no new processes at all there
-                 "seccomp": None if use_bwrap or not self.isolate else {"no_fork": True}}
+                 "seccomp": None if use_bwrap or not self.isolate else {"no_fork": True},
+                 # start-up files bwrap masked: the worker runs them at their module's first import
+                 "deferred": [{"trigger": trigger, "code": code} for _, trigger, code in self._deferred]}
         return use_bwrap, setup
 
     def _started(self, started: CallResult, use_bwrap: bool) -> CallResult:
@@ -229,7 +233,8 @@ class Sandbox(Channel):
         self._info_r = info_r
         extra.append(info_w)
         tmp_mb = self.limits.tmp_mb if self._meter.whole_sandbox else 1  # (as for the fallback)
-        args = bwrap.arguments(hidden_paths(self._hide), env, tmp_mb,
+        self._deferred = deferred_startup()
+        args = bwrap.arguments(hidden_paths(self._hide) + [path for path, _, _ in self._deferred], env, tmp_mb,
                                extra[0] if bpf is not None else None, info_w)
         worker = f"{bwrap.WORKER_DIR}/worker.py"
         return [bwrap.executable()] + args + ["--", sys.executable, "-I", "-B", worker, str(resp_w)], extra

@@ -78,6 +78,27 @@ def steady_heap():
         pass
 
 
+class DeferredStartup:
+    """A start-up file's import lines that bubblewrap masked (the grader's ``deferred_startup``),
+    run right before learner code first imports ``trigger``: numba-cuda's redirector then
+    costs nothing to a sandbox that never imports numba, and acts as it would have."""
+
+    def __init__(self, trigger, code):
+        self.trigger, self.code = trigger, code
+
+    def find_spec(self, name, path=None, target=None):
+        if name == self.trigger or name.startswith(self.trigger + "."):
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
+                exec(compile(self.code, "<deferred start-up>", "exec"), {"__name__": "__deferred__"})
+        return None
+
+
+def defer_startup(deferred):
+    for item in deferred:
+        sys.meta_path.insert(0, DeferredStartup(str(item["trigger"]), str(item["code"])))
+
+
 def settle():
     """Before a measured call: free earlier garbage so it is not reused unseen."""
     import gc
@@ -199,6 +220,7 @@ def main():
     os.chdir(setup["tmpdir"])
     steady_heap()
     isolation = isolate(setup) if setup.get("isolate", True) else "none"
+    defer_startup(setup.get("deferred", ()))
     del setup  # nothing of the grader's set-up stays reachable from learner code
     sys.stdin = open(os.devnull)
     wire.write_frame(RESP_FD, {"ok": True, "isolation": isolation})
