@@ -25,3 +25,8 @@ def test_every_kernel_file_has_the_plan():
         text = path.read_text()
         assert f"python -m backprop_traps.kernels.{path.stem}" in text, path.name  # how to run it, in its header
         assert text.rstrip().endswith(f'sys.exit(main("{path.stem}"))'), path.name  # its __main__
+
+
+def test_an_in_place_kernel_is_checked_on_fresh_inputs_however_many_timed_runs():
+    # the fused softmax-CE overwrites its logits: timing it again must not change what is compared
+    assert self_check.main("softmax_ce", runs=2) == 0
