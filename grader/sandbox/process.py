@@ -82,7 +82,6 @@ class Sandbox(Channel):
         self._info_r: int | None = None  # bwrap's --info-fd (the meter reads the worker's pid)
         self._bwrap_filtered = False     # whether bwrap loaded the seccomp filter
         self._launched = None            # ``launch``'s process, before its handshake
-        self._deferred: list = []        # start-up files masked in bubblewrap (visibility.deferred_startup)
         self._spare: Sandbox | None = None  # the next measured call's child, launched ahead
         self._measured_expected = self._measured = 0
 
@@ -151,9 +150,9 @@ class Sandbox(Channel):
         resp_r, resp_w = os.pipe()
         out_r, out_w = os.pipe()
         keep = [resp_w]
-        self._deferred = []  # (set by _bwrap_argv: only bubblewrap masks start-up files)
+        deferred = []  # start-up files bubblewrap masks (visibility.deferred_startup)
         if use_bwrap:
-            argv, extra_fds = self._bwrap_argv(env, resp_w)
+            argv, extra_fds, deferred = self._bwrap_argv(env, resp_w)
             keep += extra_fds
         else:
             argv = [sys.executable, "-I", "-B", str(WORKER), str(resp_w)]
@@ -182,7 +181,7 @@ class Sandbox(Channel):
                  # by SIGKILL: no new processes at all there
                  "seccomp": None if use_bwrap or not self.isolate else {"no_fork": True},
                  # start-up files bwrap masked: the worker runs them at their module's first import
-                 "deferred": [{"trigger": trigger, "code": code} for _, trigger, code in self._deferred]}
+                 "deferred": [{"trigger": trigger, "code": code} for _, trigger, code in deferred]}
         return use_bwrap, setup
 
     def _started(self, started: CallResult, use_bwrap: bool) -> CallResult:
@@ -221,8 +220,9 @@ class Sandbox(Channel):
                 return baseline
         return started
 
-    def _bwrap_argv(self, env: dict, resp_w: int) -> tuple[list[str], list[int]]:
-        """bwrap's command line, and the descriptors it must inherit (seccomp, info)."""
+    def _bwrap_argv(self, env: dict, resp_w: int) -> tuple[list[str], list[int], list]:
+        """bwrap's command line, the descriptors it must inherit (seccomp, info), and the
+        start-up files it masks for the worker to run later (``deferred_startup``)."""
         from backprop_traps.grader.sandbox import seccomp
         extra = []
         bpf = seccomp.compiled(no_fork=not self._meter.whole_sandbox) if self.isolate else None
@@ -233,11 +233,11 @@ class Sandbox(Channel):
         self._info_r = info_r
         extra.append(info_w)
         tmp_mb = self.limits.tmp_mb if self._meter.whole_sandbox else 1  # (as for the fallback)
-        self._deferred = deferred_startup()
-        args = bwrap.arguments(hidden_paths(self._hide) + [path for path, _, _ in self._deferred], env, tmp_mb,
+        deferred = deferred_startup()
+        args = bwrap.arguments(hidden_paths(self._hide) + [path for path, _, _ in deferred], env, tmp_mb,
                                extra[0] if bpf is not None else None, info_w)
         worker = f"{bwrap.WORKER_DIR}/worker.py"
-        return [bwrap.executable()] + args + ["--", sys.executable, "-I", "-B", worker, str(resp_w)], extra
+        return [bwrap.executable()] + args + ["--", sys.executable, "-I", "-B", worker, str(resp_w)], extra, deferred
 
     def _meter_baseline(self) -> CallResult | None:
         """Before any learner code runs: load only the submission's import statements, then
