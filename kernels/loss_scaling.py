@@ -49,6 +49,8 @@ import numba
 import numpy as np
 from numba import cuda
 
+from backprop_traps.kernels.row_reduction import block_sum
+
 THREADS_PER_BLOCK = 256
 MAX_BLOCKS = 1024
 EXPONENT_ALL_ONES = 0x1F
@@ -80,17 +82,6 @@ def _kernels(threads_per_block: int, dtype: np.dtype):
     ulp_of_half = dtype.type(TWO_TO_MINUS_24)  # constants in the gradients' dtype: no float64 in float32
     nan, inf = dtype.type(np.nan), dtype.type(np.inf)
 
-    @cuda.jit(device=True)
-    def block_sum(shared, tid):
-        """Tree reduction of shared[0:TPB]; every thread must call it; the total is shared[0]."""
-        cuda.syncthreads()
-        stride = tpb // 2
-        while stride > 0:
-            if tid < stride:
-                shared[tid] += shared[tid + stride]
-            cuda.syncthreads()
-            stride //= 2
-
     # 1. unscale + non-finite check + squared norm, one read of each float16
     @cuda.jit
     def unscale_check_sqnorm(bits, scale, grads, partials, found_inf):
@@ -111,10 +102,9 @@ def _kernels(threads_per_block: int, dtype: np.dtype):
                 grads[i] = g
                 acc += g * g
         shared = cuda.shared.array(tpb, shared_type)
-        shared[tid] = acc
-        block_sum(shared, tid)
+        total = block_sum(shared, acc, tid, tpb)  # every thread calls it
         if tid == 0:
-            partials[cuda.blockIdx.x] = shared[0]
+            partials[cuda.blockIdx.x] = total
 
     # 2. one block: global norm, clip coefficient, and the scaler's update, on the device
     @cuda.jit
@@ -127,10 +117,9 @@ def _kernels(threads_per_block: int, dtype: np.dtype):
         for j in range(tid, partials.shape[0], tpb):
             acc += partials[j]
         shared = cuda.shared.array(tpb, shared_type)
-        shared[tid] = acc
-        block_sum(shared, tid)
+        total = block_sum(shared, acc, tid, tpb)  # every thread calls it
         if tid == 0:
-            norm = math.sqrt(shared[0])
+            norm = math.sqrt(total)
             stats[0] = norm
             stats[1] = min(max_norm / (norm + eps), one)
             if found_inf[0] != 0:  # overflow: back off, restart the count
