@@ -9,20 +9,23 @@ unmasked on a causal lse it leaks the future). Each trap is also recognised by b
 inputs built for it: all values equal (dq, dk must vanish), a gradient on row 0 only (later
 keys get none), a changed last token (earlier outputs must not move), scores of +-1e4.
 
-The memory budget. Each function is called once, memory measured, at B = 1, N = 4096,
-d = 32, not causal: one (N, d) array is A = 1 MiB, one (N, N) float64 matrix 128 MiB. The
-sandbox's peak for the call (see grader/sandbox/measure.py) must stay within
+The memory budget. Each function is called once per path (causal and not), memory measured,
+at B = 1, N = 2048, d = 32: one (N, d) array is A = 0.5 MiB, one (N, N) float64 matrix 32 MiB.
+The sandbox's peak for the call (see grader/sandbox/measure.py) must stay within
 
-    budget = 4 A + 7 * (128 * N * 8 B) = 4 MiB + 28 MiB = 32 MiB
+    budget = 4 A + 7 * (128 * N * 8 B) = 2 MiB + 14 MiB = 16 MiB
 
 the outputs with one array to spare, and seven working tiles of 128 query rows against all N
-keys, so a row-tiled answer fits as well as a FlashAttention-style one; P whole is 4 times
-the budget. Measured in the sandbox (cgroup meter) on the 2-core reference machine under
-load, 3 grades each: the solution (128 x 128 tiles) peaks at 3.2 MiB in the forward (0.19 to
-0.41 s) and 5.2 to 5.5 MiB in the backward (0.71 to 2.7 s); tests/answers/attention_backward/
-row_blocks.py (128 x N tiles) at 17.4 and 23.4 to 23.7 MiB; torch_answer.py (PyTorch's
-fused CPU kernels) at 3.6 and 8.3 MiB; materialises_p.py at 387 and 389 MiB, 12 times the
-budget.
+keys, so a row-tiled answer fits as well as a FlashAttention-style one; P whole is twice the
+budget, and building it the usual way (S, exp(S), P) six times. N = 2048, not 4096: the
+four measured calls are the grading's cost (N squared work each), and at 2048 the
+solution's whole grading takes about 0.6 s instead of 2.5 s (issue 27) while the verdicts
+stay the same. Measured in the sandbox (cgroup meter) on the 2-core reference machine, peak
+of the forward and of the backward: the solution (128 x 128 tiles) 1.8 to 2.3 and 2.9 to 3.0
+MiB; tests/answers/attention_backward/row_blocks.py (128 x N tiles) 9.0 to 9.2 and 12.2 to
+12.4 MiB; torch_answer.py (PyTorch's fused CPU kernels) 2.5 to 2.8 and 5.5 to 5.7 MiB;
+materialises_p.py 97.8 and 98.8 MiB, 6 times the budget; wrong_causal_mask_materialised.py
+68.6 MiB on the causal path.
 """
 from __future__ import annotations
 
@@ -152,7 +155,7 @@ def backward_stable(ctx):
 @QUESTION.check(f"forward: peak memory within budget (N = {MEM_N}, no N x N matrix; causal and not)", points=2,
                 memory=("causal=False", "causal=True"), hints=(
     "The softmax of a row needs its max and its sum, and both can be updated one tile of keys at a time.",
-    "Keep o, lse and per-row running values; every (N, N) array is 128 MiB at this size.",
+    f"Keep o, lse and per-row running values; every (N, N) array is {MEM_N * MEM_N * 8 // 2**20} MiB at this size.",
 ))
 def forward_memory(ctx):
     q, k, v = qkv(ctx.rng, MEM_B, MEM_N, MEM_D)

@@ -1,7 +1,7 @@
 # question: attention_backward
 # Trap materialises-p: right values, written the textbook way: the forward builds the whole
 # (B, N, N) matrix of scores and probabilities, the backward builds P, dP and dS whole.
-# At N = 4096 each is 128 MiB: memory over budget in both functions.
+# At N = 2048 each is 32 MiB: memory over budget in both functions.
 import numpy as np
 
 

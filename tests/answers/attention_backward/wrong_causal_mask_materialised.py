@@ -1,6 +1,6 @@
 # question: attention_backward
-# Tiled and right, except that the causal path builds the whole N x N mask (272 MiB at N = 4096
-# against a 32 MiB budget; issue 24, class 1): memory is checked on the causal path too.
+# Tiled and right, except that the causal path builds the whole N x N mask (69 MiB at N = 2048
+# against a 16 MiB budget; issue 24, class 1): memory is checked on the causal path too.
 # expect: trap=materialises-p
 import numpy as np
 
