@@ -82,6 +82,13 @@ def attention_floor(runs: int) -> list[tuple[str, float]]:
     return rows
 
 
+def numba_floor(runs: int) -> float:
+    """A fresh Python that only imports numba's CUDA simulator, as maxpool_kernel's child
+    must: what no grading of that question in a fresh process can go under."""
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    return median_of(runs, lambda: timed_env([sys.executable, "-c", "from numba import cuda"], env))
+
+
 def _seconds(fn, *args) -> float:
     start = time.perf_counter()
     fn(*args)
@@ -188,7 +195,9 @@ def main():
               f"`{grade}`"
     table = "\n".join([f"| step | median of {args.runs} (s) |", "|---|---|"]
                       + [f"| {name} | {secs:.3f} |" for name, secs in rows])
+    from backprop_traps.grader.checks.attention_backward.probes import MEM_N
     floor = attention_floor(args.runs)
+    numba = numba_floor(args.runs)
     floor_table = "\n".join([f"| call | median of {args.runs} (s) |", "|---|---|"]
                             + [f"| {name} | {secs:.3f} |" for name, secs in floor]
                             + [f"| sum of the four | {sum(secs for _, secs in floor):.3f} |"])
@@ -200,8 +209,12 @@ def main():
               f"{' --baseline ' + args.baseline if args.baseline else ''}`.\n\n{table}\n{ratio}{against}\n"
               f"## Every question's solution (goal: 0.6 s or less)\n\n{each}\n\n"
               f"## attention_backward's floor: the solution's own compute at the memory checks' size\n\n"
-              f"The four measured calls (N = 4096) run the learner's code in the sandbox; this is the\n"
-              f"reference solution's time for them in one process, with no sandbox at all.\n\n{floor_table}\n")
+              f"The four measured calls (N = {MEM_N}) run the learner's code in the sandbox; this is the\n"
+              f"reference solution's time for them in one process, with no sandbox at all.\n\n{floor_table}\n\n"
+              f"## maxpool_kernel's floor: importing numba's CUDA simulator\n\n"
+              f"`python -c 'from numba import cuda'` (NUMBA_ENABLE_CUDASIM=1), no sandbox, median of "
+              f"{args.runs}: **{numba:.3f} s**.\nThe child that runs the learner's kernels imports it "
+              f"before any check can run.\n")
     print(report)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,10 +1,12 @@
-"""Children launched one measured call ahead (``Sandbox.expect_measured_calls``): each
-measured call still runs in a fresh child of its own, its peak is the same, and a spare that
-is never used ends with the sandbox, its processes, cgroup and folder gone."""
+"""Children launched ahead of the measured calls (``Sandbox.expect_measured_calls``, up to
+``spares.DEPTH`` at once): each measured call still runs in a fresh child of its own, its
+peak is the same, and a spare that is never used ends with the sandbox, its processes,
+cgroup and folder gone."""
 import os
 
 from backprop_traps.grader.sandbox.cleanup import _alive
 from backprop_traps.grader.sandbox.process import Sandbox
+from backprop_traps.grader.sandbox.spares import DEPTH as PREFETCH_DEPTH
 from test_sandbox_layers import FAST, GROW, mode  # noqa: F401 (the fixture: every isolation level)
 
 TOKENED = GROW + ("import os\nTOKEN = float(int.from_bytes(os.urandom(6), 'big'))\n"
@@ -15,12 +17,12 @@ TOKENED = GROW + ("import os\nTOKEN = float(int.from_bytes(os.urandom(6), 'big')
 def test_each_measured_call_runs_in_a_fresh_child_launched_ahead(mode):
     with Sandbox(TOKENED, FAST) as box:
         box.expect_measured_calls(2)
-        assert box._spare is not None  # launched while the first child boots
+        assert len(box._spares.ready) == min(2, PREFETCH_DEPTH)  # launched while the first child boots
         first = box.call("token", 1)
         big = box.call("grow", 64, measure_memory=True)
-        assert box._spare is not None  # the second measured call's child, booting now
+        assert len(box._spares.ready) == 1  # the second measured call's child, booting now
         small = box.call("nothing", 64, measure_memory=True)
-        assert box._spare is None  # two expected, two made: no third child
+        assert box._spares.ready == []  # two expected, two made: no third child
         after = box.call("token", 1)  # an unmeasured call goes on in the last child
         output = box.output
     assert first.ok and big.ok and small.ok and after.ok, (first.error, big.error, small.error, after.error)
@@ -37,13 +39,13 @@ def test_a_spare_never_used_ends_with_the_sandbox(mode):
     box = Sandbox(TOKENED, FAST)
     box.expect_measured_calls(3)
     assert box.call("grow", 8, measure_memory=True).ok
-    spare = box._spare
-    assert spare is not None and spare._proc is not None
-    pid, folder = spare._proc.pid, spare._tmp
-    groups = list(spare._meter.group._folders()) if getattr(spare._meter, "group", None) else []
+    spares = list(box._spares.ready)  # the two calls still expected: both children launched ahead
+    assert len(spares) == min(2, PREFETCH_DEPTH) and all(s._proc is not None for s in spares)
+    pids, folders = [s._proc.pid for s in spares], [s._tmp for s in spares]
+    groups = [g for s in spares if getattr(s._meter, "group", None) for g in s._meter.group._folders()]
     box.close()
-    assert box._spare is None and not _alive(pid)
-    assert not os.path.exists(folder)
+    assert box._spares.ready == [] and not any(_alive(pid) for pid in pids)
+    assert not any(os.path.exists(folder) for folder in folders)
     assert not any(g.exists() for g in groups), groups
 
 
@@ -80,3 +82,24 @@ def test_the_measured_call_counts_questions_announce_are_what_their_solutions_ma
         result = grade_path(solution_notebooks()[qid])
         assert result.score == result.max_score, (qid, [t.feedback for t in result.tests if not t.passed])
         assert sum(measured) == question.expected_measured_calls, (qid, sum(measured))
+
+
+def test_spares_stay_depth_ahead_and_never_pass_the_count():
+    from backprop_traps.grader.sandbox.spares import DEPTH, Spares
+
+    class Child:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    made = []
+    spares = Spares(lambda: made.append(Child()) or made[-1])
+    spares.expect(DEPTH + 2)
+    assert len(spares.ready) == DEPTH
+    taken = [spares.take() for _ in range(DEPTH + 2)]
+    assert taken == made and len(made) == DEPTH + 2  # every expected call got one, no extra made
+    assert spares.take() is None  # a call beyond the count starts its child the usual way
+    spares.expect(DEPTH + 4)
+    spares.close()
+    assert spares.ready == [] and all(child.closed for child in made[DEPTH + 2:])

@@ -99,7 +99,7 @@ class Question:
     measured_calls: int | None = None
     """How many calls of a grading measure memory, when it is not one per declared memory path
     (one call may cover two paths; a second may come only when the first is over budget): the
-    sandbox launches each measured call's fresh child one call ahead (``Sandbox.expect_measured_calls``),
+    sandbox launches the measured calls' fresh children ahead (``Sandbox.expect_measured_calls``),
     and a child launched for nothing costs a core's time. Speed only, never a score."""
     services: Callable | None = None
     """``services() -> (helpers_source, {name: function})``: functions that run in the grader,

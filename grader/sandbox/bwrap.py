@@ -49,6 +49,12 @@ def executable() -> str | None:
 
 def python_roots() -> list[str]:
     """Folders the Python installation and its packages live in (read-only in the sandbox)."""
+    return list(_python_roots())
+
+
+@functools.lru_cache(maxsize=1)
+def _python_roots() -> tuple[str, ...]:
+    # once a process: an installation's folders do not move, and every child's launch needs them
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
              str(Path(os.path.realpath(sys.executable)).parent.parent)}
     roots.update(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))
@@ -58,7 +64,7 @@ def python_roots() -> list[str]:
         roots.add(user_site)
     existing = sorted(r for r in roots if r and os.path.isdir(r))
     # keep only the outermost folders: a mount inside another is redundant
-    return [r for r in existing if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in existing)]
+    return tuple(r for r in existing if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in existing))
 
 
 def _within(path: str, root: str) -> bool:

@@ -24,13 +24,14 @@ from backprop_traps.grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_
 from backprop_traps.grader.sandbox.inert import inert
 from backprop_traps.grader.sandbox.limits import Limits
 from backprop_traps.grader.sandbox.lost_layers import layers_lost
+from backprop_traps.grader.sandbox.spares import Spares
 from backprop_traps.grader.sandbox.visibility import _read_only_rules, deferred_startup, hidden_paths
 
 WORKER = Path(__file__).with_name("worker.py")
 MAX_WARNINGS = 20
 """Load warnings kept per submission (one per raising cell); the rest are counted."""
 _CHILD_STATE = ("_proc", "_req", "_resp", "_tmp", "_marker", "_meter", "_info_r", "_bwrap_filtered", "_launched")
-"""What ``_launch`` sets up for one child: a spare child's state moves over whole (``_adopt_spare``)."""
+"""What ``_launch`` sets up for one child: a spare child's state moves over whole (``_adopt``)."""
 
 
 def _tmpfs_folder() -> str | None:
@@ -72,6 +73,7 @@ class Sandbox(Channel):
         self.load_error: CallResult | None = None
         self.spent = 0.0
         self._hide = list(hide)
+        self._hidden: list[str] | None = None  # hidden_paths(hide), listed once for a sandbox and its spares
         self._proc: subprocess.Popen | None = None
         self._tmp: str | None = None
         self._marker = ""
@@ -82,8 +84,7 @@ class Sandbox(Channel):
         self._info_r: int | None = None  # bwrap's --info-fd (the meter reads the worker's pid)
         self._bwrap_filtered = False     # whether bwrap loaded the seccomp filter
         self._launched = None            # ``launch``'s process, before its handshake
-        self._spare: Sandbox | None = None  # the next measured call's child, launched ahead
-        self._measured_expected = self._measured = 0
+        self._spares = Spares(self._new_spare)  # the next measured calls' children, launched ahead
 
     # -- life cycle -------------------------------------------------------------------
     def launch(self) -> None:
@@ -94,23 +95,23 @@ class Sandbox(Channel):
 
     def expect_measured_calls(self, count: int) -> None:
         """A hint: about ``count`` calls will measure memory (each needs a fresh child). Their
-        children are then launched one call ahead (``_prefetch``), so each boots while the
-        grader works or the call before it runs, not while the learner waits. A wrong count
-        costs only time: a spare never used is ended with the sandbox."""
-        self._measured_expected = count
-        self._prefetch()
+        children are then launched ahead (``spares.Spares``). Speed only, never a score."""
+        self._spares.expect(count)
 
-    def _prefetch(self) -> None:
-        if self._spare is not None or self._measured >= self._measured_expected:
-            return
+    def _new_spare(self) -> "Sandbox":
         spare = Sandbox(self.source, self.limits, hide=self._hide, isolate=self.isolate, cells=self.cells)
+        spare._hidden = self._hidden_paths()  # the same grading: the same paths to mask
         spare._output = self._output  # what its learner code prints joins this sandbox's output
         spare.launch()
-        self._spare = spare
+        return spare
 
-    def _adopt_spare(self) -> None:
-        """Take over the spare child (when there is one) as this sandbox's next child."""
-        spare, self._spare = self._spare, None
+    def _hidden_paths(self) -> list[str]:
+        if self._hidden is None:
+            self._hidden = hidden_paths(self._hide)
+        return list(self._hidden)
+
+    def _adopt(self, spare: "Sandbox | None") -> None:
+        """Take over a child launched ahead (when there is one) as this sandbox's next child."""
         if spare is not None:
             for name in _CHILD_STATE:
                 setattr(self, name, getattr(spare, name))
@@ -171,7 +172,7 @@ class Sandbox(Channel):
         else:
             # without a cgroup nothing caps what files would hold: no writable folder at all
             writable = [self._tmp] if self._meter.whole_sandbox and _MEMORY_BACKED else []
-            read_only, read_write = _read_only_rules(tuple(hidden_paths(self._hide))), writable + ["/dev/null"]
+            read_only, read_write = _read_only_rules(tuple(self._hidden_paths())), writable + ["/dev/null"]
         setup = {"limits": {"memory_mb": self.limits.memory_mb, "file_mb": self.limits.file_mb,
                             "open_files": self.limits.open_files,
                             "total_seconds": self.limits.total_seconds},
@@ -234,7 +235,7 @@ class Sandbox(Channel):
         extra.append(info_w)
         tmp_mb = self.limits.tmp_mb if self._meter.whole_sandbox else 1  # (as for the fallback)
         deferred = deferred_startup()
-        args = bwrap.arguments(hidden_paths(self._hide) + [path for path, _, _ in deferred], env, tmp_mb,
+        args = bwrap.arguments(self._hidden_paths() + [path for path, _, _ in deferred], env, tmp_mb,
                                extra[0] if bpf is not None else None, info_w)
         worker = f"{bwrap.WORKER_DIR}/worker.py"
         return [bwrap.executable()] + args + ["--", sys.executable, "-I", "-B", worker, str(resp_w)], extra, deferred
@@ -311,9 +312,8 @@ class Sandbox(Channel):
     def close(self, keep_spare: bool = False) -> None:
         """End the sandbox and everything it started; remove its temp dir. Never raises.
         ``keep_spare``: end only the current child (a measured call starts the next one)."""
-        if self._spare is not None and not keep_spare:
-            self._spare.close()
-            self._spare = None
+        if not keep_spare:
+            self._spares.close()
         self._launched = None
         if self._proc is not None:
             try:
@@ -368,13 +368,10 @@ class Sandbox(Channel):
                 return self.load_error
             self._measuring = measure_memory  # only a measured call pays for the baseline
             if measure_memory:
-                self._adopt_spare()
+                self._adopt(self._spares.take())  # and the next measured call's child boots meanwhile
             loaded = self.start()
             if not loaded.ok:
                 return loaded
-        if measure_memory:
-            self._measured += 1
-            self._prefetch()  # the next measured call's child boots while this one runs
         budget = min(self.limits.call_seconds, self.limits.total_seconds - self.spent)
         request = {"op": "call", "fn": fn, "args": list(args), "echo_args": echo_args}
         self._calls += 1
