@@ -70,12 +70,14 @@ def steady_heap():
     """glibc parks freed blocks in its heap, and by default raises its mmap threshold to the
     largest block freed (up to 32 MiB): fragmentation then inflates resident memory (3-5x for
     torch's allocation pattern). Fixed thresholds bound what the heap may keep: a block of
-    1 MiB or more is mapped and unmapped on its own, and at most 2 MiB free at the heap's top
-    stays before it is given back, so the resident size the grader reads tracks live memory
-    within about 2 MiB. Smaller thresholds cost more than they measure: at 128 KiB every
-    128 x 128 float64 tile is a fresh mapping, page faults and all, and the attention
-    solution's four N = 4096 calls take 1.7 s instead of 0.42 s (the default's 0.44 s). Only
-    ever makes the meter honest: the learner undoing it can only raise their own peak."""
+    256 KiB or more is mapped and unmapped on its own, and at most 512 KiB free at the heap's
+    top stays before it is given back, so the resident size the grader reads tracks live
+    memory. Lower costs more than it measures: at 128 KiB (which also pins the trim threshold
+    there) every 128 x 128 float64 tile is a fresh mapping, page faults and all, and the
+    attention solution's four calls at N = 4096 take 1.7 s instead of 0.56 s. Higher lets
+    activations stay in the heap: at 1 MiB, vram_trap's torch answer (0.5 MiB activations)
+    measured 4 times its size, and its validate test failed. Only ever makes the meter
+    honest: the learner undoing it can only raise their own peak."""
     try:
         import ctypes
         libc = ctypes.CDLL(None)
