@@ -98,9 +98,9 @@ class Question:
     leave one unmeasured: each needs a check registered with ``memory=(path,)``."""
     measured_calls: int | None = None
     """How many calls of a grading measure memory, when it is not one per declared memory path
-    (one call may cover two paths; a second may come only when the first is over budget): the
-    sandbox launches the measured calls' fresh children ahead (``Sandbox.expect_measured_calls``),
-    and a child launched for nothing costs a core's time. Speed only, never a score."""
+    (one call may cover two paths; a second may come only when the first is over budget). A
+    question that measures any starts its sandbox as a measuring one, so the measured calls
+    need no child of their own (``Sandbox.expect_measured_calls``). Speed only, never a score."""
     services: Callable | None = None
     """``services() -> (helpers_source, {name: function})``: functions that run in the grader,
     not the sandbox, for what must not be counted or decided inside it (e.g. multiply-adds).

@@ -47,13 +47,15 @@ def _writable(folder: Path | None) -> bool:
 class Group:
     """A sandbox's cgroup: ``memory`` and ``pids`` folders (the same one under v2) that carry
     the limits and hold no process themselves. The sandbox's processes start in ``memory/load``;
-    a measured call moves them all into a fresh ``memory/call`` (``begin_call``), whose peak
-    starts at zero: pages charged before the call (the libraries' page cache, which learner
-    code might evict) stay behind in ``load`` and can only make the call's count larger."""
+    each measured call moves them all into a fresh ``memory/call-N`` (``begin_call``), whose
+    peak starts at zero: pages charged before the call (the libraries' page cache, which learner
+    code might evict; what earlier calls left) stay behind in the ``older`` groups, where the
+    meter reads what they still hold (``measure.CgroupMeter``)."""
     version: int
     memory: Path
     pids: Path | None
-    call: Path | None = None
+    calls: list = field(default_factory=list)
+    """``memory/call-1``, ``call-2``, ...: one per measured call, the newest last."""
     cpu: Path | None = None
     """v1: the ``cpu`` folder with the sandbox's CPU quota (v2: ``memory``'s own ``cpu.max``)."""
     _peak_fds: dict = field(default_factory=dict, repr=False)
@@ -62,6 +64,16 @@ class Group:
     @property
     def load(self) -> Path:
         return self.memory / "load"
+
+    @property
+    def call(self) -> Path | None:
+        """The newest call's group: where the sandbox's processes are while it is measured."""
+        return self.calls[-1] if self.calls else None
+
+    @property
+    def older(self) -> list[Path]:
+        """The groups the processes have left: ``load`` and every call's but the newest."""
+        return [self.load] + self.calls[:-1]
 
     @property
     def procs_files(self) -> list[Path]:
@@ -104,11 +116,15 @@ class Group:
             name = "memory.memsw.max_usage_in_bytes" if self._swap_counted() else "memory.max_usage_in_bytes"
             (folder / name).write_text("0")
         else:  # only reads through this same descriptor see the reset
-            fd = os.open(folder / "memory.peak", os.O_RDWR)
+            fd = self._peak_fds.get(folder)
+            opened = fd is None
+            if opened:
+                fd = os.open(folder / "memory.peak", os.O_RDWR)
             try:
                 os.write(fd, b"reset\n")
             except OSError:
-                os.close(fd)
+                if opened:
+                    os.close(fd)
                 raise
             self._peak_fds[folder] = fd
 
@@ -118,13 +134,13 @@ class Group:
         (folder / name).write_text(str(self.usage(folder)))
 
     def begin_call(self, tries: int = 50) -> bool:
-        """Move every process of the sandbox from ``load`` into a fresh ``call`` group (made
-        here, once); False when some kept appearing (a process forking without end)."""
-        if self.call is None:
-            self.call = self.memory / "call"
-            self.call.mkdir()
+        """Move every process of the sandbox into a fresh group of its own, ``call-N`` (made
+        here); False when some kept appearing (a process forking without end)."""
+        new = self.memory / f"call-{len(self.calls) + 1}"
+        new.mkdir()
+        self.calls.append(new)
         for _ in range(tries):
-            pids = _pids(self.load / "cgroup.procs")
+            pids = [pid for folder in self.older for pid in _pids(folder / "cgroup.procs")]
             if not pids:
                 return True
             for pid in pids:
@@ -137,8 +153,8 @@ class Group:
     # -- ending ----------------------------------------------------------------------
     def _folders(self) -> list[Path]:
         """Innermost first (the order ``rmdir`` needs)."""
-        return [f for f in (self.call, self.load, self.memory, self.pids if self.pids != self.memory else None,
-                            self.cpu) if f is not None]
+        return [f for f in (*reversed(self.calls), self.load, self.memory,
+                            self.pids if self.pids != self.memory else None, self.cpu) if f is not None]
 
     def pids_inside(self) -> set[int]:
         found = set()
@@ -229,7 +245,12 @@ def reap_stale(parents: list[Path]) -> None:
                 pass
             except (ValueError, PermissionError):
                 continue
-            Group(2 if parent == _own(None) else 1, folder, None, folder / "call").remove()
+            try:
+                calls = sorted((f for f in folder.iterdir() if f.name.startswith("call") and f.is_dir()),
+                               key=lambda f: (len(f.name), f.name))  # call-2 before call-10
+            except OSError:
+                calls = []
+            Group(2 if parent == _own(None) else 1, folder, None, calls).remove()
 
 
 class CgroupError(OSError):

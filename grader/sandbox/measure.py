@@ -5,15 +5,17 @@ make vanish (issue 23, class 1).
 The one trustworthy meter is the sandbox's own cgroup (``cgroup.py``): it charges every
 page of every process in it, shared memory, memfd, tmpfs and kernel memory included.
 Its usage also holds page cache (the ``.pyc`` files read at import, mapped libraries),
-which learner code could evict during the call to make room for activations unseen. So a
-measured call runs in a fresh ``call`` group that starts at zero (``Group.begin_call``):
-the page cache charged before it stays behind in ``load``, and whatever the call adds can
-only raise its peak. The call's memory is
+which learner code could evict during the call to make room for activations unseen. So each
+measured call runs in a fresh ``call-N`` group that starts at zero (``Group.begin_call``):
+the page cache charged before it stays behind in the older groups (``load``, and the groups
+of the calls measured before it in the same child), and whatever the call adds can only
+raise its peak. The call's memory is
 
-    peak of the call group                       (all it allocated, at its highest)
-  + growth of the load group during the call     (objects made at load, e.g. sockets)
-  + the load group's non-evictable memory when the call starts, less the same at the
-    baseline                                     (a pool filled at load time)
+    peak of the new call group                   (all it allocated, at its highest)
+  + growth of each older group during the call   (objects made earlier, e.g. sockets)
+  + the older groups' non-evictable memory when the call starts, less the load group's
+    at the baseline                              (a pool filled at load time, or kept
+                                                  by an earlier call)
 
 less one copy of the call's own inputs (the request the grader sent). The baseline is
 read after the submission's import statements ran and before any other learner code did
@@ -88,7 +90,8 @@ class CgroupMeter(Meter):
     def __init__(self, group: cgroup.Group):
         super().__init__()
         self.group = group
-        self.baseline = self.held = self.load_start = None
+        self.baseline = self.held = None
+        self.starts: dict = {}  # older group -> its usage when the call began (its peak was reset then)
 
     def wrap(self, argv):
         """Enter the cgroup before anything else runs: a shell joins it, then execs."""
@@ -107,20 +110,22 @@ class CgroupMeter(Meter):
             self.baseline = self.group.not_evictable(self.group.load)
 
     def begin_call(self):
-        self.held = self.load_start = None
+        self.held = None
+        self.starts = {}
         if self.baseline is None:
             return
         try:
             if not self.group.begin_call():
                 self.why = "the sandbox kept making new processes, so its call could not be measured"
                 return
-            load = self.group.load
-            self.held = max(0, self.group.not_evictable(load) - self.baseline)
-            try:
-                self.group.reset_peak(load)
-                self.load_start = self.group.usage(load)
-            except OSError:  # cgroup v2 before Linux 6.12: no reset; then the load group may not grow
-                self.group.freeze(load)
+            older = self.group.older  # load, and the groups of the calls measured before
+            self.held = max(0, sum(self.group.not_evictable(g) for g in older) - self.baseline)
+            for group in older:
+                try:
+                    self.group.reset_peak(group)
+                    self.starts[group] = self.group.usage(group)
+                except OSError:  # cgroup v2 before Linux 6.12: no reset; then the group may not grow
+                    self.group.freeze(group)
         except (OSError, ValueError, KeyError) as e:
             self.held = None
             self.why = f"the cgroup could not be read ({type(e).__name__}: {e})"
@@ -132,7 +137,7 @@ class CgroupMeter(Meter):
         if self.held is None:
             return {"peak": None, "unavailable": self.why}
         try:
-            grown = 0 if self.load_start is None else max(0, self.group.peak(self.group.load) - self.load_start)
+            grown = sum(max(0, self.group.peak(g) - start) for g, start in self.starts.items())
             raw = self.group.peak(self.group.call) + grown + self.held
         except (OSError, ValueError) as e:
             return {"peak": None, "unavailable": f"the cgroup could not be read ({e})"}

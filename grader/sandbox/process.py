@@ -24,14 +24,11 @@ from backprop_traps.grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_
 from backprop_traps.grader.sandbox.inert import inert
 from backprop_traps.grader.sandbox.limits import Limits
 from backprop_traps.grader.sandbox.lost_layers import layers_lost
-from backprop_traps.grader.sandbox.spares import Spares
 from backprop_traps.grader.sandbox.visibility import _read_only_rules, deferred_startup, hidden_paths
 
 WORKER = Path(__file__).with_name("worker.py")
 MAX_WARNINGS = 20
 """Load warnings kept per submission (one per raising cell); the rest are counted."""
-_CHILD_STATE = ("_proc", "_req", "_resp", "_tmp", "_marker", "_meter", "_info_r", "_bwrap_filtered", "_launched")
-"""What ``_launch`` sets up for one child: a spare child's state moves over whole (``_adopt``)."""
 
 
 def _tmpfs_folder() -> str | None:
@@ -73,18 +70,17 @@ class Sandbox(Channel):
         self.load_error: CallResult | None = None
         self.spent = 0.0
         self._hide = list(hide)
-        self._hidden: list[str] | None = None  # hidden_paths(hide), listed once for a sandbox and its spares
+        self._hidden: list[str] | None = None  # hidden_paths(hide), listed once (a restart masks the same)
         self._proc: subprocess.Popen | None = None
         self._tmp: str | None = None
         self._marker = ""
         self._output = Output(limits.output_kb * 1024)
         self._meter: measure.Meter | None = None
-        self._calls = 0
-        self._measuring = False
+        self._measuring = False  # this child's baseline was read: measured calls may run in it
+        self._memory_expected = False
         self._info_r: int | None = None  # bwrap's --info-fd (the meter reads the worker's pid)
         self._bwrap_filtered = False     # whether bwrap loaded the seccomp filter
         self._launched = None            # ``launch``'s process, before its handshake
-        self._spares = Spares(self._new_spare)  # the next measured calls' children, launched ahead
 
     # -- life cycle -------------------------------------------------------------------
     def launch(self) -> None:
@@ -94,28 +90,16 @@ class Sandbox(Channel):
             self._launched = self._launch()
 
     def expect_measured_calls(self, count: int) -> None:
-        """A hint: about ``count`` calls will measure memory (each needs a fresh child). Their
-        children are then launched ahead (``spares.Spares``). Speed only, never a score."""
-        self._spares.expect(count)
-
-    def _new_spare(self) -> "Sandbox":
-        spare = Sandbox(self.source, self.limits, hide=self._hide, isolate=self.isolate, cells=self.cells)
-        spare._hidden = self._hidden_paths()  # the same grading: the same paths to mask
-        spare._output = self._output  # what its learner code prints joins this sandbox's output
-        spare.launch()
-        return spare
+        """A hint: about ``count`` calls will measure memory. A child not started yet is then
+        started as the measuring one (``call``), so no second child is needed. Speed only."""
+        self._memory_expected = count > 0  # a restart (after a crash) starts a measuring child too
+        if count > 0 and (self._proc is None or self._launched is not None):
+            self._measuring = True
 
     def _hidden_paths(self) -> list[str]:
         if self._hidden is None:
             self._hidden = hidden_paths(self._hide)
         return list(self._hidden)
-
-    def _adopt(self, spare: "Sandbox | None") -> None:
-        """Take over a child launched ahead (when there is one) as this sandbox's next child."""
-        if spare is not None:
-            for name in _CHILD_STATE:
-                setattr(self, name, getattr(spare, name))
-                setattr(spare, name, None)
 
     def _spawn(self) -> CallResult:
         launched = self._launched if self._launched is not None else self._launch()
@@ -215,7 +199,6 @@ class Sandbox(Channel):
             elif use_bwrap:
                 outer += ", seccomp"
             self.isolation = inert(f"{outer}, {self._meter.describe()}, {inner}", 200)
-            self._calls = 0
             baseline = self._meter_baseline()
             if baseline is not None and not baseline.ok:
                 return baseline
@@ -309,11 +292,8 @@ class Sandbox(Channel):
             line = f"... and {more} more cells raised while loading"
             self.warnings[MAX_WARNINGS - 1:] = [line]
 
-    def close(self, keep_spare: bool = False) -> None:
-        """End the sandbox and everything it started; remove its temp dir. Never raises.
-        ``keep_spare``: end only the current child (a measured call starts the next one)."""
-        if not keep_spare:
-            self._spares.close()
+    def close(self) -> None:
+        """End the sandbox and everything it started; remove its temp dir. Never raises."""
         self._launched = None
         if self._proc is not None:
             try:
@@ -356,25 +336,25 @@ class Sandbox(Channel):
     def call(self, fn: str, *args, echo_args: bool = False, measure_memory: bool = False) -> CallResult:
         """Call the learner's ``fn(*args)`` in the child; never raises for the learner's faults.
 
-        ``measure_memory``: the call runs in a fresh sandbox, and ``memory`` holds its peak
-        read by the grader from the kernel (see ``measure.Meter``)."""
+        ``measure_memory``: ``memory`` holds the call's peak, read by the grader from the
+        kernel (see ``measure.Meter``). The first measured call starts a child of its own,
+        whose baseline is read before any learner code beyond its imports runs; later calls,
+        measured or not, go on in it, each measured one in a cgroup of its own that counts
+        whatever earlier calls still hold."""
         if self.spent >= self.limits.total_seconds:
             return CallResult(False, kind="budget", error=(
                 f"not run: your code used up the total time limit of {self.limits.total_seconds:g} s"))
-        if measure_memory and self._proc is not None and (self._calls or not self._measuring):
-            self.close(keep_spare=True)  # earlier calls' state must not hide in, or inflate, the measured peak
+        if measure_memory and self._proc is not None and not self._measuring:
+            self.close()  # this child has no baseline: what it holds could not be told apart
         if self._proc is None:
             if self.load_error is not None and self.load_error.kind not in ("timeout", "crash"):
                 return self.load_error
-            self._measuring = measure_memory  # only a measured call pays for the baseline
-            if measure_memory:
-                self._adopt(self._spares.take())  # and the next measured call's child boots meanwhile
+            self._measuring = measure_memory or self._memory_expected  # only these pay for the baseline
             loaded = self.start()
             if not loaded.ok:
                 return loaded
         budget = min(self.limits.call_seconds, self.limits.total_seconds - self.spent)
         request = {"op": "call", "fn": fn, "args": list(args), "echo_args": echo_args}
-        self._calls += 1
         if measure_memory:
             self._exchange({"op": "settle"}, budget, what="settling")
             self._meter.begin_call()  # from here on, whatever the call holds is counted

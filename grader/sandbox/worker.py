@@ -296,6 +296,8 @@ def main():
         except wire.WireError as e:
             wire.write_frame(RESP_FD, {"ok": False, "kind": "bad_return", "message": str(e),
                                        "seconds": reply["seconds"]})
+        # nothing of this request outlives it: a later measured call counts what is still held
+        req = reply = args = fn = None
 
 
 if __name__ == "__main__":

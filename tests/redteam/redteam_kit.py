@@ -173,6 +173,7 @@ def memory_check(path: Path, limits: Limits = Limits(call_seconds=10.0, total_se
                 measured.update(result.memory or {})
             return result
         box.call = recording
+        box.expect_measured_calls(vram_trap.QUESTION.expected_measured_calls)  # as the engine: one child
         honest_growth()
         started, grew = peak_growth(box.start)
         assert started.ok

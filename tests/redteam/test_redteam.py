@@ -42,10 +42,15 @@ def test_memory_score_cannot_be_forged(tmp_path, name):
     assert "over the budget" in feedback, feedback  # right gradients: failed on memory alone
 
 
-def test_stores_everything_forged_stays_at_9_of_12_end_to_end(tmp_path):
-    result = grade(build("memory_worker_patch", tmp_path), Limits(call_seconds=10.0, total_seconds=60.0))
+@pytest.mark.parametrize("name", ["memory_worker_patch", "memory_pool_from_earlier_call"])
+def test_stores_everything_forged_stays_at_9_of_12_end_to_end(tmp_path, name):
+    """Graded as a learner's file is: the memory check's call runs in the sandbox that ran the
+    checks before it, so a pool an earlier call filled and kept is what it would hide in."""
+    result = grade(build(name, tmp_path), Limits(call_seconds=10.0, total_seconds=60.0))
     assert result.error is None and result.max_score == 12
     assert result.score <= 9, [(t.name, t.feedback) for t in result.tests if t.passed]
+    memory = next(t for t in result.tests if "peak memory" in t.name)
+    assert not memory.passed and "over the budget" in memory.feedback, memory.feedback
 
 
 @pytest.mark.parametrize("name,where", [
