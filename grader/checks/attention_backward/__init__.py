@@ -29,10 +29,14 @@ materialises_p.py 97.8 and 98.8 MiB, 6 times the budget; wrong_causal_mask_mater
 """
 from __future__ import annotations
 
+import functools
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
-from backprop_traps.grader.checks.attention_backward.probes import (BWD, FWD, GRADS, MEM_B, MEM_D, MEM_N, call_backward,
-                                                     call_forward, huge_scores, non_finite, prefixed, qkv, where)
+from backprop_traps.grader.checks.attention_backward.probes import (BWD, FWD, GRADS, MEM_B, MEM_D, MEM_N, call_backward,  # noqa: F401 (MEM_*: read by tests)
+                                                     call_forward, huge_scores, memory_inputs, non_finite, prefixed,
+                                                     qkv, reference_forward, where)
 from backprop_traps.grader.checks.attention_backward.traps import (EXPLANATION, TRAPS, expect_backward, expect_constant_values,
                                                     expect_forward, expect_memory, expect_no_future_gradient)
 from backprop_traps.grader.engine.gradcheck import upstream
@@ -126,8 +130,7 @@ def backward_tiles(ctx):
         do = upstream(ctx.rng, q.shape)
         with prefixed(where(q, causal)):
             grads = call_backward(ctx, do, q, k, v, o, lse, causal)
-            expect_backward(ctx, grads, do, q, k, v, o, lse, causal, gradcheck=False)
-            expect_backward(ctx, grads, do, q, k, v, o, lse, causal, gradcheck=True)
+            expect_backward(ctx, grads, do, q, k, v, o, lse, causal, gradcheck=True, reference_too=True)
 
 
 @QUESTION.check("backward: finite and right for scores around 1e4", points=1, hints=(
@@ -158,9 +161,10 @@ def backward_stable(ctx):
     f"Keep o, lse and per-row running values; every (N, N) array is {MEM_N * MEM_N * 8 // 2**20} MiB at this size.",
 ))
 def forward_memory(ctx):
-    q, k, v = qkv(ctx.rng, MEM_B, MEM_N, MEM_D)
+    q, k, v, _ = memory_inputs(ctx.seed)
     for causal in (False, True):  # the promise holds on both paths: a causal mask is N x N too
-        expect_memory(ctx, FWD, (q, k, v, causal), ("o", "lse"), ctx.ref.attention_forward, q, causal)
+        reference = functools.partial(reference_forward, ctx.ref.attention_forward, ctx.seed, causal)
+        expect_memory(ctx, FWD, (q, k, v, causal), ("o", "lse"), lambda *_: reference(), q, causal)
 
 
 @QUESTION.check(f"backward: peak memory within budget (N = {MEM_N}, P recomputed tile by tile; causal and not)",
@@ -170,11 +174,13 @@ def forward_memory(ctx):
     "Accumulate dk and dv for a tile of keys over every tile of queries, and dq likewise.",
 ))
 def backward_memory(ctx):
-    q, k, v = qkv(ctx.rng, MEM_B, MEM_N, MEM_D)
-    do = upstream(ctx.rng, q.shape)
-    for causal in (False, True):
-        o, lse = ctx.ref.attention_forward(q, k, v, causal)
-        expect_memory(ctx, BWD, (do, q, k, v, o, lse, causal), GRADS, ctx.ref.attention_backward, q, causal)
+    q, k, v, do = memory_inputs(ctx.seed)  # the forward's check made their o and lse (else: made here)
+    with ThreadPoolExecutor(1) as pool:
+        forwards = [pool.submit(reference_forward, ctx.ref.attention_forward, ctx.seed, causal)
+                    for causal in (False, True)]
+        for causal, forward in zip((False, True), forwards):
+            o, lse = forward.result()
+            expect_memory(ctx, BWD, (do, q, k, v, o, lse, causal), GRADS, ctx.ref.attention_backward, q, causal)
 
 
 @QUESTION.check("forward and backward: right answers, inputs left unchanged", points=1, hints=(

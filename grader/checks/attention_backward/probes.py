@@ -6,10 +6,13 @@ c_i + r_ij with c_i = +-1e3..1e4 per query row (exp overflows or underflows with
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
+import zlib
 
 import numpy as np
 
+from backprop_traps.grader.engine.gradcheck import upstream
 from backprop_traps.grader.engine.question import Fail
 
 FWD, BWD = "attention_forward", "attention_backward"
@@ -31,6 +34,33 @@ def huge_scores(rng, B, N, d):
     k[:, :, 0] = 1.0
     q[:, :, 0] = rng.choice([-1.0, 1.0], size=(B, N)) * rng.uniform(1e3, 1e4, size=(B, N)) * math.sqrt(d)
     return q, k, v
+
+
+def memory_inputs(seed: int):
+    """q, k, v and do at the memory checks' size, from a stream of their own: the forward's
+    check and the backward's get the same, so the reference's o and lse at that size are
+    made once a grading (``reference_forward``), while the forward's calls are measured."""
+    q, k, v, do = _memory_inputs(seed)
+    return q.copy(), k.copy(), v.copy(), do.copy()
+
+
+def reference_forward(forward, seed: int, causal: bool):
+    """``forward(q, k, v, causal)`` (the reference's) on ``memory_inputs(seed)``, made once."""
+    o, lse = _reference_forward(forward, seed, causal)
+    return o.copy(), lse.copy()  # the cached arrays never reach anyone who could write into them
+
+
+@functools.lru_cache(maxsize=1)
+def _memory_inputs(seed):
+    rng = np.random.default_rng([seed, zlib.crc32(b"attention_backward: memory inputs")])
+    q, k, v = qkv(rng, MEM_B, MEM_N, MEM_D)
+    return q, k, v, upstream(rng, q.shape)
+
+
+@functools.lru_cache(maxsize=2)  # both paths of the latest grading
+def _reference_forward(forward, seed, causal):
+    q, k, v, _ = _memory_inputs(seed)
+    return forward(q, k, v, causal)
 
 
 def where(q, causal, note: str = "") -> str:

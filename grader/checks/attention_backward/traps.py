@@ -98,14 +98,16 @@ def future_moves_output(ctx, q, k, v) -> bool:
     return not np.allclose(a[:, :-1], b[:, :-1])
 
 
-def expect_backward(ctx, grads, do, q, k, v, o, lse, causal, gradcheck: bool) -> None:
-    """dq, dk, dv: central differences of the reference forward (``gradcheck``) or its backward."""
+def expect_backward(ctx, grads, do, q, k, v, o, lse, causal, gradcheck: bool, reference_too: bool = False) -> None:
+    """dq, dk, dv: central differences of the reference forward (``gradcheck``), or its
+    backward; with ``reference_too``, each gradient against both, the backward first."""
     wrong = backward_variants(ctx, do, q, k, v, o, lse, causal)
     expected = ctx.ref.attention_backward(do, q, k, v, o, lse, causal)
     inputs = {"dq": q, "dk": k, "dv": v}
     for name, got, want in zip(GRADS, grads, expected):
-        if not gradcheck:
+        if not gradcheck or reference_too:
             ctx.expect_array(name, got, want, BWD, traps=wrong[name])
+        if not gradcheck:
             continue
 
         # heads are independent: finite differences stack perturbed heads (Rows)
