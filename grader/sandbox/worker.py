@@ -66,23 +66,30 @@ def set_limits(limits):
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over-size writes fail, not kill
 
 
-def steady_heap():
+MEASURED_HEAP = (256 * 1024, 512 * 1024)
+"""glibc's mmap and trim thresholds while a call is measured (``steady_heap``)."""
+BETWEEN_HEAP = (4 << 20, 8 << 20)
+"""... and at any other time: fewer fresh mappings, so faster; ``settle`` gives back what the
+heap keeps before the next measured call."""
+
+
+def steady_heap(mmap_threshold, trim_threshold):
     """glibc parks freed blocks in its heap, and by default raises its mmap threshold to the
     largest block freed (up to 32 MiB): fragmentation then inflates resident memory (3-5x for
-    torch's allocation pattern). Fixed thresholds bound what the heap may keep: a block of
-    256 KiB or more is mapped and unmapped on its own, and at most 512 KiB free at the heap's
-    top stays before it is given back, so the resident size the grader reads tracks live
-    memory. Lower costs more than it measures: at 128 KiB (which also pins the trim threshold
-    there) every 128 x 128 float64 tile is a fresh mapping, page faults and all, and the
-    attention solution's four calls at N = 4096 take 1.7 s instead of 0.56 s. Higher lets
-    activations stay in the heap: at 1 MiB, vram_trap's torch answer (0.5 MiB activations)
-    measured 4 times its size, and its validate test failed. Only ever makes the meter
-    honest: the learner undoing it can only raise their own peak."""
+    torch's allocation pattern). Fixed thresholds bound what the heap may keep. While a call
+    is measured (``MEASURED_HEAP``) a block of 256 KiB or more is mapped and unmapped on its
+    own and at most 512 KiB free at the heap's top stays, so the resident size the grader
+    reads tracks live memory. Lower costs more than it measures: at 128 KiB (which also pins
+    the trim threshold there) every 128 x 128 float64 tile is a fresh mapping, page faults and
+    all, and the attention solution's four calls at N = 4096 take 1.7 s instead of 0.56 s.
+    Higher lets activations stay in the heap: at 1 MiB, vram_trap's torch answer (0.5 MiB
+    activations) measured 4 times its size, and its validate test failed. Only ever makes the
+    meter honest: the learner undoing it can only raise their own peak."""
     try:
         import ctypes
         libc = ctypes.CDLL(None)
-        libc.mallopt(-3, 256 * 1024)  # M_MMAP_THRESHOLD, fixed: no dynamic raise
-        libc.mallopt(-1, 512 * 1024)  # M_TRIM_THRESHOLD: fixing the first pins this at 128 KiB
+        libc.mallopt(-3, mmap_threshold)  # M_MMAP_THRESHOLD, fixed: no dynamic raise
+        libc.mallopt(-1, trim_threshold)  # M_TRIM_THRESHOLD (fixing the first pins it at 128 KiB)
     except (OSError, AttributeError):  # not glibc: measured as is
         pass
 
@@ -109,8 +116,10 @@ def defer_startup(deferred):
 
 
 def settle():
-    """Before a measured call: free earlier garbage so it is not reused unseen."""
+    """Before a measured call: the measuring heap, and earlier garbage freed and given back
+    (what the heap kept between calls included), so none of it is reused unseen."""
     import gc
+    steady_heap(*MEASURED_HEAP)
     gc.collect()
     try:
         import ctypes
@@ -227,7 +236,7 @@ def main():
     setup = read_frame(REQ_FD)
     set_limits(setup["limits"])
     os.chdir(setup["tmpdir"])
-    steady_heap()
+    steady_heap(*BETWEEN_HEAP)
     isolation = isolate(setup) if setup.get("isolate", True) else "none"
     defer_startup(setup.get("deferred", ()))
     del setup  # nothing of the grader's set-up stays reachable from learner code
@@ -236,6 +245,7 @@ def main():
 
     namespace = {"__name__": "submission", "_grader_ask": ask}
     me = os.getpid()
+    previous = None
     while True:
         if os.getpid() != me:  # a fork of the learner's that fell back into this loop: only
             os._exit(0)        # the worker itself reads requests and answers them
@@ -244,6 +254,8 @@ def main():
         except EOFError:
             return
         op = req.get("op")
+        measured = previous == "settle"  # the grader settles the child right before each measured call
+        previous = op
         start = time.perf_counter()
         reply = {"ok": True}
         try:
@@ -276,7 +288,11 @@ def main():
                     reply = {"ok": False, "kind": "missing"}
                 else:
                     args = req["args"]
-                    reply["value"] = fn(*args)
+                    try:
+                        reply["value"] = fn(*args)
+                    finally:
+                        if measured:  # the measured call is over: the faster heap again
+                            steady_heap(*BETWEEN_HEAP)
                     if req.get("echo_args"):
                         reply["args_after"] = args
             elif op == "run_cells":  # the notebook's visible tests, after the learner's code
