@@ -337,8 +337,9 @@ class Sandbox(Channel):
         """Call the learner's ``fn(*args)`` in the child; never raises for the learner's faults.
 
         ``measure_memory``: ``memory`` holds the call's peak, read by the grader from the
-        kernel (see ``measure.Meter``). The first measured call starts a child of its own,
-        whose baseline is read before any learner code beyond its imports runs; later calls,
+        kernel (see ``measure.Meter``). It runs in a measuring child, whose baseline was read
+        before any learner code beyond its imports ran: the first child, when
+        ``expect_measured_calls`` came before it started, else a new one. Later calls,
         measured or not, go on in it, each measured one in a cgroup of its own that counts
         whatever earlier calls still hold."""
         if self.spent >= self.limits.total_seconds:
