@@ -14,7 +14,7 @@ def pauses(wait_seconds: float, first: float = 0.0005, longest: float = 0.002):
     """Yield, then sleep a little longer each time, up to ``longest``, until ``wait_seconds``
     have passed: a killed process is usually gone within a millisecond, so the next look comes
     early (a fixed 10 ms sleep made every grading wait 10 to 20 ms in its clean-up), and one
-    with a large address space (numba's, about 8 ms to tear down) is seen gone within 2 ms."""
+    with a large address space (numba's takes longest to tear down) is seen gone within 2 ms."""
     deadline = time.monotonic() + wait_seconds
     pause = first
     while True:

@@ -81,9 +81,10 @@ def steady_heap(mmap_threshold, trim_threshold):
     own and at most 512 KiB free at the heap's top stays, so the resident size the grader
     reads tracks live memory. Lower costs more than it measures: at 128 KiB (which also pins
     the trim threshold there) every 128 x 128 float64 tile is a fresh mapping, page faults and
-    all, and the attention solution's four calls at N = 4096 take 1.7 s instead of 0.56 s.
-    Higher lets activations stay in the heap: at 1 MiB, vram_trap's torch answer (0.5 MiB
-    activations) measured 4 times its size, and its validate test failed. Only ever makes the
+    all, and the attention solution's four calls take 2 to 2.8 times as long as under glibc's
+    default, against 1 to 3 % at 256 KiB (benchmarks/heap_thresholds.py). Higher lets
+    activations stay in the heap: at 1 MiB, vram_trap's torch answer (0.5 MiB activations)
+    failed its memory check (tests/answers/vram_trap/torch_checkpoint.py). Only ever makes the
     meter honest: the learner undoing it can only raise their own peak."""
     try:
         import ctypes
