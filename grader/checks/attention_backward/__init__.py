@@ -165,7 +165,7 @@ def forward_memory(ctx):
     q, k, v, _ = memory_inputs(ctx.seed)
     for causal in (False, True):  # the promise holds on both paths: a causal mask is N x N too
         reference = functools.partial(reference_forward, ctx.ref.attention_forward, ctx.seed, causal)
-        expect_memory(ctx, FWD, (q, k, v, causal), ("o", "lse"), lambda *_: reference(), q, causal)
+        expect_memory(ctx, FWD, (q, k, v, causal), ("o", "lse"), lambda *_, made=reference: made(), q, causal)
 
 
 @QUESTION.check(f"backward: peak memory within budget (N = {MEM_N}, P recomputed tile by tile; causal and not)",
