@@ -92,11 +92,11 @@ def test_a_backward_that_ignores_do_is_not_called_a_leak():
 
 
 def test_memory_budget_leaves_room_for_tiles_and_not_for_p():
-    budget = attention_traps.memory_budget(checks.MEM_B, checks.MEM_N, checks.MEM_D)
-    matrix = checks.MEM_N * checks.MEM_N * 8
+    budget = attention_traps.memory_budget(attention_probes.MEM_B, attention_probes.MEM_N, attention_probes.MEM_D)
+    matrix = attention_probes.MEM_N * attention_probes.MEM_N * 8
     assert budget == 16 * 1024 * 1024 and matrix == 2 * budget  # P whole never fits, even alone
-    tiles = 7 * attention_probes.TILE_ROWS * checks.MEM_N * 8
-    assert budget - tiles == 4 * checks.MEM_N * checks.MEM_D * 8  # the outputs and one spare (N, d)
+    tiles = 7 * attention_probes.TILE_ROWS * attention_probes.MEM_N * 8
+    assert budget - tiles == 4 * attention_probes.MEM_N * attention_probes.MEM_D * 8  # the outputs and one spare (N, d)
 
 
 def test_huge_scores_really_overflow_a_naive_softmax():

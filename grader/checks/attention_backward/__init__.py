@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from backprop_traps.grader.checks.attention_backward.probes import (BWD, FWD, GRADS, MEM_B, MEM_D, MEM_N, call_backward,  # noqa: F401 (MEM_*: read by tests)
+from backprop_traps.grader.checks.attention_backward.probes import (BWD, FWD, GRADS, MEM_N, call_backward,
                                                      call_forward, huge_scores, memory_inputs, non_finite, prefixed,
                                                      qkv, reference_forward, where)
 from backprop_traps.grader.checks.attention_backward.traps import (EXPLANATION, TRAPS, expect_backward, expect_constant_values,
