@@ -104,7 +104,7 @@ def test_results_follow_the_contract_and_replay_exactly(graded):
                            "isolation"}  # the sandbox layers that ran (README)
     assert result["seed"] == meta["seed"]
     assert meta["seed"] == student_seed(SECRET, "zoë", 1234) != 1234
-    assert meta["replay"].endswith(f"--seed {meta['seed']} --replay --call-timeout 5 --total-timeout 20")
+    assert meta["replay"].endswith(f"--seed {meta['seed']} --replay --call-timeout 5 --total-timeout 20 --code-timeout 5")
     assert any(t["trap"] == "tie-order" for t in result["tests"])
     replayed = grade_path(jobs["zoë/answer.py"].path, seed=meta["seed"], limits=LIMITS).to_json()
     assert replayed == result

@@ -216,18 +216,20 @@ def test_export_follows_the_contract_and_flags_late_work(course, tmp_path):
     _, out, _ = course
     result = CliRunner().invoke(export, [str(out), "--due", "2026-03-01T00:00"])
     assert result.exit_code == 0, result.output
-    table = list(csv.reader(result.output.splitlines()))
-    assert table[0] == ["student", "routing_trap", "routing_trap max", "total", "max", "percent", "late"]
-    assert table[1] == ["s001", "12", "12", "12", "12", "100.0", "no"]  # nbgrader's timestamp.txt
-    assert table[3] == ["s003", "12", "12", "12", "12", "100.0", "yes"]
+    table = list(csv.reader(result.stdout.splitlines()))  # flagged students go to stderr
+    assert "s003: late (routing_trap)" in result.stderr
+    assert table[0] == ["student", "routing_trap", "routing_trap max", "total", "max", "percent", "late",
+                        "status"]
+    assert table[1] == ["s001", "12", "12", "12", "12", "100.0", "no", "graded"]  # nbgrader's timestamp.txt
+    assert table[3] == ["s003", "12", "12", "12", "12", "100.0", "yes", "late"]
     assert [r[0] for r in table[1:]] == ["s001", "s002", "s003"]
     canvas = CliRunner().invoke(export, [str(out), "--format", "canvas", "-o", str(tmp_path / "c.csv")])
     assert canvas.exit_code == 0
     lines = (tmp_path / "c.csv").read_text().splitlines()
-    assert lines[0] == "Student,ID,SIS User ID,SIS Login ID,Section,routing_trap"
-    assert lines[1] == "    Points Possible,,,,,12" and lines[2] == "s001,,,s001,,12"
+    assert lines[0] == "Student,ID,SIS User ID,SIS Login ID,Section,routing_trap,Notes"
+    assert lines[1] == "    Points Possible,,,,,12," and lines[2] == "s001,,,s001,,12,"
     moodle = CliRunner().invoke(export, [str(out), "--format", "moodle"])
-    assert moodle.output.splitlines()[:2] == ["Username,routing_trap,Total", "s001,12,12"]
+    assert moodle.stdout.splitlines()[:2] == ["Username,routing_trap,Total,routing_trap feedback", "s001,12,12,"]
     bad = CliRunner().invoke(export, [str(out), "--due", "next friday"])
     assert bad.exit_code == 2 and "not a date and time" in bad.output
     assert CliRunner().invoke(export, [str(tmp_path)]).exit_code == 2

@@ -6,8 +6,10 @@ batch and a clean local one give the same gradebook from the same results.
 ``gradebook.csv``: one row per student, sorted; a column per question (the student's best
 score when they handed in several files for it; empty when none), ``total``, and
 ``could_not_grade`` (how many of their files had an error). ``summary.txt``: per question
-the score distribution, then the traps that caught the most students, then every file
-that could not be graded. ``summary.png`` when matplotlib is importable. Names come from
+the score distribution and how often each check failed (``check_rates.py``), then the traps
+that caught the most students, every file that could not be graded or needs a look, and who
+handed in nothing or an untouched stub for a question (``status.py``). ``summary.png`` when
+matplotlib is importable. Names come from
 students' files: no CSV cell starts like a spreadsheet formula, and no control character
 reaches the terminal.
 """
@@ -18,10 +20,12 @@ import io
 import re
 import statistics
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from backprop_traps.grader.batch.check_rates import check_failure_rates, rate_lines
 from backprop_traps.grader.batch.layouts import Job
+from backprop_traps.grader.batch.status import MISSING, UNTOUCHED, class_rows
 from backprop_traps.grader.batch.needs_a_look import needing_a_look
 from backprop_traps.grader.batch.store import ResultStore, atomic_write
 
@@ -30,12 +34,15 @@ from backprop_traps.grader.batch.store import ResultStore, atomic_write
 class Entry:
     job: Job
     result: dict
+    meta: dict = field(default_factory=dict)
+    """The result's sidecar (``.run.json``): whether the file was an untouched stub, when it
+    was handed in."""
 
 
 def collect(jobs: list[Job], store: ResultStore) -> tuple[list[Entry], list[Job]]:
     """(every result in OUTDIR, this run's jobs without one): the gradebook is always the
     whole output folder's, so regrading one student never drops the rest of the class."""
-    entries = [Entry(job, result) for job, result, _ in store.everything()]
+    entries = [Entry(job, result, meta) for job, result, meta in store.everything()]
     missing = [job for job in jobs if not isinstance(store.load(job)[0], dict)]
     return entries, missing
 
@@ -120,12 +127,13 @@ def trap_counts(entries: list[Entry]) -> list[tuple[int, str, str]]:
 
 
 def summary_text(entries: list[Entry], known: list[str], missing: list[Job] = (),
-                 header: str = "") -> str:
+                 header: str = "", roster: list[str] = ()) -> str:
     students = {e.job.student for e in entries} | {j.student for j in missing}
     failed = [e for e in entries if e.result.get("error")]
     lines = [_shown(header)] if header else []
     lines.append(f"{_count(len(entries), 'submission')} from {_count(len(students), 'student')}; "
                  f"{len(failed)} could not be graded.")
+    rates = check_failure_rates(entries)
     for q in question_columns(entries, known):
         mine = [e.result for e in entries if e.result.get("question") == q]
         scores = [float(r.get("score") or 0.0) for r in mine]
@@ -136,6 +144,7 @@ def summary_text(entries: list[Entry], known: list[str], missing: list[Job] = ()
         peak = max(c for _, c in distribution(scores, top)) or 1
         for label, count in distribution(scores, top):
             lines.append(f"  {label:>9}  {'#' * round(30 * count / peak):<30} {count}")
+        lines += rate_lines(rates, q)
     traps = trap_counts(entries)
     lines += ["", "Traps that caught the most students:" if traps else "No known trap caught anyone."]
     lines += [f"  {_count(n, 'student'):>12}  {q}  {t}" for n, q, t in traps[:15]]
@@ -143,10 +152,25 @@ def summary_text(entries: list[Entry], known: list[str], missing: list[Job] = ()
     if looks:
         lines += ["", f"Needs a look ({len(looks)}: these scores say little about the answer):"]
         lines += [f"  {look.student}  {look.file}: {look.reason}: {look.detail[:200]}" for look in looks]
+    lines += _handed_in_nothing(entries, known, roster)
     if missing:
         lines += ["", f"No result yet ({len(missing)}; run the batch again to grade them):"]
         lines += [_shown(f"  {j.rel}") for j in missing]
     return "\n".join(_shown(line) for line in lines) + "\n"
+
+
+def _handed_in_nothing(entries: list[Entry], known: list[str], roster: list[str]) -> list[str]:
+    """Who handed in nothing, or only the untouched stub, for a question the class answered."""
+    rows = class_rows([(e.job, e.result, e.meta) for e in entries], question_columns(entries, known), roster)
+    absent = [(r.student, q) for r in rows for q, c in r.cells.items() if c.status == MISSING]
+    stubs = [(r.student, q) for r in rows for q, c in r.cells.items() if c.status == UNTOUCHED]
+    lines = []
+    for title, pairs in (("Missing: nothing handed in for the question", absent),
+                         ("Untouched stubs: the question's stub handed in as released", stubs)):
+        if pairs:
+            lines += ["", f"{title} ({len(pairs)}):"]
+            lines += [f"  {student}  {q}" for student, q in pairs]
+    return lines
 
 
 def write_chart(path: Path, entries: list[Entry], known: list[str]) -> bool:
@@ -161,7 +185,8 @@ def write_chart(path: Path, entries: list[Entry], known: list[str]) -> bool:
         return False
     columns = question_columns(entries, known)
     traps = trap_counts(entries)[:10]
-    panels = len(columns) + (1 if traps else 0)
+    rates = [r for r in check_failure_rates(entries) if r.failed][:12]
+    panels = len(columns) + (1 if traps else 0) + (1 if rates else 0)
     if panels == 0:
         return False
     across = min(3, panels)
@@ -187,6 +212,13 @@ def write_chart(path: Path, entries: list[Entry], known: list[str]) -> bool:
         ax.set_title("traps: students caught", fontsize=10)
         ax.tick_params(axis="y", labelsize=7)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if rates:
+        ax = flat[len(columns) + (1 if traps else 0)]
+        ax.barh([f"{r.question}: {r.check[:40]}" for r in reversed(rates)],
+                [100 * r.share for r in reversed(rates)], color="#c44e52")
+        ax.set_title("checks failed most often (% of graded)", fontsize=10)
+        ax.set_xlim(0, 100)
+        ax.tick_params(axis="y", labelsize=7)
     for ax in flat[panels:]:
         ax.set_visible(False)
     fig.tight_layout()
@@ -198,13 +230,13 @@ def write_chart(path: Path, entries: list[Entry], known: list[str]) -> bool:
 
 
 def write_all(outdir: Path, jobs: list[Job], store: ResultStore, known: list[str],
-              header: str = "", chart: bool = True) -> dict[str, Path | str]:
+              header: str = "", chart: bool = True, roster: list[str] = ()) -> dict[str, Path | str]:
     """Write gradebook.csv, summary.txt (and summary.png); returns the paths and the summary."""
     entries, missing = collect(jobs, store)
     outdir = Path(outdir)
     written: dict[str, Path | str] = {"gradebook": outdir / "gradebook.csv", "summary": outdir / "summary.txt"}
     atomic_write(written["gradebook"], gradebook_csv(entries, known))
-    text = summary_text(entries, known, missing, header)
+    text = summary_text(entries, known, missing, header, roster)
     atomic_write(written["summary"], text)
     written["text"] = text
     if chart and entries and write_chart(outdir / "summary.png", entries, known):

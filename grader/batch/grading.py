@@ -5,7 +5,8 @@ A spec is a plain dict (it crosses a pipe as JSON, or Dask's wire): ``path`` (th
 result reports), ``file`` (where to read it) or ``content`` + ``name`` (its bytes, for a
 cluster without a shared filesystem), ``question`` (from the layout, or None), ``seed``,
 ``limits`` (``Limits`` fields) and ``root`` (a questions folder, or None).
-A record is ``{"result": <CONTRACT object>, "status", "isolation", "seconds"}``.
+A record is ``{"result": <CONTRACT object>, "status", "isolation", "seconds"}``, and
+``"untouched_stub": true`` when the file is the question's stub as released.
 """
 from __future__ import annotations
 
@@ -48,8 +49,10 @@ def grade_job(spec: dict) -> dict:
         result = grade_path(target, question=spec["question"], seed=spec["seed"], limits=limits,
                             root=root_for(spec["question"] or _question_in_file(target), spec["root"]))
         result.submission = spec["path"]
+        from backprop_traps.grader.batch.untouched import is_untouched_stub
         return {"result": result.to_json(), "status": GRADED, "isolation": result.isolation,
-                "seconds": round(time.monotonic() - start, 3)}
+                "seconds": round(time.monotonic() - start, 3),
+                "untouched_stub": is_untouched_stub(target, result.question, spec["root"])}
     except Exception as exc:  # noqa: BLE001 -- a batch records every failure, it never stops
         return failed_record(spec, f"internal grader error ({type(exc).__name__}: {exc})",
                              seconds=time.monotonic() - start)

@@ -13,7 +13,7 @@ from backprop_traps.grader.batch.variants import student_seed
 from backprop_traps.grader.sandbox.limits import Limits
 
 _LIMIT_FLAGS = {"call_seconds": "--call-timeout", "total_seconds": "--total-timeout",
-                "memory_mb": "--memory-mb"}
+                "memory_mb": "--memory-mb", "code_seconds": "--code-timeout"}
 
 
 @dataclass
@@ -76,7 +76,8 @@ class Batch:
                 "seed": item.seed, "seeded_by": "course secret" if self.secret else "default seed",
                 "replay": replay_command(job, item.seed, self.limit_flags(), self.root),
                 "sha256": item.digest, "submitted_at": submitted_at(job.path), "status": record.get("status"),
-                "isolation": record.get("isolation", ""), "seconds": record.get("seconds")}
+                "isolation": record.get("isolation", ""), "seconds": record.get("seconds"),
+                "untouched_stub": bool(record.get("untouched_stub"))}
         return self.store.write(job, record["result"], meta)
 
     def limit_flags(self) -> list[str]:

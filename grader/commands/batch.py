@@ -1,4 +1,5 @@
 """`grade batch`: grade a whole class's submissions into a results folder and a gradebook."""
+import dataclasses
 import os
 import signal
 import sys
@@ -37,11 +38,14 @@ def _cores() -> int:
 @click.option("--student", "students", metavar="ID", multiple=True,
               help="Regrade only this student's submissions, in place (repeatable); the gradebook "
                    "stays the whole class's.")
+@click.option("--roster", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The class list (one student id per line, or a CSV whose first column holds "
+                   "them): summary.txt then names who handed in nothing at all.")
 @click.option("--dry-run", is_flag=True,
               help="Only list which files would be graded as which student and question, and "
                    "which are skipped and why; grade nothing.")
 def batch(source, outdir, workers, secret_file, secret, force, scheduler, limits, questions_dir,
-          seed_of, students, dry_run):
+          seed_of, students, roster, dry_run):
     """Grade every submission in SOURCE (a folder or a glob) into OUTDIR.
 
     Layouts: SOURCE/<student>/<files>, nbgrader's submitted/<student>/<assignment>/<notebook>,
@@ -65,14 +69,24 @@ def batch(source, outdir, workers, secret_file, secret, force, scheduler, limits
         return
     if not source or not (outdir or dry_run):
         raise click.UsageError("grade batch needs SOURCE and -o OUTDIR")
+    if limits.code_seconds is None:  # a loop at load time is cut in seconds, not at the load budget
+        from backprop_traps.grader.sandbox.limits import BATCH_CODE_SECONDS
+        limits = dataclasses.replace(limits, code_seconds=BATCH_CODE_SECONDS)
     if questions_dir:  # grading processes run from "/": a relative folder would name nothing
         questions_dir = os.path.abspath(questions_dir)
+    names = []
+    if roster:
+        from backprop_traps.grader.batch.status import read_roster
+        try:
+            names = read_roster(roster)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--roster")
     _run(source, outdir, workers, course_secret, force, scheduler, limits, questions_dir, DEFAULT_SEED,
-         frozenset(students), dry_run)
+         frozenset(students), dry_run, names)
 
 
 def _run(source, outdir, workers, course_secret, force, scheduler, limits, questions_dir, default_seed,
-         students=frozenset(), dry_run=False):
+         students=frozenset(), dry_run=False, roster=()):
     from pathlib import Path
 
     from backprop_traps.grader.batch import gradebook
@@ -110,11 +124,11 @@ def _run(source, outdir, workers, course_secret, force, scheduler, limits, quest
     recorded, failure = _grade(plan, todo, outdir, workers, scheduler)
     seeds = "per student, from the course secret" if course_secret else f"the default seed {default_seed}"
     written = gradebook.write_all(outdir, jobs, plan.store, known,
-                                  header=f"Batch of {source} (seeds: {seeds})")
+                                  header=f"Batch of {source} (seeds: {seeds})", roster=roster)
     click.echo(written["text"], nl=False)
     looks = needing_a_look(gradebook.collect(jobs, plan.store)[0])
     if looks:
-        click.echo(f"{len(looks)} submission{'s' if len(looks) != 1 else ''} need a look "
+        click.echo(f"{len(looks)} submission{'s need' if len(looks) != 1 else ' needs'} a look "
                    f"(timeouts, memory, syntax, grader errors): see the end of {written['summary']}", err=True)
     click.echo("wrote " + ", ".join(str(written[k]) for k in ("gradebook", "summary", "chart") if k in written),
                err=True)

@@ -12,12 +12,19 @@ import click
               help="Write here instead of printing.")
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (as for `grade batch`).")
-def export(outdir, fmt, due, output, questions_dir):
+@click.option("--roster", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The class list (one student id per line, or a CSV whose first column holds "
+                   "them): students on it who handed in nothing get a row marked missing.")
+def export(outdir, fmt, due, output, questions_dir, roster):
     """One row per student of the batch in OUTDIR: points and maximum per question, the
-    total, the maximum and the percentage (and `late` with --due)."""
+    total, the maximum and the percentage (and `late` with --due), and a status that says
+    why a 0 is a 0 (could not grade, missing, untouched stub). Every flagged student is
+    also named on the terminal."""
     from pathlib import Path
 
-    from backprop_traps.grader.batch.export import export_text
+    from backprop_traps.grader.batch.export import export_table
+    from backprop_traps.grader.batch.gradebook import _shown
+    from backprop_traps.grader.batch.status import flagged_lines, read_roster
     from backprop_traps.grader.batch.layouts import parse_time
     from backprop_traps.grader.batch.store import atomic_write
     from backprop_traps.grader.loading.questions import kit_root, questions_root, solution_notebooks
@@ -34,9 +41,21 @@ def export(outdir, fmt, due, output, questions_dir):
                                      param_hint="--due")
     own = list(solution_notebooks(questions_root(questions_dir))) if questions_dir else []
     known = own + [q for q in solution_notebooks(kit_root()) if q not in own]
-    text = export_text(Path(outdir), known, fmt, when)
+    names = []
+    if roster:
+        try:
+            names = read_roster(roster)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--roster")
+    text, rows = export_table(Path(outdir), known, fmt, when, names)
     if output:
         atomic_write(Path(output), text)
-        click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)
+    flagged = flagged_lines(rows, _shown)
+    if flagged:
+        click.echo(f"{len(flagged)} of {len(rows)} students flagged (the status column says the same):", err=True)
+        for line in flagged:
+            click.echo(f"  {line}", err=True)
+    if output:
+        click.echo(f"wrote {output}", err=True)

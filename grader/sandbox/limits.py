@@ -11,6 +11,11 @@ class Limits:
     load_seconds: float | None = None
     """Wall-clock seconds for loading the submission (its imports: PyTorch alone can take
     several seconds on a busy machine); None: three times ``call_seconds``."""
+    code_seconds: float | None = None
+    """Wall-clock seconds for the submission's own code to load once the libraries it imports
+    are loaded (on their own, within ``load_budget``); None: no separate limit, the code shares
+    the load budget. A batch sets it (``BATCH_CODE_SECONDS``) so that a loop at load time is cut
+    in seconds and does not set the whole class's wall time."""
     total_seconds: float = 60.0
     """Wall-clock seconds for all the calls of one submission together."""
     memory_mb: int = 4096
@@ -34,5 +39,15 @@ class Limits:
     """Processes and threads the whole sandbox may hold at once (its cgroup's pids.max)."""
 
     @property
+    def code_budget(self) -> float:
+        return self.code_seconds if self.code_seconds is not None else self.load_budget
+
+    @property
     def load_budget(self) -> float:
         return self.load_seconds if self.load_seconds is not None else 3 * self.call_seconds
+
+
+BATCH_CODE_SECONDS = 5.0
+"""A batch's default ``code_seconds``: defining functions takes milliseconds, and a class's
+slowest honest notebooks (a plot, a small demo) load in about a second once their imports are
+in; an endless loop is cut here rather than at the load budget."""

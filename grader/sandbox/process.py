@@ -81,6 +81,7 @@ class Sandbox(Channel):
         self._info_r: int | None = None  # bwrap's --info-fd (the meter reads the worker's pid)
         self._bwrap_filtered = False     # whether bwrap loaded the seccomp filter
         self._launched = None            # ``launch``'s process, before its handshake
+        self._imports_loaded = False     # this child ran the submission's imports on their own
 
     # -- life cycle -------------------------------------------------------------------
     def launch(self) -> None:
@@ -231,14 +232,21 @@ class Sandbox(Channel):
         if not self._measuring or not self._meter.measures:
             return None
         spent = self.spent  # libraries' start-up is not the learner's time: not charged
-        sources = [fallback or source for _, source, fallback in self.cells] if self.cells else [self.source]
-        done = self._exchange({"op": "load_imports", "sources": sources},
-                              self.limits.load_budget, what="importing the libraries your code uses")
+        done = self._load_imports()
         if done.ok or done.kind in ("exception", "not_implemented"):
             done = self._exchange({"op": "settle"}, self.limits.call_seconds, what="settling")
         self.spent = spent
         if done.ok:
             self._meter.start()
+        return done
+
+    def _load_imports(self) -> CallResult:
+        """Run only the submission's import statements (found in the child), within the load
+        budget; the learner's own code then loads within ``limits.code_budget``."""
+        sources = [fallback or source for _, source, fallback in self.cells] if self.cells else [self.source]
+        done = self._exchange({"op": "load_imports", "sources": sources},
+                              self.limits.load_budget, what="importing the libraries your code uses")
+        self._imports_loaded = done.ok or done.kind in ("exception", "not_implemented")
         return done
 
     def start(self) -> CallResult:
@@ -254,7 +262,16 @@ class Sandbox(Channel):
             self.load_error = started
             return started
         cells = self.cells or [("", self.source, None)]
-        deadline = time.monotonic() + self.limits.load_budget
+        if self.limits.code_seconds is not None and not self._imports_loaded:
+            spent = self.spent  # libraries' start-up is not the learner's time: not charged
+            imported = self._load_imports()
+            self.spent = spent
+            if not self._imports_loaded:
+                self.load_error = imported
+                self.close()
+                return imported
+        budget = self.limits.code_budget if self._imports_loaded else self.limits.load_budget
+        deadline = time.monotonic() + budget
         loaded = CallResult(True)
         for label, source, fallback in cells:
             request = {"op": "load", "source": source, "name": f"<{label}>" if label else "<submission>"}
@@ -267,7 +284,7 @@ class Sandbox(Channel):
                 loaded = CallResult(True)
             elif not loaded.ok:
                 if loaded.kind == "timeout":
-                    loaded.error = (f"loading your code did not finish within {self.limits.load_budget:g} s"
+                    loaded.error = (f"loading your code did not finish within {budget:g} s"
                                     + (f" ({label} was still running)" if label else "")
                                     + ": an endless loop, or far too slow")
                 break
@@ -295,6 +312,7 @@ class Sandbox(Channel):
     def close(self) -> None:
         """End the sandbox and everything it started; remove its temp dir. Never raises."""
         self._launched = None
+        self._imports_loaded = False  # a restarted child loads its imports again
         if self._proc is not None:
             try:
                 kill_tree(self._proc.pid, self._marker)
