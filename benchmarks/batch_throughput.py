@@ -33,14 +33,32 @@ from backprop_traps.grader.loading.questions import exercise_path, solution_note
 
 
 def questions_with_checks() -> list[str]:
-    checks = REPO / "grader" / "checks"
-    return [q for q in solution_notebooks(REPO) if (checks / f"{q}.py").is_file()]
+    """Every shipped question: the checks registry says where each one's checks are (a module
+    or a package). A question without checks is an error here, never silently dropped: the
+    benchmark once measured 6 of 20 questions after 14 became packages."""
+    from backprop_traps.grader.checks import checks_source
+    questions = list(solution_notebooks(REPO))
+    without = [q for q in questions if checks_source(q) is None]
+    if without:
+        raise SystemExit(f"no hidden checks found for {', '.join(without)}: the benchmark covers every question")
+    return questions
+
+
+def chosen_questions(only=None) -> list[str]:
+    """The questions a run covers: all of them, or ``--questions`` (each must exist)."""
+    every = questions_with_checks()
+    if not only:
+        return every
+    unknown = sorted(set(only) - set(every))
+    if unknown:
+        raise SystemExit(f"unknown question ids: {', '.join(unknown)}")
+    return [q for q in every if q in only]
 
 
 def make_class(root: Path, count: int, only=None) -> dict[str, int]:
     """``count`` submissions, round-robin over the questions: 40 % correct, 40 % traps
     (where the question has trap answers, else correct), 20 % broken."""
-    questions = [q for q in questions_with_checks() if not only or q in only]
+    questions = chosen_questions(only)
     kinds = {"correct": 0, "trap": 0, "broken": 0}
     for i in range(count):
         q = questions[i % len(questions)]
@@ -113,6 +131,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "class"
         kinds = make_class(source, args.count, args.questions)
+        print(f"covering {len(chosen_questions(args.questions))} questions: {', '.join(chosen_questions(args.questions))}",
+              file=sys.stderr)
         for jobs in args.jobs:
             out = Path(tmp) / f"out-j{jobs}"
             rows.append((f"`-j {jobs}`", jobs, timed_batch(source, out, ["-j", str(jobs)]), mean_seconds(out)))
@@ -136,7 +156,9 @@ def main():
                      f"{cores * wall / args.count:.2f} | {per:.2f} |")
     machine = (f"{platform.node() or 'unknown host'}: {cpu_model()}, {os.cpu_count()} cores, "
                f"Python {platform.python_version()}, {platform.platform()}")
-    questions = ", ".join(q for q in questions_with_checks() if not args.questions or q in args.questions)
+    covered = chosen_questions(args.questions)
+    questions = (f"all {len(covered)} questions" if not args.questions else
+                 f"{len(covered)} of {len(questions_with_checks())} questions") + f" ({', '.join(covered)})"
     report = (f"# `grade batch` throughput\n\n"
               f"Measured {datetime.date.today()} on {machine}.\n"
               f"Command: `python benchmarks/batch_throughput.py --count {args.count} --jobs "
