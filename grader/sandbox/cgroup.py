@@ -230,6 +230,12 @@ def available() -> tuple[int, str]:
     return place.version, place.detail
 
 
+def peak_readable(place: cgroup_place.Placement | None = None) -> bool:
+    """Whether the kernel keeps a peak for the groups made here (v2's ``memory.peak``: 5.19+)."""
+    place = place or placement()
+    return place.version == 1 or (place.version == 2 and cgroupfs.fs.exists(place.memory / "memory.peak"))
+
+
 PREFIX = "backprop-traps-"
 
 

@@ -9,10 +9,10 @@ any other learner code), less the call's own inputs: the same shape of number th
 meter gives, read by the grader from ``/proc/<worker>/status``. It tracks the activations the
 memory checks are about: numpy's and torch's arrays are resident once written, and the
 worker's heap settings (``worker.steady_heap``) hand freed blocks back, so a store-everything
-answer peaks high and a checkpointing one low (measured against the cgroup meter on every
-memory question's answers: within 1 MiB, docs/scaling.md). numpy also reports its arrays to
-``tracemalloc``, torch does not: a traced count would pass a torch answer that keeps
-everything, so it is not used.
+answer peaks high and a checkpointing one low (against the cgroup meter on every memory
+question's answers: the same verdicts, each call within 1 MiB, benchmarks/memory_meters.py).
+numpy also reports its arrays to ``tracemalloc``, torch does not: a traced count would pass a
+torch answer that keeps everything, so it is not used.
 
 Why it is not tamper-proof: it counts one process (without a cgroup the sandbox may not
 fork, make shared memory or memfd, but its code could still reset the count or unmap library
