@@ -104,3 +104,39 @@ def test_with_a_cgroup_practice_uses_the_tamper_proof_meter(monkeypatch):
     monkeypatch.delenv("BACKPROP_TRAPS_SECRET", raising=False)
     result = grade_path(solution_notebooks()["vram_trap"])
     assert result.score == 12 and result.memory == f"cgroup v{version}: tamper-proof"
+
+
+def test_the_report_gives_the_systemd_command_where_it_would_help(monkeypatch):
+    from backprop_traps.grader.engine.results import GradeResult
+    from backprop_traps.grader.learner.report import render
+    from backprop_traps.grader.sandbox import systemd_scope
+    monkeypatch.setattr(systemd_scope, "user_manager_running", lambda: True)
+    practice = render(GradeResult("my answer.ipynb", "vram_trap", 12, 12, memory=PRACTICE,
+                                  isolation="bubblewrap"), color=False)
+    assert "Memory: measured by the practice meter" in practice
+    assert "`systemd-run --user --scope -p Delegate=yes grade 'my answer.ipynb'`" in practice, practice
+    trusted = render(GradeResult("a.ipynb", "vram_trap", 12, 12, memory="cgroup v2: tamper-proof",
+                                 isolation="bubblewrap"), color=False)
+    assert "Memory:" not in trusted and "systemd-run" not in trusted
+    monkeypatch.setattr(systemd_scope, "user_manager_running", lambda: False)
+    assert "systemd-run" not in render(GradeResult("a.ipynb", "vram_trap", 12, 12, memory=PRACTICE,
+                                                   isolation="bubblewrap"), color=False)
+
+
+def test_a_systemd_user_manager_is_found_only_for_an_unprivileged_user(monkeypatch, tmp_path):
+    import os
+    import shutil
+    from backprop_traps.grader.sandbox import systemd_scope
+    (tmp_path / "systemd").mkdir()
+    (tmp_path / "systemd" / "private").touch()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert systemd_scope.user_manager_running()
+    assert systemd_scope.hint() == ("to give grading a cgroup of its own, run it in a delegated systemd scope: "
+                                    "`systemd-run --user --scope -p Delegate=yes grade FILE`")
+    monkeypatch.setattr(os, "geteuid", lambda: 0)  # root needs no delegation
+    assert not systemd_scope.user_manager_running() and systemd_scope.hint() == ""
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    (tmp_path / "systemd" / "private").unlink()  # no user manager
+    assert not systemd_scope.user_manager_running()
