@@ -140,3 +140,27 @@ def test_a_systemd_user_manager_is_found_only_for_an_unprivileged_user(monkeypat
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     (tmp_path / "systemd" / "private").unlink()  # no user manager
     assert not systemd_scope.user_manager_running()
+
+
+def test_without_proc_the_worker_traces_its_allocations(no_cgroup, monkeypatch, answer_file):
+    """macOS and the like: no /proc for the grader to read, so the worker traces the call's numpy
+    allocations and sends the peak (a plain number, or nothing counts). Same verdicts on numpy
+    answers; a torch answer's tensors are not traced (the fallback's known limit)."""
+    from backprop_traps.grader.sandbox import practice_meter
+
+    def no_proc(*_):
+        raise FileNotFoundError(2, "No such file or directory: '/proc/self/status'")
+    monkeypatch.setattr(practice_meter, "_status", no_proc)
+    right = grade_path(solution_notebooks()["vram_trap"])
+    wrong = grade_path(answer_file("vram_trap", "stores_everything"))
+    assert right.score == 12 and right.memory == PRACTICE, [t.feedback for t in right.tests if not t.passed]
+    assert wrong.score == 9 and "stores-everything" in {t.trap for t in wrong.tests}
+
+
+def test_a_traced_peak_that_is_not_a_plain_number_counts_nothing():
+    from backprop_traps.grader.sandbox.practice_meter import PracticeMeter
+    meter = PracticeMeter()
+    meter.traced = True
+    for forged in ("0", -5, 1.5, True, None, [1]):
+        assert meter.read({}, {"traced_peak": forged})["peak"] is None, forged
+    assert meter.read({}, {"traced_peak": 1024})["peak"] == 1024

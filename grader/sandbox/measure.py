@@ -108,7 +108,12 @@ class Meter:
     def begin_call(self) -> None:
         """Right before the measured call's request is sent."""
 
-    def read(self, request) -> dict:
+    def request_extras(self) -> dict:
+        """What the measured call's request asks of the worker besides the call."""
+        return {}
+
+    def read(self, request, reply: dict | None = None) -> dict:
+        """The call's memory, once it answered (``reply``: the worker's answer, or None)."""
         return {"peak": None, "unavailable": self.why, "meter": self.label}
 
     def describe(self) -> str:
@@ -172,7 +177,7 @@ class CgroupMeter(Meter):
             self.held = None
             self.why = f"the cgroup could not be read ({type(e).__name__}: {e})"
 
-    def read(self, request):
+    def read(self, request, reply=None):
         if self.baseline is None:
             return {"peak": None, "meter": self.label, "unavailable": self.why if not self.measures else
                     "the sandbox's baseline memory was never read"}

@@ -364,8 +364,10 @@ class Sandbox(Channel):
         if measure_memory:
             self._exchange({"op": "settle"}, budget, what="settling")
             self._meter.begin_call()  # from here on, whatever the call holds is counted
+            request.update(self._meter.request_extras())
         result = self._exchange(request, budget, what=f"{fn}()")
-        memory = self._meter.read(request) if measure_memory and self._meter is not None else None
+        memory = (self._meter.read(request, result.value if result.ok else None)
+                  if measure_memory and self._meter is not None else None)
         self.memory_meter = (memory or {}).get("meter") or self.memory_meter
         if result.ok:
             reply = result.value
