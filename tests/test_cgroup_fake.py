@@ -298,3 +298,22 @@ def test_a_dead_graders_groups_are_reaped(kernel):
     group = cgroup.create(256 * MiB, 64)
     group.remove()
     assert not stale.exists()
+
+
+@pytest.mark.parametrize("file,peak_reset", [("mkdir", True), ("memory.max", False), ("cgroup.procs", True)])
+def test_an_error_while_measuring_gives_no_number_and_says_why(kernel, file, peak_reset):
+    """A call's group that cannot be made, an older group that cannot be frozen (before 6.12),
+    a process that cannot be moved: the call gets no number, never a wrong one."""
+    fake = kernel(own=SESSION, peak_reset=peak_reset)
+    meter = Meter.create(Limits(), isolate=True)
+    try:
+        _stat(meter.group.load / "memory.stat", anon=0, file=0, kernel=0, shmem=0, sock=0)
+        meter.start()
+        fake._set_procs(meter.group.load, [4243])  # the sandbox's process, to be moved
+        fake.fail[file] = errno.EIO
+        meter.begin_call()
+        reading = meter.read({"op": "call"})
+        assert reading["peak"] is None and "could not be read" in reading["unavailable"], reading
+    finally:
+        fake.fail.clear()
+        meter.close()

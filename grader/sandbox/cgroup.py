@@ -162,7 +162,7 @@ class Group:
             for pid in pids:
                 try:
                     cgroupfs.fs.write(self.call / "cgroup.procs", str(pid))
-                except OSError:  # it exited meanwhile
+                except ProcessLookupError:  # it exited meanwhile (any other error: no number)
                     pass
         return False
 
