@@ -317,3 +317,19 @@ def test_an_error_while_measuring_gives_no_number_and_says_why(kernel, file, pea
     finally:
         fake.fail.clear()
         meter.close()
+
+
+@pytest.mark.parametrize("own,readonly", [(SESSION, False), (SCOPE, True)], ids=["as root", "delegated"])
+def test_grade_doctor_finds_a_cgroup_v2_and_says_which(kernel, own, readonly):
+    """Issue 39: on cgroup v2 (6.18, controllers offered, the grader's own cgroup holding it)
+    doctor said "NO cgroup" even as root; now it names the version, subtree and controllers."""
+    from click.testing import CliRunner
+    from backprop_traps.grader.cli import main
+    fake = kernel(own=own)
+    if readonly:
+        not_writable_above(fake, fake.own_v2)
+    out = CliRunner().invoke(main, ["doctor"]).output
+    assert "yes  cgroup (memory and processes): cgroup v2, " in out, out
+    assert str(cgroup.placement().memory) in out and "controllers memory, pids" in out, out
+    if "seccomp filter: seccomp via" in out:
+        assert "Memory: measured tamper-proof" in out, out
