@@ -113,7 +113,8 @@ def _existing_files(_ctx, _param, paths):
               help="Print exactly one JSON document (docs/contract.md), with its seed.")
 @click.option("--hint", is_flag=True, help="Also show the next unseen hint for the first failing check.")
 @click.option("--replay", is_flag=True, help="An instructor's replay (the command `grade batch` records): "
-                                              "write nothing to this folder's history.")
+                                              "write nothing to this folder's history, and give memory "
+                                              "points only from a tamper-proof meter, as the batch does.")
 @limit_options
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo); "
@@ -128,8 +129,9 @@ def check(submissions, question, seed, as_json, hint, replay, limits, questions_
 
     if hint and as_json:
         raise click.UsageError("--hint shows text for a person; it cannot go with --json")
+    # a replay is a course's run: memory points only from a tamper-proof meter, as in the batch
     results = [grade_path(path, question=question, seed=seed, limits=limits, root=questions_dir,
-                          visible_tests=not as_json)
+                          visible_tests=not as_json, practice=False if replay else None)
                for path in submissions]
     if as_json:
         docs = [r.to_json() for r in results]

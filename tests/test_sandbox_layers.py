@@ -1,5 +1,9 @@
 """The sandbox's layers one by one: the bounded wire format, inert learner text, the import
-baseline, the kernel-side memory meter in each mode, and `grade doctor`."""
+baseline, the memory meters in each mode (the cgroup's; a course's refusal and a learner's
+practice meter where there is none), and `grade doctor`.
+
+The meter tests run on whatever this machine has: ``MODES`` switches layers off; a mode this
+machine cannot give (no bubblewrap, no cgroup at all) skips with the reason."""
 import json
 import os
 
@@ -22,10 +26,16 @@ MODES = {"bubblewrap + cgroup": {}, "no cgroup": {"BACKPROP_TRAPS_NO_CGROUP": "1
 
 @pytest.fixture(params=sorted(MODES))
 def mode(request, monkeypatch):
-    """Each isolation level this machine can be put in (CI runs as root: all of them)."""
+    """Each isolation level this machine can be put in (CI runs as root: all of them); one this
+    machine lacks skips, saying what is missing."""
+    from backprop_traps.grader.sandbox import cgroup
     for key, value in MODES[request.param].items():
         monkeypatch.setenv(key, value)
     bwrap.probe.cache_clear()
+    if "no bubblewrap" not in request.param and not bwrap.probe()[0]:
+        pytest.skip(f"bubblewrap cannot run here: {bwrap.probe()[1]}")
+    if "no cgroup" not in request.param and not cgroup.available()[0]:
+        pytest.skip(f"no cgroup for the grader here: {cgroup.available()[1]}")
     yield request.param
     bwrap.probe.cache_clear()
 
@@ -100,24 +110,38 @@ GROW = ("import numpy as np\n"
         "def nothing(mb):\n    return 0.0\n")
 
 
-def test_peak_memory_is_read_by_the_grader_in_every_mode(mode):
-    with Sandbox(GROW, FAST) as box:
+def expected_meter(mode: str, practice: bool) -> str:
+    """What labels a measured call in ``mode``: the cgroup, the practice meter, or none."""
+    from backprop_traps.grader.sandbox import cgroup
+    from backprop_traps.grader.sandbox.measure import COURSE_LABEL, PRACTICE
+    if "no cgroup" not in mode:
+        return f"cgroup v{cgroup.available()[0]}: tamper-proof"
+    return PRACTICE if practice else COURSE_LABEL
+
+
+@pytest.mark.parametrize("practice", [False, True], ids=["course", "practice"])
+def test_peak_memory_is_read_by_the_grader_in_every_mode(mode, practice):
+    with Sandbox(GROW, FAST, practice=practice) as box:
         big = box.call("grow", 64, measure_memory=True)
         small = box.call("nothing", 64, measure_memory=True)
+        label = box.memory_meter
     assert big.ok and small.ok, (big.error, small.error)
-    if "no cgroup" in mode:  # no trustworthy meter without one: no number at all, and why
-        assert big.memory["peak"] is None and "no cgroup" in big.memory["unavailable"], big.memory
+    assert label == big.memory["meter"] == expected_meter(mode, practice), (mode, big.memory)
+    if "no cgroup" in mode and not practice:  # no tamper-proof meter in a course: no number, and why
+        assert big.memory["peak"] is None and "tamper-proof" in big.memory["unavailable"], big.memory
+        assert "course" in big.memory["unavailable"] and "switched off" in big.memory["unavailable"]
         return
     assert big.memory["peak"] is not None, big.memory
     assert 60 * 2 ** 20 < big.memory["peak"] < 80 * 2 ** 20, (mode, big.memory)
     assert small.memory["peak"] < 8 * 2 ** 20, (mode, small.memory)
 
 
-def test_memory_held_from_load_time_counts(mode):
+@pytest.mark.parametrize("practice", [False, True], ids=["course", "practice"])
+def test_memory_held_from_load_time_counts(mode, practice):
     pool = "import numpy as np\nPOOL = np.ones(64 * 131072)\ndef use(mb):\n    POOL[:] = 2.0\n    return 1.0\n"
-    with Sandbox(pool, FAST) as box:
+    with Sandbox(pool, FAST, practice=practice) as box:
         used = box.call("use", 1, measure_memory=True)
-    assert used.ok and (used.memory["peak"] is None if "no cgroup" in mode
+    assert used.ok and (used.memory["peak"] is None if "no cgroup" in mode and not practice
                         else used.memory["peak"] > 60 * 2 ** 20), (mode, used.memory)
 
 
@@ -141,6 +165,9 @@ def test_isolation_says_which_layers_ran(mode):
         assert box.start().ok
         assert ("no bubblewrap" in box.isolation) == ("no bubblewrap" in mode), box.isolation
         assert ("cgroup" in box.isolation) == ("no cgroup" not in mode), box.isolation
+    with Sandbox("x = 1\n", FAST, practice=True) as box:
+        assert box.start().ok
+        assert ("practice meter: not tamper-proof" in box.isolation) == ("no cgroup" in mode), box.isolation
 
 
 def test_keyrings_are_refused():
@@ -181,6 +208,18 @@ def test_doctor_says_when_memory_gives_no_points(monkeypatch):
     monkeypatch.setenv("BACKPROP_TRAPS_NO_CGROUP", "1")
     out = CliRunner().invoke(main, ["doctor"]).output
     assert "Memory: NOT measured" in out and "no points" in out, out
+    assert "In a course" in out and "practice meter: not tamper-proof" in out, out
+
+
+def test_doctor_says_which_version_subtree_and_controllers_it_uses():
+    from backprop_traps.grader.sandbox import cgroup
+    version, detail = cgroup.available()
+    if not version:
+        pytest.skip(f"no cgroup for the grader here: {detail}")
+    out = CliRunner().invoke(main, ["doctor"]).output
+    place = cgroup.placement()
+    assert f"cgroup v{version}" in out and str(place.memory) in out and "controllers memory" in out, out
+    assert "Memory: measured tamper-proof" in out, out
 
 
 def test_once_bwrap_worked_a_failure_is_that_sandboxs_not_a_silent_fall_back(monkeypatch, tmp_path):

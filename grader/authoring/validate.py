@@ -4,14 +4,15 @@ A question is sound when its scaffold placeholders are filled in, its hidden che
 the solution and fail the stub, every trap's wrong answer and every automatic wrong answer
 (``soundness``), the stub is fresh and leaks nothing (no solution line, no hidden check, and
 none of the answers the stub layout keeps in the solution: ``stub_leaks``), both notebooks run in a real kernel
-and the kernels agree with the solution (``artifacts``). ``quick`` skips the two slow
-steps (notebooks and kernels).
+and the kernels agree with the solution (``artifacts``), and a solution that is graded on memory
+gets full marks on every machine class the README names (``machine_classes``). ``quick`` skips
+the two slow steps (notebooks and kernels) and proves one machine class.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from backprop_traps.grader.authoring import artifacts, soundness, stub_leaks, trap_list
+from backprop_traps.grader.authoring import artifacts, machine_classes, soundness, stub_leaks, trap_list
 from backprop_traps.grader.authoring.findings import SKIP, QuestionReport
 from backprop_traps.grader.engine.run import DEFAULT_SEED
 from backprop_traps.grader.loading.questions import questions_root, solution_notebooks, solution_path
@@ -27,6 +28,7 @@ def validate_question(question: str, root: Path | str | None = None, quick: bool
     kernels = None if quick else artifacts.start_kernel_check(question, root)  # runs meanwhile
     try:
         soundness.check_grading(report, question, root, seed)
+        machine_classes.check_machine_classes(report, question, root, seed, quick=quick)
         artifacts.check_stub_files(report, question, root)
         stub_leaks.check_stub_practice(report, question, root, _trap_ids(question, root))
         check_interview(report, question, root)

@@ -47,7 +47,8 @@ def grade_job(spec: dict) -> dict:
             target = Path(scratch) / Path(spec["name"]).name
             target.write_bytes(spec["content"])
         result = grade_path(target, question=spec["question"], seed=spec["seed"], limits=limits,
-                            root=root_for(spec["question"] or _question_in_file(target), spec["root"]))
+                            root=root_for(spec["question"] or _question_in_file(target), spec["root"]),
+                            practice=False)  # a course: memory points only from a tamper-proof meter
         result.submission = spec["path"]
         from backprop_traps.grader.batch.untouched import is_untouched_stub
         return {"result": result.to_json(), "status": GRADED, "isolation": result.isolation,

@@ -90,7 +90,7 @@ class SandboxedScore(NbGraderPreprocessor):
         with tempfile.TemporaryDirectory(prefix="bpt-nbgrader-") as folder:
             path = Path(folder) / f"{question}.ipynb"
             path.write_text(nbformat.writes(_without_outputs(nb)), encoding="utf-8")
-            result = grade_path(path, question=question, seed=seed, root=root)
+            result = grade_path(path, question=question, seed=seed, root=root, practice=False)
         result.submission = f"{student}'s notebook"
         points = float(cell.metadata.nbgrader.get("points", result.max_score))
         score = min(float(result.score), points)

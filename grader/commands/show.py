@@ -31,7 +31,7 @@ def show(outdir, student):
         result = GradeResult(submission=job.rel, question=doc.get("question"),
                              score=float(doc.get("score") or 0), max_score=float(doc.get("max_score") or 0),
                              error=doc.get("error"), tests=tests, seed=doc.get("seed", meta.get("seed")),
-                             isolation=str(meta.get("isolation") or ""),
+                             isolation=str(meta.get("isolation") or ""), memory=str(doc.get("memory") or ""),
                              warnings=[str(w) for w in doc.get("warnings") or []])
         reports.append(render(result, color=False) + "\n  replay: " + _shown(meta.get("replay", "")))
     click.echo("\n\n".join(reports))

@@ -69,6 +69,10 @@ class GradeResult:
     (grading went on past it); in the JSON as ``"warnings"``, only when there are some."""
     internal_error: bool = False
     """The grader broke down on this submission as a whole (see ``grader_error``)."""
+    memory: str = ""
+    """How its memory checks' calls were measured (``measure.Meter.label``): 'cgroup v2:
+    tamper-proof', 'practice meter: not tamper-proof' (a learner's own practice, no cgroup), or
+    'not measured: ...'; in the JSON as ``"memory"``, only for a question that measures memory."""
 
     @property
     def grader_error(self) -> bool:
@@ -86,6 +90,8 @@ class GradeResult:
                "isolation": self.isolation}
         if self.warnings:
             doc["warnings"] = list(self.warnings)
+        if self.memory:
+            doc["memory"] = self.memory
         if self.grader_error:
             doc["grader_error"] = True
         return doc

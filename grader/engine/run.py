@@ -6,6 +6,7 @@ and always returns a result, whatever the file or the code in it does.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from backprop_traps.grader.checks import load_question
@@ -19,16 +20,24 @@ from backprop_traps.grader.sandbox.process import Sandbox
 from backprop_traps.grader.loading.submission import load_submission
 
 DEFAULT_SEED = 1234
+SECRET_ENV = "BACKPROP_TRAPS_SECRET"
+"""A course secret in the environment (``batch.variants.SECRET_ENV``): grading is a course's."""
 
 
 def grade_path(path: str | Path, question: str | None = None, seed: int | None = None,
                limits: Limits = Limits(), root: str | Path | None = None,
-               visible_tests: bool = False) -> GradeResult:
+               visible_tests: bool = False, practice: bool | None = None) -> GradeResult:
     """Grade one submission file. ``question`` overrides what the file says.
 
-    ``visible_tests`` also runs a notebook's visible test cells (``result.public``, unscored)."""
+    ``visible_tests`` also runs a notebook's visible test cells (``result.public``, unscored).
+    ``practice``: whether this is a learner's own practice, where memory is measured by the
+    practice meter when no tamper-proof one exists (labelled so); a course (``grade batch``,
+    nbgrader, a replay) passes False. None: practice, unless a course secret is set
+    (``BACKPROP_TRAPS_SECRET``)."""
+    if practice is None:
+        practice = not os.environ.get(SECRET_ENV)
     try:
-        return _grade(path, question, seed, limits, root, visible_tests)
+        return _grade(path, question, seed, limits, root, visible_tests, practice)
     except Exception as exc:  # a bug of ours must not sink a batch: record it and go on
         return GradeResult(submission=str(path), question=question, score=0.0, max_score=0.0,
                            seed=seed, internal_error=True,
@@ -36,7 +45,7 @@ def grade_path(path: str | Path, question: str | None = None, seed: int | None =
                                  "please report it with this file")
 
 
-def _grade(path, question, seed, limits, root, visible_tests=False) -> GradeResult:
+def _grade(path, question, seed, limits, root, visible_tests=False, practice=False) -> GradeResult:
     root = questions_root(root)
     seed = DEFAULT_SEED if seed is None else seed
     sub = load_submission(path, question)
@@ -57,7 +66,8 @@ def _grade(path, question, seed, limits, root, visible_tests=False) -> GradeResu
             result.error = sentence(sub.path, sub.question, other, root)
         return result
     # the child boots (bubblewrap, Python, numpy) while the question and its reference load
-    sandbox = Sandbox(sub.source, limits, hide=[root, Path(sub.path).resolve().parent], cells=sub.cells)
+    sandbox = Sandbox(sub.source, limits, hide=[root, Path(sub.path).resolve().parent], cells=sub.cells,
+                      practice=practice)
     sandbox.launch()
     with sandbox:
         question = _question_or_say_why(sub.question, root, result)  # once: an instructor's checks run by path
@@ -116,6 +126,7 @@ def _run_checks(sub, question, root: Path, seed: int, sandbox: Sandbox, result: 
         result.public = run_visible_tests(sandbox, sub.path)
         result.manual = manual_cells(sub.path)
     result.output = sandbox.output
+    result.memory = sandbox.memory_meter
     result.warnings = list(sandbox.warnings)
     result.score = sum(t.points for t in result.tests)
     return result

@@ -70,7 +70,27 @@ def render(result: GradeResult, color: bool) -> str:
     if not (result.isolation.startswith("bubblewrap") or "landlock-abi" in result.isolation):
         lines.append(style("  Note: this platform offers no filesystem isolation (bubblewrap or Landlock); "
                            "your code ran with limits but could read files.", fg="yellow"))
+    lines += _memory_lines(result, style)
     return "\n".join(lines)
+
+
+def _memory_lines(result: GradeResult, style) -> list[str]:
+    """How memory was measured, where it was not by a tamper-proof meter (issue 39), and the
+    one command that gives grading a cgroup of its own, where systemd can."""
+    from backprop_traps.grader.sandbox.measure import PRACTICE
+    if not result.memory or result.memory.endswith(": tamper-proof"):  # a cgroup measured it
+        return []
+    if result.memory == PRACTICE:
+        lines = [style("  Memory: measured by the practice meter, not tamper-proof: its points count for your own "
+                       "practice; a course gives memory points only with a tamper-proof meter (a cgroup).",
+                       fg="yellow")]
+    else:
+        lines = [style(f"  Memory: {inert(result.memory, 300)}.", fg="yellow")]
+    from backprop_traps.grader.sandbox import systemd_scope
+    if systemd_scope.user_manager_running():
+        lines.append(style("  For a tamper-proof memory meter here, grade in a delegated cgroup of your own: "
+                           f"`{inert(systemd_scope.command(result.submission), 300)}`", fg="yellow"))
+    return lines
 
 
 def once(feedback: str, shown: set[str]) -> str:

@@ -6,9 +6,10 @@ tmpfs files), and nothing inside the sandbox can reset or fake it (it sees no cg
 files: bubblewrap gives it a cgroup namespace and no mount of them). The same group caps
 the whole sandbox's memory and process count, and killing it kills everything in it.
 
-cgroup v2 (a delegated subtree with the memory and pids controllers) and v1 (the memory
-and pids hierarchies) are both handled; where neither is writable, ``create`` returns
-None and the caller falls back (see ``backprop_traps.grader.sandbox.measure``).
+cgroup v2 and v1 are both handled; where the groups go (as root, in a delegated v2 subtree,
+in the v1 hierarchies) is ``cgroup_place``'s decision. Where no cgroup is writable, ``create``
+returns None and the caller falls back (see ``backprop_traps.grader.sandbox.measure``). Every
+file access goes through ``cgroupfs`` (the seam the fake-kernel tests replace).
 """
 from __future__ import annotations
 
@@ -17,30 +18,22 @@ import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backprop_traps.grader.sandbox import cgroup_place, cgroupfs
 from backprop_traps.grader.sandbox.cleanup import pauses
 
-ROOT = Path(os.environ.get("BACKPROP_TRAPS_CGROUP_ROOT", "/sys/fs/cgroup"))
+ROOT = cgroup_place.ROOT
 DISABLE = "BACKPROP_TRAPS_NO_CGROUP"
 """Set to 1 to act as if no cgroup were writable (tests the fallback on any machine)."""
+_own = cgroup_place.own
 
-
-def _own(controller: str | None) -> Path | None:
-    """This process's cgroup in the hierarchy of ``controller`` (None: the v2 one)."""
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        _, names, path = line.split(":", 2)
-        if (controller is None and names == "") or (controller and controller in names.split(",")):
-            base = ROOT if controller is None and (ROOT / "cgroup.controllers").exists() else \
-                ROOT / ("unified" if controller is None else controller)
-            return base / path.lstrip("/")
-    return None
-
-
-def _writable(folder: Path | None) -> bool:
-    return folder is not None and folder.is_dir() and os.access(folder, os.W_OK)
+HELD_V1 = ("rss", "shmem")
+"""cgroup v1 ``memory.stat``: anonymous memory (wherever its pages sit on the LRU lists: a
+page freed with MADV_FREE sits on the *file* list, yet stays anonymous) and shared memory
+(tmpfs, SysV, memfd); kernel memory is ``memory.kmem.usage_in_bytes``."""
+HELD_V2 = ("anon", "shmem", "sock")
+"""cgroup v2 ``memory.stat``: the same, plus socket buffers; kernel memory is ``kernel``
+(Linux 5.18+) or, before, the sum of ``KERNEL_V2``."""
+KERNEL_V2 = ("kernel_stack", "pagetables", "percpu", "slab", "vmalloc")
 
 
 @dataclass
@@ -76,6 +69,11 @@ class Group:
         return [self.load] + self.calls[:-1]
 
     @property
+    def caps_processes(self) -> bool:
+        """Whether a pids controller caps the sandbox's processes (else it may not fork)."""
+        return self.pids is not None
+
+    @property
     def procs_files(self) -> list[Path]:
         """Where a new sandbox process writes its pid: the ``load`` group (v1: and ``pids``)."""
         extra = [self.pids, self.cpu] if self.version == 1 else []
@@ -83,61 +81,79 @@ class Group:
 
     # -- measuring -------------------------------------------------------------------
     def _swap_counted(self) -> bool:
-        return self.version == 1 and (self.memory / "memory.memsw.usage_in_bytes").exists()
+        return self.version == 1 and cgroupfs.fs.exists(self.memory / "memory.memsw.usage_in_bytes")
 
     def _read_int(self, folder: Path, v1: str, v2: str) -> int:
-        return int((folder / (v1 if self.version == 1 else v2)).read_text())
+        return int(cgroupfs.fs.read(folder / (v1 if self.version == 1 else v2)))
+
+    def _swap_v2(self, folder: Path) -> int:
+        swap = folder / "memory.swap.current"
+        return int(cgroupfs.fs.read(swap)) if self.version == 2 and cgroupfs.fs.exists(swap) else 0
 
     def usage(self, folder: Path) -> int:
         """Memory charged to ``folder`` now (and swap, where swap is counted)."""
         if self._swap_counted():
             return self._read_int(folder, "memory.memsw.usage_in_bytes", "")
-        used = self._read_int(folder, "memory.usage_in_bytes", "memory.current")
-        swap = folder / "memory.swap.current"
-        return used + (int(swap.read_text()) if self.version == 2 and swap.exists() else 0)
+        return self._read_int(folder, "memory.usage_in_bytes", "memory.current") + self._swap_v2(folder)
 
-    def not_evictable(self, folder: Path) -> int:
-        """``usage`` less the file pages of the page cache: what no eviction can lower
-        (anonymous, shared and kernel memory, and swap where counted)."""
-        stat = dict(line.split() for line in (folder / "memory.stat").read_text().splitlines())
-        return self.usage(folder) - int(stat["active_file"]) - int(stat["inactive_file"])
+    def held(self, folder: Path) -> int:
+        """What ``folder`` holds that no eviction can lower, counted by what it is (issue 35):
+        anonymous memory on whatever LRU list (MADV_FREE moves it to the file list), shared
+        memory, kernel memory and swap where counted. Page cache is never in it."""
+        stat = {}
+        for line in cgroupfs.fs.read(folder / "memory.stat").splitlines():
+            key, _, value = line.partition(" ")
+            stat[key] = int(value) if value.strip().isdigit() else 0
+        if self.version == 1:
+            held = sum(stat.get(f"total_{k}", stat.get(k, 0)) for k in HELD_V1)
+            kmem = folder / "memory.kmem.usage_in_bytes"
+            held += int(cgroupfs.fs.read(kmem)) if cgroupfs.fs.exists(kmem) else 0
+            return held + (stat.get("total_swap", stat.get("swap", 0)) if self._swap_counted() else 0)
+        kernel = stat["kernel"] if "kernel" in stat else sum(stat.get(k, 0) for k in KERNEL_V2)
+        return sum(stat.get(k, 0) for k in HELD_V2) + kernel + self._swap_v2(folder)
+
+    not_evictable = held  # its former name
 
     def peak(self, folder: Path) -> int:
         """The high-water mark of ``folder`` since it was made (or reset)."""
         if self._swap_counted():
             return self._read_int(folder, "memory.memsw.max_usage_in_bytes", "")
         if folder in self._peak_fds:
-            return int(os.pread(self._peak_fds[folder], 64, 0))
+            return int(cgroupfs.fs.fd_read(self._peak_fds[folder]))
         return self._read_int(folder, "memory.max_usage_in_bytes", "memory.peak")
 
     def reset_peak(self, folder: Path) -> None:
         """Start ``folder``'s high-water mark again from its usage now (v2: Linux 6.12+)."""
         if self.version == 1:
             name = "memory.memsw.max_usage_in_bytes" if self._swap_counted() else "memory.max_usage_in_bytes"
-            (folder / name).write_text("0")
+            cgroupfs.fs.write(folder / name, "0")
         else:  # only reads through this same descriptor see the reset
             fd = self._peak_fds.get(folder)
             opened = fd is None
             if opened:
-                fd = os.open(folder / "memory.peak", os.O_RDWR)
+                fd = cgroupfs.fs.open_rw(folder / "memory.peak")
             try:
-                os.write(fd, b"reset\n")
+                cgroupfs.fs.fd_write(fd, b"reset\n")
             except OSError:
                 if opened:
-                    os.close(fd)
+                    cgroupfs.fs.close(fd)
                 raise
             self._peak_fds[folder] = fd
 
     def freeze(self, folder: Path) -> None:
         """Cap ``folder`` at its usage now: it cannot grow (where its peak cannot be reset)."""
         name = "memory.limit_in_bytes" if self.version == 1 else "memory.max"
-        (folder / name).write_text(str(self.usage(folder)))
+        cgroupfs.fs.write(folder / name, str(self.usage(folder)))
+
+    def peak_readable(self) -> bool:
+        """Whether this kernel keeps a peak to read (cgroup v2's ``memory.peak``: Linux 5.19+)."""
+        return self.version == 1 or cgroupfs.fs.exists(self.load / "memory.peak")
 
     def begin_call(self, tries: int = 50) -> bool:
         """Move every process of the sandbox into a fresh group of its own, ``call-N`` (made
         here); False when some kept appearing (a process forking without end)."""
         new = self.memory / f"call-{len(self.calls) + 1}"
-        new.mkdir()
+        cgroupfs.fs.mkdir(new)
         self.calls.append(new)
         for _ in range(tries):
             pids = [pid for folder in self.older for pid in _pids(folder / "cgroup.procs")]
@@ -145,8 +161,8 @@ class Group:
                 return True
             for pid in pids:
                 try:
-                    (self.call / "cgroup.procs").write_text(str(pid))
-                except OSError:  # it exited meanwhile
+                    cgroupfs.fs.write(self.call / "cgroup.procs", str(pid))
+                except ProcessLookupError:  # it exited meanwhile (any other error: no number)
                     pass
         return False
 
@@ -169,9 +185,9 @@ class Group:
             pids = self.pids_inside()
             if not pids:
                 return
-            if self.version == 2 and kill_file.exists():
+            if self.version == 2 and cgroupfs.fs.exists(kill_file):
                 try:
-                    kill_file.write_text("1")
+                    cgroupfs.fs.write(kill_file, "1")
                 except OSError:
                     pass
             for pid in pids:
@@ -182,13 +198,13 @@ class Group:
 
     def remove(self) -> None:
         for fd in self._peak_fds.values():
-            os.close(fd)
+            cgroupfs.fs.close(fd)
         self._peak_fds.clear()
         self.kill_all()
         for folder in self._folders():
             for _ in pauses(0.5):  # rmdir fails while the last killed process is still exiting
                 try:
-                    folder.rmdir()
+                    cgroupfs.fs.rmdir(folder)
                     break
                 except FileNotFoundError:
                     break
@@ -197,45 +213,48 @@ class Group:
 
 
 def _pids(procs: Path) -> list[int]:
-    try:
-        return [int(p) for p in procs.read_text().split()]
-    except (OSError, ValueError):
-        return []
+    return cgroup_place.pids_in(procs.parent)
+
+
+def placement() -> cgroup_place.Placement:
+    """Where sandbox groups go here (none while ``DISABLE`` is set)."""
+    if os.environ.get(DISABLE) == "1":
+        return cgroup_place.Placement(0, f"cgroups switched off ({DISABLE}=1)")
+    return cgroup_place.find()
 
 
 def available() -> tuple[int, str]:
-    """(cgroup version usable for sandboxes, or 0; a sentence saying why)."""
-    if os.environ.get(DISABLE) == "1":
-        return 0, f"cgroups switched off ({DISABLE}=1)"
-    v2 = _own(None)
-    if _writable(v2) and {"memory", "pids"} <= set(_read(v2 / "cgroup.subtree_control").split()):
-        return 2, f"cgroup v2 at {v2}"
-    mem, pids = _own("memory"), _own("pids")
-    if _writable(mem):
-        return 1, f"cgroup v1 at {mem}" + ("" if _writable(pids) else " (no pids controller)")
-    return 0, "no writable cgroup (run as root, or with a delegated cgroup v2 subtree)"
+    """(cgroup version usable for sandboxes, or 0; a sentence saying which subtree and
+    controllers, or why none)."""
+    place = placement()
+    return place.version, place.detail
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
+def peak_readable(place: cgroup_place.Placement | None = None) -> bool:
+    """Whether the kernel keeps a peak for the groups made here (v2's ``memory.peak``: 5.19+)."""
+    place = place or placement()
+    return place.version == 1 or (place.version == 2 and cgroupfs.fs.exists(place.memory / "memory.peak"))
 
 
 PREFIX = "backprop-traps-"
 
 
-def reap_stale(parents: list[Path]) -> None:
+def sandbox_parents(place: cgroup_place.Placement | None = None) -> list[Path]:
+    """The folders that hold sandbox groups here (where a leftover one would be)."""
+    place = place or placement()
+    return list(dict.fromkeys(p for p in (place.memory, place.pids, place.cpu) if p is not None))
+
+
+def reap_stale(parents: list[Path], version: int) -> None:
     """Empty and remove the sandbox cgroups of graders that are gone (killed mid-grade):
     whatever was still running in them dies now, and nothing is left on the host."""
     for parent in parents:
         try:
-            entries = list(parent.iterdir())
+            entries = cgroupfs.fs.children(parent)
         except OSError:
             continue
         for folder in entries:
-            if not folder.name.startswith(PREFIX):
+            if not folder.name.startswith(PREFIX) or folder.name == cgroup_place.LEAF:
                 continue
             try:
                 owner = int(folder.name[len(PREFIX):].split("-")[0])
@@ -246,11 +265,12 @@ def reap_stale(parents: list[Path]) -> None:
             except (ValueError, PermissionError):
                 continue
             try:
-                calls = sorted((f for f in folder.iterdir() if f.name.startswith("call") and f.is_dir()),
+                calls = sorted((f for f in cgroupfs.fs.children(folder)
+                                if f.name.startswith("call") and cgroupfs.fs.is_dir(f)),
                                key=lambda f: (len(f.name), f.name))  # call-2 before call-10
             except OSError:
                 calls = []
-            Group(2 if parent == _own(None) else 1, folder, None, calls).remove()
+            Group(version, folder, None, calls).remove()
 
 
 class CgroupError(OSError):
@@ -264,46 +284,46 @@ PERIOD_US = 100_000
 def create(memory_bytes: int, max_pids: int, cpus: float = 1.0) -> Group | None:
     """A new cgroup capping memory and processes, or None where cgroups are not usable
     here at all; raises ``CgroupError`` where they are but this one could not be made."""
-    version, _ = available()
-    if not version:
+    place = placement()
+    if not place.version:
         return None
-    reap_stale([p for p in (_own(None), _own("memory"), _own("pids"), _own("cpu")) if p is not None])
+    reap_stale(sandbox_parents(place), place.version)
     quota = f"{max(int(cpus * PERIOD_US), 1000)} {PERIOD_US}"  # CPU time per period, whole sandbox
     name = f"{PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
+    write = cgroupfs.fs.write
+    group = None
     try:
-        if version == 2:
-            folder = _own(None) / name
-            folder.mkdir()
-            group = Group(2, folder, folder)
-            (folder / "memory.max").write_text(str(memory_bytes))
-            (folder / "memory.swap.max").write_text("0") if (folder / "memory.swap.max").exists() else None
-            (folder / "pids.max").write_text(str(max_pids))
-            (folder / "cgroup.subtree_control").write_text("+memory +pids")  # for load and call
-            if (folder / "cpu.max").exists():  # where the cpu controller is delegated too
-                (folder / "cpu.max").write_text(quota)
+        if place.version == 2:
+            folder = place.memory / name
+            cgroupfs.fs.mkdir(folder)
+            group = Group(2, folder, folder if place.caps_processes else None)
+            write(folder / "memory.max", str(memory_bytes))
+            if cgroupfs.fs.exists(folder / "memory.swap.max"):
+                write(folder / "memory.swap.max", "0")
+            if group.pids is not None:
+                write(folder / "pids.max", str(max_pids))
+            if "memory" not in cgroup_place.enable(folder, ("memory", "pids")):  # for load and call-N
+                raise OSError(5, "the memory controller could not be enabled for its calls")
+            if cgroupfs.fs.exists(folder / "cpu.max"):  # where the cpu controller is delegated too
+                write(folder / "cpu.max", quota)
         else:
-            mem = _own("memory") / name
-            mem.mkdir()
-            pids_parent = _own("pids")
-            pids = pids_parent / name if _writable(pids_parent) else None
-            if pids is not None:
-                pids.mkdir()
-            cpu_parent = _own("cpu")
-            cpu = cpu_parent / name if _writable(cpu_parent) else None
-            if cpu is not None:
-                cpu.mkdir()
-            group = Group(1, mem, pids, cpu=cpu)
-            if cpu is not None:
-                (cpu / "cpu.cfs_period_us").write_text(str(PERIOD_US))
-                (cpu / "cpu.cfs_quota_us").write_text(quota.split()[0])
-            (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
+            cgroupfs.fs.mkdir(place.memory / name)
+            group = Group(1, place.memory / name, None)
+            if place.pids is not None:
+                cgroupfs.fs.mkdir(place.pids / name)
+                group.pids = place.pids / name
+                write(group.pids / "pids.max", str(max_pids))
+            if place.cpu is not None:
+                cgroupfs.fs.mkdir(place.cpu / name)
+                group.cpu = place.cpu / name
+                write(group.cpu / "cpu.cfs_period_us", str(PERIOD_US))
+                write(group.cpu / "cpu.cfs_quota_us", quota.split()[0])
+            write(group.memory / "memory.limit_in_bytes", str(memory_bytes))
             if group._swap_counted():  # memory and swap together: swapping out hides nothing
-                (mem / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
-            if pids is not None:
-                (pids / "pids.max").write_text(str(max_pids))
-        group.load.mkdir()
+                write(group.memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
+        cgroupfs.fs.mkdir(group.load)
     except OSError as e:
-        if "group" in locals():
+        if group is not None:
             group.remove()
         raise CgroupError(e.errno, f"the sandbox's cgroup could not be made ({e.strerror or e})") from None
     return group

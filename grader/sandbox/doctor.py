@@ -26,10 +26,11 @@ def layers() -> list[Layer]:
                        "Landlock's signal scope (Linux 6.12) is missing"))
     version, detail = cgroup.available()
     found.append(Layer("cgroup (memory and processes)", bool(version), detail,
-                       "no trustworthy memory meter (a process's own resident size counts library pages "
-                       "it can unmap at will), so memory is not measured and memory checks give no "
-                       "points; new processes, shared memory and memfd are refused (seccomp); no cap on "
-                       "the whole sandbox's memory beyond each process's address-space limit"))
+                       "no tamper-proof memory meter (a process's own resident size counts library pages "
+                       "it can unmap at will): a course's memory checks give no points, a learner's own "
+                       "practice uses the practice meter; new processes, shared memory and memfd are "
+                       "refused (seccomp); no cap on the whole sandbox's memory beyond each process's "
+                       "address-space limit"))
     ok, detail = seccomp.available()
     found.append(Layer("seccomp filter", ok, detail,
                        "kernel keyrings are reachable (a note could pass between submissions of the "
@@ -44,17 +45,20 @@ def layers() -> list[Layer]:
 
 
 def memory_meter() -> str:
-    """Whether memory checks can give points here, and why (issue 23, class 1)."""
+    """Whether memory checks can give points here, how, and why (issues 23, 39)."""
     from backprop_traps.grader.sandbox import cgroup, seccomp
-    from backprop_traps.grader.sandbox.measure import NO_CGROUP
-    version, _ = cgroup.available()
+    from backprop_traps.grader.sandbox.measure import NO_CGROUP, NO_PEAK, PRACTICE
+    place = cgroup.placement()
     filtered, _ = seccomp.available()
-    if version and filtered:
-        return (f"measured: each measured call runs in a cgroup (v{version}) of its own that counts from "
-                "zero, so page cache evicted during it hides nothing; eviction and swapping out are "
-                "refused or counted")
-    why = NO_CGROUP if not version else "no seccomp filter here to refuse page-cache eviction"
-    return f"NOT measured: {why}. Memory checks give no points on this machine"
+    if place.version and filtered and cgroup.peak_readable(place):
+        return (f"measured tamper-proof: each measured call runs in a cgroup of its own ({place.detail}) that "
+                "counts from zero, so page cache evicted during it hides nothing; held memory counts as "
+                "anonymous, shared and kernel memory; eviction and swapping out are refused or counted")
+    why = (f"{NO_CGROUP} ({place.detail})" if not place.version else
+           NO_PEAK if not cgroup.peak_readable(place) else "no seccomp filter here to refuse page-cache eviction")
+    return (f"NOT measured by a tamper-proof meter: {why}. In a course (a course secret, `grade batch`, "
+            "nbgrader) memory checks give no points on this machine; for your own practice (`grade FILE`) "
+            f'the practice meter gives them, labelled "{PRACTICE}"')
 
 
 def notes() -> list[str]:

@@ -24,9 +24,19 @@ read after the submission's import statements ran and before any other learner c
 seccomp filter, and where swap is counted (v1 ``memsw``) or off (v2 ``swap.max`` 0) pushing
 pages out hides nothing either.
 
-Without a writable cgroup there is no such meter: a process's own high-water mark counts
-mapped library pages, which it can unmap at will, so it is not used. Memory is then not
-measured, ``read`` says why, and no memory check gives points (``grade doctor`` says so).
+The older groups' memory is counted by what it is (``Group.held``: anonymous, shared and
+kernel memory, and swap where counted), never as usage less the file LRU lists: a page freed
+with ``MADV_FREE`` sits on the file list yet stays anonymous and can be written again unseen
+(issue 35). seccomp refuses ``MADV_FREE`` too.
+
+Without a writable cgroup (or where cgroup v2 keeps no peak: Linux before 5.19) there is no
+such meter: a process's own high-water mark counts mapped library pages, which it can unmap
+at will. Who is graded decides what happens then (issue 39):
+
+- a learner's own practice (``practice=True``: no course secret, no batch, not nbgrader): the
+  practice meter (``practice_meter.PracticeMeter``) gives memory points, and every result says
+  "practice meter: not tamper-proof";
+- a course: memory is not measured, ``read`` says why, and no memory check gives points.
 """
 from __future__ import annotations
 
@@ -35,28 +45,53 @@ import shlex
 from backprop_traps.grader.sandbox import cgroup, wire
 
 MB = 1024 * 1024
-NO_CGROUP = ("this machine gives the grader no cgroup of its own (run as root, or in a delegated "
-             "cgroup v2 subtree), and without one no memory meter here is trustworthy: a process's "
-             "own resident size counts library pages it can unmap at will")
+NO_CGROUP = ("without a cgroup of its own no memory meter is tamper-proof (a process's own resident "
+             "size counts library pages it can unmap at will)")
+NO_PEAK = "this kernel's cgroup v2 keeps no peak to read (memory.peak came with Linux 5.19)"
+IN_A_COURSE = ("a course (a course secret, `grade batch`, nbgrader) gives memory points only where a "
+               "tamper-proof meter exists")
+COURSE_LABEL = "not measured: no tamper-proof meter here, and this is a course"
+PRACTICE = "practice meter: not tamper-proof"
+"""The label of a measurement by the practice meter, in words and in ``--json``'s ``memory``."""
 
 
 class Meter:
-    """No measurement (``isolate=False``, or no cgroup): ``read`` says why."""
+    """No measurement (``isolate=False``, or no trustworthy meter in a course): ``read`` says why."""
     measures = False
     whole_sandbox = False
+    """Whether a cgroup holds (and caps) every process of the sandbox."""
+    caps_processes = False
+    """Whether a pids controller caps its processes: else seccomp refuses new ones."""
 
-    def __init__(self, why: str = "memory is not measured for an unisolated sandbox"):
+    def __init__(self, why: str = "memory is not measured for an unisolated sandbox", short: str = ""):
         self.why = why
-
+        self.short = short
+        """The label's words where ``why`` is too long for it."""
     @staticmethod
-    def create(limits, isolate: bool) -> "Meter":
-        """The best meter here; raises ``cgroup.CgroupError`` where cgroups work but this
-        sandbox's could not be made (never a silent fall back)."""
+    def create(limits, isolate: bool, practice: bool = False) -> "Meter":
+        """The best meter here; with ``practice`` the practice meter where no trustworthy one
+        exists. Raises ``cgroup.CgroupError`` where cgroups work but this sandbox's could not
+        be made (never a silent fall back)."""
+        from backprop_traps.grader.sandbox.practice_meter import PracticeMeter
         if not isolate:
             return Meter()
         group = cgroup.create(limits.memory_mb * MB + limits.tmp_mb * MB + 256 * MB,
                               limits.max_processes, limits.cpus)
-        return CgroupMeter(group) if group is not None else Meter(NO_CGROUP)
+        if group is not None and group.peak_readable():
+            return CgroupMeter(group, practice)
+        if practice:
+            return PracticeMeter(group)
+        if group is None:
+            return Meter(f"{cgroup.available()[1]}; {NO_CGROUP}, and {IN_A_COURSE}", COURSE_LABEL)
+        meter = CgroupMeter(group)  # it caps the sandbox, but keeps no peak to read
+        meter.measures, meter.why, meter.short = False, f"{NO_PEAK}, and {IN_A_COURSE}", COURSE_LABEL
+        return meter
+
+    @property
+    def label(self) -> str:
+        """How this meter counts, for the result (``--json``'s ``memory``)."""
+        words = self.short or self.why
+        return words if words.startswith("not measured") else f"not measured: {words}"
 
     def wrap(self, argv: list[str]) -> list[str]:
         return argv
@@ -73,8 +108,13 @@ class Meter:
     def begin_call(self) -> None:
         """Right before the measured call's request is sent."""
 
-    def read(self, request) -> dict:
-        return {"peak": None, "unavailable": self.why}
+    def request_extras(self) -> dict:
+        """What the measured call's request asks of the worker besides the call."""
+        return {}
+
+    def read(self, request, reply: dict | None = None) -> dict:
+        """The call's memory, once it answered (``reply``: the worker's answer, or None)."""
+        return {"peak": None, "unavailable": self.why, "meter": self.label}
 
     def describe(self) -> str:
         return "memory not measured"
@@ -84,12 +124,16 @@ class Meter:
 
 
 class CgroupMeter(Meter):
+    """The sandbox's cgroup: tamper-proof while the seccomp filter refuses eviction."""
     measures = True
     whole_sandbox = True
 
-    def __init__(self, group: cgroup.Group):
-        super().__init__()
+    def __init__(self, group: cgroup.Group, practice: bool = False):
+        super().__init__("")
         self.group = group
+        self.practice = practice
+        self.trusted = True
+        self.caps_processes = group.caps_processes
         self.baseline = self.held = None
         self.starts: dict = {}  # older group -> its usage when the call began (its peak was reset then)
 
@@ -101,13 +145,16 @@ class CgroupMeter(Meter):
     def unfiltered(self):
         # without the filter, learner code could evict the load group's page cache and grow
         # objects charged there (sockets made at load) into the room: the count is forgeable
-        self.measures = False
+        # (still the best meter for a learner's own practice, labelled so)
+        self.trusted = False
+        self.measures = self.practice
         self.why = ("the sandbox's seccomp filter could not be installed, so its code could evict "
-                    "page cache to hide memory from the meter: memory is not measured here")
+                    f"page cache to hide memory from the meter, and {IN_A_COURSE}")
+        self.short = COURSE_LABEL
 
     def start(self):
         if self.measures:
-            self.baseline = self.group.not_evictable(self.group.load)
+            self.baseline = self.group.held(self.group.load)
 
     def begin_call(self):
         self.held = None
@@ -119,7 +166,7 @@ class CgroupMeter(Meter):
                 self.why = "the sandbox kept making new processes, so its call could not be measured"
                 return
             older = self.group.older  # load, and the groups of the calls measured before
-            self.held = max(0, sum(self.group.not_evictable(g) for g in older) - self.baseline)
+            self.held = max(0, sum(self.group.held(g) for g in older) - self.baseline)
             for group in older:
                 try:
                     self.group.reset_peak(group)
@@ -130,23 +177,31 @@ class CgroupMeter(Meter):
             self.held = None
             self.why = f"the cgroup could not be read ({type(e).__name__}: {e})"
 
-    def read(self, request):
+    def read(self, request, reply=None):
         if self.baseline is None:
-            return {"peak": None, "unavailable": self.why if not self.measures else
+            return {"peak": None, "meter": self.label, "unavailable": self.why if not self.measures else
                     "the sandbox's baseline memory was never read"}
         if self.held is None:
-            return {"peak": None, "unavailable": self.why}
+            return {"peak": None, "unavailable": self.why, "meter": self.label}
         try:
             grown = sum(max(0, self.group.peak(g) - start) for g, start in self.starts.items())
             raw = self.group.peak(self.group.call) + grown + self.held
         except (OSError, ValueError) as e:
-            return {"peak": None, "unavailable": f"the cgroup could not be read ({e})"}
+            return {"peak": None, "unavailable": f"the cgroup could not be read ({e})", "meter": self.label}
         sent = wire.encoded_size(request)
         return {"peak": max(0, raw - sent), "above_baseline": raw, "inputs": sent,
-                "held_from_load": self.held, "source": self.describe()}
+                "held_from_load": self.held, "source": self.describe(), "meter": self.label}
 
     def describe(self):
-        return f"cgroup v{self.group.version} memory" if self.measures else "memory not measurable"
+        if not self.measures:
+            return "memory not measurable"
+        return f"cgroup v{self.group.version} memory" + ("" if self.trusted else f" ({PRACTICE})")
+
+    @property
+    def label(self):
+        if not self.measures:
+            return super().label
+        return f"cgroup v{self.group.version}: tamper-proof" if self.trusted else PRACTICE
 
     def close(self):
         self.group.remove()

@@ -50,8 +50,13 @@ class Sandbox(Channel):
 
     def __init__(self, source: str, limits: Limits = Limits(), hide: list[Path] = (),
                  isolate: bool = True, helpers: str = "", services: dict | None = None,
-                 cells: list | None = None):
+                 cells: list | None = None, practice: bool = False):
         self.source = source
+        self.practice = practice
+        """A learner's own practice (no course): memory is measured by the practice meter where
+        no tamper-proof one exists (``measure.Meter.create``)."""
+        self.memory_meter = ""
+        """How the last measured call's memory was counted (``measure.Meter.label``)."""
         self.cells = cells
         """A notebook's cells, ``(label, source, source with magics blanked)``, loaded one by one
         (``start``); None: ``source`` is one cell (a .py file)."""
@@ -117,7 +122,7 @@ class Sandbox(Channel):
         self._marker = f"{os.getpid()}-{os.urandom(8).hex()}"  # whose sandbox, and which
         use_bwrap = self.isolate and bwrap.usable()
         try:
-            self._meter = measure.Meter.create(self.limits, self.isolate)
+            self._meter = measure.Meter.create(self.limits, self.isolate, self.practice)
         except cgroup.CgroupError as e:  # never a silent fall back to fewer layers
             return CallResult(False, kind="crash", error=f"the sandbox could not start: {e.strerror}")
         # Without bubblewrap, the working folder is writable only where a cgroup charges what
@@ -210,7 +215,7 @@ class Sandbox(Channel):
         start-up files it masks for the worker to run later (``deferred_startup``)."""
         from backprop_traps.grader.sandbox import seccomp
         extra = []
-        bpf = seccomp.compiled(no_fork=not self._meter.whole_sandbox) if self.isolate else None
+        bpf = seccomp.compiled(no_fork=not self._meter.caps_processes) if self.isolate else None
         self._bwrap_filtered = bpf is not None
         if bpf is not None:
             extra.append(seccomp.as_fd(bpf))
@@ -377,8 +382,11 @@ class Sandbox(Channel):
         if measure_memory:
             self._exchange({"op": "settle"}, budget, what="settling")
             self._meter.begin_call()  # from here on, whatever the call holds is counted
+            request.update(self._meter.request_extras())
         result = self._exchange(request, budget, what=f"{fn}()")
-        memory = self._meter.read(request) if measure_memory and self._meter is not None else None
+        memory = (self._meter.read(request, result.value if result.ok else None)
+                  if measure_memory and self._meter is not None else None)
+        self.memory_meter = (memory or {}).get("meter") or self.memory_meter
         if result.ok:
             reply = result.value
             return CallResult(True, value=reply.get("value"), args_after=reply.get("args_after"),

@@ -4,7 +4,8 @@ loaded by bubblewrap (``--seccomp FD``) before the worker starts.
 Without bubblewrap (``no_namespaces``) the worker loads it itself. Always refused: the
 kernel keyrings (not namespaced: a note could pass between submissions), the calls that
 change the machine (reboot, hostname, mounts, modules, the kernel log, real-time
-scheduling, ...), evicting page cache (``posix_fadvise``, ``madvise`` COLD/PAGEOUT), what
+scheduling, ...), evicting page cache or making anonymous memory reclaimable
+(``posix_fadvise``, ``madvise`` FREE/COLD/PAGEOUT), what
 the kernel counts per user across the host (inotify, epoll, POSIX message queues, io_uring,
 locked memory, file locks), and limits, priority or CPU affinity set on any process but itself.
 Without bubblewrap's namespaces: sockets and SysV IPC too. Where no cgroup caps the
@@ -54,9 +55,13 @@ HELD_PER_USER = (
 )
 LOCKING_FCNTL = (6, 7, 37, 38, 1024)
 """fcntl's F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE (ENOLCK: no locks here)."""
-EVICTING_ADVICE = (20, 21)
-"""madvise's MADV_COLD and MADV_PAGEOUT: reclaim pages now (MADV_DONTNEED only unmaps a
-process's view of a file; its page cache stays charged)."""
+EVICTING_ADVICE = (8, 20, 21)
+"""madvise's MADV_FREE, MADV_COLD and MADV_PAGEOUT: pages made reclaimable or reclaimed now.
+A pool freed with MADV_FREE stays charged but sits on the file LRU list, and is written again
+unseen (issue 35). Refused with EINVAL, as a kernel without the advice answers: allocators that
+use MADV_FREE (jemalloc, mimalloc) then fall back to MADV_DONTNEED, which frees the pages at
+once (re-touched, they are charged again). MADV_DONTNEED on a file mapping only unmaps the
+process's view; its page cache stays charged."""
 ONLY_ON_ITSELF = ("prlimit64", "sched_setaffinity")
 """Allowed on the calling process (pid 0) only: never on the grader or a classmate."""
 DENIED_WITHOUT_NAMESPACES = ("shmget", "msgget", "semget", "socket")
@@ -95,7 +100,7 @@ def build(no_fork: bool, no_namespaces: bool = False):
     for command in LOCKING_FCNTL:
         f.add_rule(sc.ERRNO(errno.ENOLCK), "fcntl", sc.Arg(1, sc.EQ, command))
     for advice in EVICTING_ADVICE:
-        f.add_rule(sc.ERRNO(errno.EPERM), "madvise", sc.Arg(2, sc.EQ, advice))
+        f.add_rule(sc.ERRNO(errno.EINVAL), "madvise", sc.Arg(2, sc.EQ, advice))
     # setpriority(which, who, prio): only PRIO_PROCESS on itself (who 0); never a user or group
     f.add_rule(sc.ERRNO(errno.EPERM), "setpriority", sc.Arg(0, sc.NE, PRIO_PROCESS))
     f.add_rule(sc.ERRNO(errno.EPERM), "setpriority", sc.Arg(1, sc.NE, 0))

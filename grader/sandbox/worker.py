@@ -129,6 +129,21 @@ def settle():
         pass
 
 
+def trace_start():
+    """numpy's allocations (and Python's) traced for the call: the practice meter's number
+    where the grader cannot read this process's memory (no /proc). Never tamper-proof."""
+    import tracemalloc
+    tracemalloc.start()
+    return True
+
+
+def trace_stop():
+    import tracemalloc
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
 def describe_exception(exc):
     """Where in the learner's code it happened: the type name, the message, the ``cell`` (the
     name its code was compiled under: ``<submission>`` or ``<cell N>``) and the ``line`` in
@@ -289,9 +304,12 @@ def main():
                     reply = {"ok": False, "kind": "missing"}
                 else:
                     args = req["args"]
+                    traced = measured and req.get("trace_memory") and trace_start()
                     try:
                         reply["value"] = fn(*args)
                     finally:
+                        if traced:  # the practice meter where no /proc is readable: a number from here
+                            reply["traced_peak"] = trace_stop()
                         if measured:  # the measured call is over: the faster heap again
                             steady_heap(*BETWEEN_HEAP)
                     if req.get("echo_args"):

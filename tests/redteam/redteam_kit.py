@@ -9,7 +9,7 @@ judges by something the submission cannot forge.
 
 Modes: the default (bubblewrap + cgroup where the machine allows), and the fallbacks
 BACKPROP_TRAPS_NO_BWRAP=1 (Landlock + seccomp + rlimits) and BACKPROP_TRAPS_NO_CGROUP=1
-(high-water-mark meter, fork refused).
+(fork refused; no memory number in a course, the practice meter for a learner's practice).
 """
 from __future__ import annotations
 
@@ -121,9 +121,8 @@ def everything_said(result) -> str:
 def leftover_sandboxes(pid: int | None = None) -> list[Path]:
     """The sandbox cgroups of grading process ``pid`` (this one by default) still on the host."""
     found = []
-    for controller in ("memory", "pids", None):
-        folder = cgroup._own(controller)
-        if folder is not None and folder.is_dir():
+    for folder in cgroup.sandbox_parents() if cgroup.available()[0] else []:
+        if folder.is_dir():
             found += list(folder.glob(f"backprop-traps-{pid or os.getpid()}-*"))
     return found
 
@@ -150,9 +149,9 @@ def leaked(result, *secrets_) -> list[str]:
 
 
 # -- class 1: vram_trap's memory check alone ---------------------------------------------------
-def memory_check(path: Path, limits: Limits = Limits(call_seconds=10.0, total_seconds=30.0)):
-    """Only vram_trap's memory check, run as the engine runs it (same sandbox set-up):
-    (passed, feedback, the measurement, what the child printed)."""
+def memory_check(path: Path, limits: Limits = Limits(call_seconds=10.0, total_seconds=30.0), practice=False):
+    """Only vram_trap's memory check, run as the engine runs it (a course's, or a learner's own
+    ``practice``): (passed, feedback, the measurement, what the child printed)."""
     from backprop_traps.grader.checks import vram_trap
     from backprop_traps.grader.engine.context import CheckContext
     from backprop_traps.grader.engine.question import Fail
@@ -164,7 +163,7 @@ def memory_check(path: Path, limits: Limits = Limits(call_seconds=10.0, total_se
     sub = load_submission(path, None)
     measured = {}
     with Sandbox(sub.source, limits, hide=[questions_root(None), path.resolve().parent],
-                 cells=sub.cells) as box:
+                 cells=sub.cells, practice=practice) as box:
         call = box.call
 
         def recording(fn, *args, **kwargs):
