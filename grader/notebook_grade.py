@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from backprop_traps.grader.loading.notebook import NotebookError, cell_source, is_graded_code, notebook_question, parse_notebook
+from backprop_traps.grader.loading.notebook import cell_source, is_graded_code, notebook_question
 
 
 def _kernel():
@@ -49,9 +49,10 @@ def executed_cells() -> set[str]:
 
 
 def _read(path: Path) -> dict | None:
+    from backprop_traps.grader.loading.submission import read_notebook
     try:
-        return parse_notebook(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, NotebookError):
+        return read_notebook(path)  # bounded: the learner's file
+    except ValueError:  # unreadable, not UTF-8, not a notebook
         return None
 
 

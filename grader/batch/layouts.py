@@ -196,11 +196,10 @@ def submitted_at(path: Path) -> str | None:
     """When the file was handed in, as ISO 8601 UTC: nbgrader's ``timestamp.txt`` in its
     assignment folder (what ``nbgrader collect`` keeps), else the file's modification time."""
     from datetime import datetime, timezone
+    from backprop_traps.grader.loading import bounded
     for folder in list(Path(path).parents)[:2]:  # <assignment>/ or <student>/
-        stamp = folder / "timestamp.txt"
-        try:
-            if stamp.is_file() and not stamp.is_symlink() and stamp.stat().st_size < 200:
-                return parse_time(stamp.read_text(encoding="utf-8").strip()).isoformat()
+        try:  # the student's folder: the one bounded way (no link, no FIFO, 200 bytes at most)
+            return parse_time(bounded.read_text(folder / "timestamp.txt", 200).strip()).isoformat()
         except (OSError, ValueError):
             pass
     try:

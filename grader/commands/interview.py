@@ -48,7 +48,7 @@ def interview(question, answer_file, as_json, questions_dir):
     if answer_file not in (None, "-"):
         if os.path.isdir(answer_file):
             raise _OneSentence(f"{answer_file} is a folder: give the file that holds your answer.")
-        if not os.path.isfile(answer_file):
+        if not os.path.lexists(answer_file):
             raise _OneSentence(f"{answer_file} does not exist: give the file that holds your answer, "
                                "or - to read it from stdin.")
     root = questions_root(questions_dir)
@@ -74,6 +74,8 @@ def interview(question, answer_file, as_json, questions_dir):
             text = rehearsal.read_answer(answer_file, sys.stdin)
         except OSError as e:
             raise _OneSentence(f"cannot read {answer_file}: {e.strerror or e}.")
+        except ValueError as e:  # bounded.Unreadable: a link, a FIFO, a device, gone meanwhile
+            raise _OneSentence(f"{e}: give the file that holds your answer, or - to read it from stdin.")
         result = rehearsal.check(chosen, text)
         if as_json:
             click.echo(json.dumps(result, indent=1, ensure_ascii=False))
