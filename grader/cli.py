@@ -96,12 +96,13 @@ class _PathError(click.UsageError):
 
 def _existing_files(_ctx, _param, paths):
     """A path that does not exist, or a folder, is a usage error (exit 2): nothing was graded."""
+    from backprop_traps.grader.sandbox.inert import inert  # a file name may carry anything
     for path in paths:
         if os.path.isdir(path):
-            raise _PathError(f"{path} is a folder: give a notebook (.ipynb) or a .py file in it "
+            raise _PathError(f"{inert(path)} is a folder: give a notebook (.ipynb) or a .py file in it "
                              "(`grade batch` grades a whole class's folder).")
         if not os.path.exists(path):
-            raise _PathError(f"{path} does not exist: give the path of a notebook (.ipynb) or a .py file.")
+            raise _PathError(f"{inert(path)} does not exist: give the path of a notebook (.ipynb) or a .py file.")
     return paths
 
 

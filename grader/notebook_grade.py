@@ -130,10 +130,11 @@ def grade_this_notebook(question: str | None = None, path: str | os.PathLike | N
               f"    grade_this_notebook({question!r}, path='01_routing_trap.ipynb')\n"
               "or grade it from a terminal: grade <your notebook>.ipynb")
         return
+    from backprop_traps.grader.sandbox.inert import inert  # the path came from the front end
     if not notebook.is_file():
-        print(f"There is no notebook at {notebook}; pass the path of this notebook's file.")
+        print(f"There is no notebook at {inert(notebook)}; pass the path of this notebook's file.")
         return
-    print(f"Grading {notebook} as saved on disk (unsaved edits are not seen: save first, Ctrl-S).")
+    print(f"Grading {inert(notebook)} as saved on disk (unsaved edits are not seen: save first, Ctrl-S).")
     stale = not_run(notebook, executed_cells()) if _kernel() is not None else []
     if stale:
         print(f"Note: {len(stale)} code cell(s) of the saved file are not what this kernel ran. If you "
