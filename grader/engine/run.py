@@ -19,6 +19,8 @@ from backprop_traps.grader.sandbox.process import Sandbox
 from backprop_traps.grader.loading.submission import load_submission
 
 DEFAULT_SEED = 1234
+SANDBOX_FAULT = ("This is the grader's sandbox failing an honest library, not a problem with your "
+                 "answer: please report it with your file.")
 
 
 def grade_path(path: str | Path, question: str | None = None, seed: int | None = None,
@@ -115,6 +117,11 @@ def _run_checks(sub, question, root: Path, seed: int, sandbox: Sandbox, result: 
         from backprop_traps.grader.engine.visible_tests import manual_cells, run_visible_tests
         result.public = run_visible_tests(sandbox, sub.path)
         result.manual = manual_cells(sub.path)
+    if sandbox.refused:  # loading failed because of the sandbox: what fails is not the learner's doing
+        for t in result.tests:
+            if not t.passed and not t.grader_error:
+                t.grader_error = True
+                t.feedback = f"{t.feedback}\nWhile your code loaded: {sandbox.refused} {SANDBOX_FAULT}".strip()
     result.output = sandbox.output
     result.warnings = list(sandbox.warnings)
     result.score = sum(t.points for t in result.tests)
@@ -136,8 +143,12 @@ class _Reference:
 
 
 def _run_one(check, ctx: CheckContext) -> CheckResult:
+    from backprop_traps.grader.engine.call_memo import SandboxRefused
     try:
         check.run(ctx)
+    except SandboxRefused as refused:  # the sandbox broke an honest library: never the learner's
+        return CheckResult(check.name, 0.0, check.points, False, hints=check.hints, grader_error=True,
+                           feedback=f"{refused} {SANDBOX_FAULT}")
     except Fail as fail:
         from backprop_traps.grader.engine.trap_feedback import split
         feedback, hints = split(ctx.question, check, fail.feedback, fail.trap)
