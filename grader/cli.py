@@ -21,6 +21,7 @@ SUBCOMMANDS = {
     "doctor": "backprop_traps.grader.commands.doctor:doctor", "export": "backprop_traps.grader.commands.export:export",
     "interview": "backprop_traps.grader.commands.interview:interview", "list": "backprop_traps.grader.commands.learner:list_questions",
     "new": "backprop_traps.grader.commands.new:new", "release": "backprop_traps.grader.commands.release:release",
+    "replay": "backprop_traps.grader.commands.replay:replay",
     "reveal": "backprop_traps.grader.commands.reveal:reveal", "show": "backprop_traps.grader.commands.show:show",
     "start": "backprop_traps.grader.commands.learner:start", "validate": "backprop_traps.grader.commands.validate:validate",
 }
@@ -106,6 +107,16 @@ def _existing_files(_ctx, _param, paths):
     return paths
 
 
+def _draw(value):
+    """``--draw``: 32 hex digits (engine/draws.py), or a usage error."""
+    if value is not None:
+        from backprop_traps.grader.engine.draws import is_draw
+        if not is_draw(value.lower()):
+            raise click.BadParameter("a draw is the 32 hex digits a course run recorded", param_hint="--draw")
+        return value.lower()
+    return None
+
+
 @main.command("check")
 @click.argument("submissions", nargs=-1, required=True, type=click.Path(), callback=_existing_files)
 @click.option("--question", "-q", help="Question id, if the file does not say (wins over the file).")
@@ -115,11 +126,14 @@ def _existing_files(_ctx, _param, paths):
 @click.option("--hint", is_flag=True, help="Also show the next unseen hint for the first failing check.")
 @click.option("--replay", is_flag=True, help="An instructor's replay (the command `grade batch` records): "
                                               "write nothing to this folder's history.")
+@click.option("--draw", default=None, metavar="HEX", callback=lambda _c, _p, v: _draw(v),
+              help="An instructor's replay of a course run: the value it drew at grading time "
+                   "(its .run.json has it; `grade replay TOKEN` finds it from a report's token).")
 @limit_options
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo); "
                    "or set BACKPROP_TRAPS_QUESTIONS.")
-def check(submissions, question, seed, as_json, hint, replay, limits, questions_dir):
+def check(submissions, question, seed, as_json, hint, replay, draw, limits, questions_dir):
     """Grade SUBMISSIONS (notebooks or .py files) against the hidden checks
     (`grade SUBMISSION...` is short for `grade check SUBMISSION...`).
 
@@ -130,7 +144,7 @@ def check(submissions, question, seed, as_json, hint, replay, limits, questions_
     if hint and as_json:
         raise click.UsageError("--hint shows text for a person; it cannot go with --json")
     results = [grade_path(path, question=question, seed=seed, limits=limits, root=questions_dir,
-                          visible_tests=not as_json)
+                          visible_tests=not as_json, draw=draw)
                for path in submissions]
     if as_json:
         docs = [r.to_json() for r in results]
@@ -139,7 +153,7 @@ def check(submissions, question, seed, as_json, hint, replay, limits, questions_
     from backprop_traps.grader.learner.report import render
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     click.echo("\n\n".join(render(r, color) for r in results), color=color)
-    if replay:
+    if replay or draw:  # a course run replayed: not this folder's practice
         return
     from backprop_traps.grader.commands import learner
     follow_up = learner.after_grading(results, hint, color)

@@ -49,6 +49,14 @@ class Job:
     error: str | None = None
     """Why it cannot be graded at all, found before grading (a symbolic link)."""
 
+    @property
+    def assignment(self) -> str:
+        """The folders between the student's and the file: nbgrader's assignment id in
+        ``submitted/<student>/<assignment>/``, "" where the file lies in the student's folder
+        or the flat layout (a part of each course seed: variants.student_seed)."""
+        parts = self.rel.split("/")
+        return "/".join(parts[1:-1])
+
 
 class LayoutError(ValueError):
     """SOURCE names nothing usable; the message is a sentence for the instructor."""

@@ -67,9 +67,12 @@ def read_capped(path: Path, cap: int | None = None) -> bytes | None:
         return None
 
 
-def replay_command(job: Job, seed: int, limits_args: list[str], root: str | None = None) -> str:
-    """The `grade` command that reproduces this submission's run exactly, from any folder."""
-    args = ["grade", str(Path(job.path).absolute()), "--seed", str(seed), "--replay"]
+def replay_command(job: Job, seed: int, limits_args: list[str], root: str | None = None,
+                   draw: str | None = None) -> str:
+    """The `grade` command that reproduces this submission's run exactly, from any folder:
+    the instructor's, with the seed (it is in OUTDIR only, never in a student's report)."""
+    args = ["grade", str(Path(job.path).absolute())] + (["--draw", draw] if draw else []) + \
+        ["--seed", str(seed), "--replay"]
     if job.question:
         args += ["--question", job.question]
     if root:

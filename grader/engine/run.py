@@ -10,6 +10,7 @@ from pathlib import Path
 
 from backprop_traps.grader.checks import load_question
 from backprop_traps.grader.engine.call_memo import CallMemo
+from backprop_traps.grader.engine.draws import checks_seed, is_draw
 from backprop_traps.grader.engine.question import Fail
 from backprop_traps.grader.loading.questions import questions_root, solution_notebooks
 from backprop_traps.grader.loading.reference import load_solution, setup_code
@@ -25,26 +26,30 @@ SANDBOX_FAULT = ("This is the grader's sandbox failing an honest library, not a 
 
 def grade_path(path: str | Path, question: str | None = None, seed: int | None = None,
                limits: Limits = Limits(), root: str | Path | None = None,
-               visible_tests: bool = False) -> GradeResult:
+               visible_tests: bool = False, draw: str | None = None) -> GradeResult:
     """Grade one submission file. ``question`` overrides what the file says.
 
-    ``visible_tests`` also runs a notebook's visible test cells (``result.public``, unscored)."""
+    ``visible_tests`` also runs a notebook's visible test cells (``result.public``, unscored).
+    ``draw``: a course's value drawn at grading time (engine/draws.py); the checks' inputs
+    then come from the seed and the draw together, and ``--seed`` alone does not replay it."""
+    if draw is not None and not is_draw(draw):
+        raise ValueError(f"a draw is 32 hex digits, not {draw!r}")
     try:
-        return _grade(path, question, seed, limits, root, visible_tests)
+        return _grade(path, question, seed, limits, root, visible_tests, draw)
     except Exception as exc:  # a bug of ours must not sink a batch: record it and go on
         return GradeResult(submission=str(path), question=question, score=0.0, max_score=0.0,
-                           seed=seed, internal_error=True,
+                           seed=seed, draw=draw, internal_error=True,
                            error=f"internal grader error ({type(exc).__name__}: {exc}); "
                                  "please report it with this file")
 
 
-def _grade(path, question, seed, limits, root, visible_tests=False) -> GradeResult:
+def _grade(path, question, seed, limits, root, visible_tests=False, draw=None) -> GradeResult:
     root = questions_root(root)
     seed = DEFAULT_SEED if seed is None else seed
     sub = load_submission(path, question)
     known = solution_notebooks(root)
     result = GradeResult(submission=str(path), question=sub.question, score=0.0, max_score=0.0,
-                         seed=seed)
+                         seed=seed, draw=draw)
     if sub.question is not None and sub.question not in known:
         result.error = (f"unknown question '{sub.question}'; the questions are: {', '.join(known)}")
         return result
@@ -111,7 +116,8 @@ def _run_checks(sub, question, root: Path, seed: int, sandbox: Sandbox, result: 
                                   feedback=f"Your code could not be loaded: {loaded.error}.",
                                   hints=check.hints)
         else:
-            outcome = _run_one(check, CheckContext(question, calls, ref, seed, check.name))
+            outcome = _run_one(check, CheckContext(question, calls, ref, checks_seed(seed, result.draw),
+                                                   check.name))
         result.tests.append(outcome)
     if visible_tests and loaded.ok:
         from backprop_traps.grader.engine.visible_tests import manual_cells, run_visible_tests
