@@ -210,3 +210,24 @@ def test_the_guard_sees_a_plain_read(tmp_path):
     (tmp_path / "m.py").write_text("import json\ndef f(p):\n    return json.loads(p.read_text())\n"
                                    "def g(p):\n    with open(p, 'w') as f:\n        f.write('x')\n")
     assert [fn for fn, _ in plain_reads(tmp_path / "m.py")] == ["f", "f"]
+
+
+def test_the_notebooks_own_grade_cell_never_waits_on_a_fifo(tmp_path, monkeypatch):
+    """`grade_this_notebook` looks through the folder's notebooks for the one to grade."""
+    from backprop_traps.grader.notebook_grade import find_notebook
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo(tmp_path / "01_routing_trap.ipynb")
+    os.mkfifo(tmp_path / "copy.ipynb")
+    (tmp_path / "other.ipynb").symlink_to("/dev/zero")
+    assert find_notebook("routing_trap") in (None, tmp_path / "01_routing_trap.ipynb")
+
+
+def test_grade_start_force_replaces_a_link_instead_of_writing_through_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "precious.txt").write_text("keep me")
+    (tmp_path / "01_routing_trap.ipynb").symlink_to(tmp_path / "precious.txt")
+    out = CliRunner().invoke(main, ["start", "routing_trap", "--force"])
+    assert out.exit_code == 0, out.output
+    assert (tmp_path / "precious.txt").read_text() == "keep me"
+    assert not (tmp_path / "01_routing_trap.ipynb").is_symlink()
+    assert json.loads((tmp_path / "01_routing_trap.ipynb").read_text())["cells"]
