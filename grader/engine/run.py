@@ -9,14 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from backprop_traps.grader.checks import load_question
-from backprop_traps.grader.engine.call_memo import CallMemo
+from backprop_traps.grader.engine.call_memo import CallMemo, SandboxRefused
 from backprop_traps.grader.engine.draws import checks_seed, is_draw
 from backprop_traps.grader.engine.question import Fail
 from backprop_traps.grader.loading.questions import questions_root, solution_notebooks
 from backprop_traps.grader.loading.reference import load_solution, setup_code
 from backprop_traps.grader.engine.results import CheckResult, GradeResult
 from backprop_traps.grader.sandbox.limits import Limits
-from backprop_traps.grader.sandbox.process import Sandbox
+from backprop_traps.grader.sandbox.process import REFUSED, Sandbox
 from backprop_traps.grader.loading.submission import load_submission
 
 DEFAULT_SEED = 1234
@@ -112,9 +112,10 @@ def _run_checks(sub, question, root: Path, seed: int, sandbox: Sandbox, result: 
     calls = CallMemo(sandbox)  # a function that timed out once is not run again
     for check in question.checks:
         if not loaded.ok:
-            outcome = CheckResult(check.name, 0.0, check.points, False,
-                                  feedback=f"Your code could not be loaded: {loaded.error}.",
-                                  hints=check.hints)
+            refused = loaded.kind == REFUSED  # e.g. the grader's helpers, broken by the sandbox
+            outcome = CheckResult(check.name, 0.0, check.points, False, hints=check.hints, grader_error=refused,
+                                  feedback=f"Your code could not be loaded: {loaded.error}."
+                                           + (f" {SANDBOX_FAULT}" if refused else ""))
         else:
             outcome = _run_one(check, CheckContext(question, calls, ref, checks_seed(seed, result.draw),
                                                    check.name))
@@ -149,7 +150,6 @@ class _Reference:
 
 
 def _run_one(check, ctx: CheckContext) -> CheckResult:
-    from backprop_traps.grader.engine.call_memo import SandboxRefused
     try:
         check.run(ctx)
     except SandboxRefused as refused:  # the sandbox broke an honest library: never the learner's
