@@ -37,8 +37,8 @@ FILENAME = ".backprop_traps_history.json"
 VERSION = 1
 MAX_BYTES = 4 * 1024 * 1024
 """A history bigger than this is broken (a year of daily practice on every question is ~100 KB)."""
-MAX_DEPTH = 16
-"""A history nests 5 deep; deeper is broken (refused before ``json.loads`` could recurse)."""
+MAX_DEPTH = 32
+"""A history nests about 5 deep; past 32 it is broken (refused before ``json.loads`` could recurse)."""
 
 
 def _number(value) -> float | None:

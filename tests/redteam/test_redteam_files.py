@@ -10,15 +10,12 @@ without bubblewrap all the same, since it grades before it reads the history.
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from backprop_traps.grader.learner.history import FILENAME
 from redteam_kit import build, mode  # noqa: F401 (mode: a fixture)
-
-sys.path.insert(0, str(Path(__file__).parents[1]))
-from test_bounded_reads import hostile  # noqa: E402
+from test_bounded_reads import hostile  # tests/, beside conftest.py: the same hostile files
 
 GRADE = [sys.executable, "-c", "from backprop_traps.grader.cli import main; main()"]
 HISTORY_ATTACKS = ["deep", "fifo", "zero", "sparse", "folder"]
