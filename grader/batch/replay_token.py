@@ -57,8 +57,8 @@ def _xor(a: bytes, b: bytes) -> bytes:
 def make(secret: str | bytes | None, replay: Replay) -> str:
     """The token of ``replay`` under the course ``secret``."""
     seal, hide = _keys(secret)
-    plain = json.dumps([replay.student, replay.assignment, replay.question, replay.draw],
-                       ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogateescape")
+    plain = json.dumps([replay.student, replay.assignment, replay.question, replay.draw],  # ASCII, whatever
+                       separators=(",", ":")).encode("ascii")  # the names hold (escapes, surrogates too)
     iv = hmac.new(seal, plain, hashlib.sha256).digest()[:16]
     body = _xor(plain, _keystream(hide, iv, len(plain)))
     return PREFIX + base64.urlsafe_b64encode(iv + body).decode("ascii").rstrip("=")
@@ -81,7 +81,9 @@ def read(secret: str | bytes | None, token: str) -> Replay:
         raise BadToken("that replay token was not made with this course secret (another secret, no "
                        "secret, or an altered token)")
     try:
-        fields = json.loads(plain.decode("utf-8", "surrogateescape"))
-        return Replay(*(str(f) for f in fields)) if len(fields) == 4 else Replay(*fields)
-    except (ValueError, TypeError):
-        raise BadToken("that replay token holds no run") from None
+        fields = json.loads(plain.decode("ascii"))
+    except ValueError:  # UnicodeDecodeError included
+        fields = None
+    if not (isinstance(fields, list) and len(fields) == 4 and all(isinstance(f, str) for f in fields)):
+        raise BadToken("that replay token holds no run")
+    return Replay(*fields)

@@ -36,6 +36,7 @@ def show(outdir, student):
                              warnings=[str(w) for w in doc.get("warnings") or []],
                              token=meta.get("token") if isinstance(meta.get("token"), str) else None)
         replay = meta.get("replay_by_token") if result.token else meta.get("replay", "")
-        note = " (needs the course secret: --secret-file or BACKPROP_TRAPS_SECRET)" if result.token else ""
+        secret = result.token and meta.get("seeded_by") == "course secret"
+        note = " (needs the course secret: --secret-file or BACKPROP_TRAPS_SECRET)" if secret else ""
         reports.append(render(result, color=False) + "\n  replay: " + _shown(replay or "") + note)
     click.echo("\n\n".join(reports))
