@@ -21,6 +21,7 @@ SUBCOMMANDS = {
     "doctor": "backprop_traps.grader.commands.doctor:doctor", "export": "backprop_traps.grader.commands.export:export",
     "interview": "backprop_traps.grader.commands.interview:interview", "list": "backprop_traps.grader.commands.learner:list_questions",
     "new": "backprop_traps.grader.commands.new:new", "release": "backprop_traps.grader.commands.release:release",
+    "replay": "backprop_traps.grader.commands.replay:replay",
     "reveal": "backprop_traps.grader.commands.reveal:reveal", "show": "backprop_traps.grader.commands.show:show",
     "start": "backprop_traps.grader.commands.learner:start", "validate": "backprop_traps.grader.commands.validate:validate",
 }
@@ -96,13 +97,24 @@ class _PathError(click.UsageError):
 
 def _existing_files(_ctx, _param, paths):
     """A path that does not exist, or a folder, is a usage error (exit 2): nothing was graded."""
+    from backprop_traps.grader.sandbox.inert import inert  # a file name may carry anything
     for path in paths:
         if os.path.isdir(path):
-            raise _PathError(f"{path} is a folder: give a notebook (.ipynb) or a .py file in it "
+            raise _PathError(f"{inert(path)} is a folder: give a notebook (.ipynb) or a .py file in it "
                              "(`grade batch` grades a whole class's folder).")
         if not os.path.exists(path):
-            raise _PathError(f"{path} does not exist: give the path of a notebook (.ipynb) or a .py file.")
+            raise _PathError(f"{inert(path)} does not exist: give the path of a notebook (.ipynb) or a .py file.")
     return paths
+
+
+def _draw(value):
+    """``--draw``: 32 hex digits (engine/draws.py), or a usage error."""
+    if value is not None:
+        from backprop_traps.grader.engine.draws import is_draw
+        if not is_draw(value.lower()):
+            raise click.BadParameter("a draw is the 32 hex digits a course run recorded", param_hint="--draw")
+        return value.lower()
+    return None
 
 
 @main.command("check")
@@ -115,11 +127,14 @@ def _existing_files(_ctx, _param, paths):
 @click.option("--replay", is_flag=True, help="An instructor's replay (the command `grade batch` records): "
                                               "write nothing to this folder's history, and give memory "
                                               "points only from a tamper-proof meter, as the batch does.")
+@click.option("--draw", default=None, metavar="HEX", callback=lambda _c, _p, v: _draw(v),
+              help="An instructor's replay of a course run: the value it drew at grading time "
+                   "(its .run.json has it; `grade replay TOKEN` finds it from a report's token).")
 @limit_options
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo); "
                    "or set BACKPROP_TRAPS_QUESTIONS.")
-def check(submissions, question, seed, as_json, hint, replay, limits, questions_dir):
+def check(submissions, question, seed, as_json, hint, replay, draw, limits, questions_dir):
     """Grade SUBMISSIONS (notebooks or .py files) against the hidden checks
     (`grade SUBMISSION...` is short for `grade check SUBMISSION...`).
 
@@ -131,7 +146,7 @@ def check(submissions, question, seed, as_json, hint, replay, limits, questions_
         raise click.UsageError("--hint shows text for a person; it cannot go with --json")
     # a replay is a course's run: memory points only from a tamper-proof meter, as in the batch
     results = [grade_path(path, question=question, seed=seed, limits=limits, root=questions_dir,
-                          visible_tests=not as_json, practice=False if replay else None)
+                          visible_tests=not as_json, practice=False if (replay or draw) else None, draw=draw)
                for path in submissions]
     if as_json:
         docs = [r.to_json() for r in results]
@@ -140,7 +155,7 @@ def check(submissions, question, seed, as_json, hint, replay, limits, questions_
     from backprop_traps.grader.learner.report import render
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     click.echo("\n\n".join(render(r, color) for r in results), color=color)
-    if replay:
+    if replay or draw:  # a course run replayed: not this folder's practice
         return
     from backprop_traps.grader.commands import learner
     follow_up = learner.after_grading(results, hint, color)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from backprop_traps.grader.loading.notebook import NotebookError, cell_source, is_graded_code, notebook_question, parse_notebook
+from backprop_traps.grader.loading.notebook import cell_source, is_graded_code, notebook_question
 
 
 def _kernel():
@@ -49,9 +49,10 @@ def executed_cells() -> set[str]:
 
 
 def _read(path: Path) -> dict | None:
+    from backprop_traps.grader.loading.submission import read_notebook
     try:
-        return parse_notebook(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, NotebookError):
+        return read_notebook(path)  # bounded: the learner's file
+    except ValueError:  # unreadable, not UTF-8, not a notebook
         return None
 
 
@@ -129,10 +130,11 @@ def grade_this_notebook(question: str | None = None, path: str | os.PathLike | N
               f"    grade_this_notebook({question!r}, path='01_routing_trap.ipynb')\n"
               "or grade it from a terminal: grade <your notebook>.ipynb")
         return
+    from backprop_traps.grader.sandbox.inert import inert  # the path came from the front end
     if not notebook.is_file():
-        print(f"There is no notebook at {notebook}; pass the path of this notebook's file.")
+        print(f"There is no notebook at {inert(notebook)}; pass the path of this notebook's file.")
         return
-    print(f"Grading {notebook} as saved on disk (unsaved edits are not seen: save first, Ctrl-S).")
+    print(f"Grading {inert(notebook)} as saved on disk (unsaved edits are not seen: save first, Ctrl-S).")
     stale = not_run(notebook, executed_cells()) if _kernel() is not None else []
     if stale:
         print(f"Note: {len(stale)} code cell(s) of the saved file are not what this kernel ran. If you "

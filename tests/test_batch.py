@@ -62,6 +62,16 @@ def results_by_file(out):
             if not p.name.endswith(".run.json")}
 
 
+def grades_by_file(out):
+    """What two course runs of the same files agree on: each result's grades, check by check.
+    Each run draws its own value at grading time (issue 35), so the inputs, and the numbers a
+    failing check quotes from them, differ from run to run; `--draw` replays one exactly."""
+    return {name: {**{k: v for k, v in doc.items() if k not in ("draw", "tests")},
+                   "tests": [{k: t.get(k) for k in ("name", "points", "max_points", "passed", "trap", "grader_error")}
+                             for t in doc["tests"]]}
+            for name, doc in results_by_file(out).items()}
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """The class, graded once with a course secret in a file: (class folder, output, secret file)."""
@@ -95,18 +105,20 @@ def test_every_submission_has_one_result_and_a_gradebook_row(graded):
 
 
 def test_results_follow_the_contract_and_replay_exactly(graded):
-    """A sidecar's seed is HMAC(secret, student) and its `grade --seed N` replays the run."""
+    """A sidecar's seed is HMAC(secret, student, assignment, question), its draw was made at
+    grading time, and its `grade --draw D --seed N` replays the run."""
     source, out, _ = graded
     store = ResultStore(out)
     jobs = {j.rel: j for j in find_jobs(source, list(solution_notebooks()))}
     result, meta = store.load(jobs["zoë/answer.py"])
     assert set(result) == {"submission", "question", "score", "max_score", "error", "tests", "seed",
-                           "isolation"}  # the sandbox layers that ran (README)
-    assert result["seed"] == meta["seed"]
-    assert meta["seed"] == student_seed(SECRET, "zoë", 1234) != 1234
+                           "isolation", "draw"}  # the sandbox layers that ran (README), the grading's draw
+    assert result["seed"] == meta["seed"] and result["draw"] == meta["draw"]
+    assert meta["seed"] == student_seed(SECRET, "zoë", 1234, assignment="", question=result["question"]) != 1234
     assert meta["replay"].endswith(f"--seed {meta['seed']} --replay --call-timeout 5 --total-timeout 20 --code-timeout 5")
+    assert f"--draw {meta['draw']}" in meta["replay"]
     assert any(t["trap"] == "tie-order" for t in result["tests"])
-    replayed = grade_path(jobs["zoë/answer.py"].path, seed=meta["seed"], limits=LIMITS).to_json()
+    replayed = grade_path(jobs["zoë/answer.py"].path, seed=meta["seed"], limits=LIMITS, draw=meta["draw"]).to_json()
     assert replayed == result
     assert store.load(jobs["alice/routing_trap.py"])[1]["seed"] != meta["seed"]
 
@@ -136,9 +148,13 @@ def test_usage_errors_and_the_seed_of_a_student(tmp_path, graded):
     empty = run_cli(tmp_path / "empty", "-o", tmp_path / "out")
     assert empty.exit_code == 2 and "found no submissions" in empty.output
     assert run_cli(tmp_path / "missing", "-o", tmp_path / "out").exit_code == 2
-    seed = run_cli("--seed-of", "zoë", "--secret-file", secret_file)
-    assert seed.exit_code == 0 and seed.stdout.strip() == str(student_seed(SECRET, "zoë", 1234))
-    assert run_cli("--seed-of", "zoë").stdout.strip() == "1234"  # no secret: the default seed
+    seed = run_cli("--seed-of", "zoë/routing_trap", "--secret-file", secret_file)
+    assert seed.exit_code == 0 and seed.stdout.strip() == str(
+        student_seed(SECRET, "zoë", 1234, assignment="", question="routing_trap"))
+    assert run_cli("--seed-of", "zoë/ps1/routing_trap", "--secret-file", secret_file).stdout.strip() == str(
+        student_seed(SECRET, "zoë", 1234, assignment="ps1", question="routing_trap")) != seed.stdout.strip()
+    assert run_cli("--seed-of", "zoë/routing_trap").stdout.strip() == "1234"  # no secret: the default seed
+    assert run_cli("--seed-of", "zoë", "--secret-file", secret_file).exit_code == 2  # seeds are per question
 
 
 def test_grade_batch_is_a_subcommand_of_grade():
@@ -169,7 +185,7 @@ def test_a_killed_batch_resumes_and_matches_a_clean_run(graded, tmp_path):
     assert f"{8 - len(survivors)} to grade, {len(survivors)} already graded" in rerun.stderr
     final = results_by_file(out)
     assert len(final) == 8 and all(final[name] == doc for name, doc in survivors.items())
-    assert final == results_by_file(clean)
+    assert grades_by_file(out) == grades_by_file(clean)
     assert gradebook(out) == gradebook(clean)
     assert not [p for p in (out / "results").iterdir() if p.name.endswith(".tmp")]
 
@@ -183,5 +199,5 @@ def test_dask_cluster_gives_the_same_gradebook(graded, tmp_path):
         result = run_cli(source, "-o", out, "--secret-file", secret_file, *LIMIT_ARGS,
                          "--scheduler", cluster.scheduler_address)
     assert result.exit_code == 0, result.output
-    assert results_by_file(out) == results_by_file(clean)
+    assert grades_by_file(out) == grades_by_file(clean)
     assert gradebook(out) == gradebook(clean)

@@ -291,13 +291,53 @@ def _notebook_total(db_url, student):
 @pytest.mark.parametrize("student", ["alice", "bob", "mallory"])
 def test_sandboxed_course_records_grade_with_each_students_seed(sandboxed_course, student):
     """nbgrader's total for the notebook is `grade`'s score out of `grade`'s maximum, with the
-    seed `grade batch` gives the student (HMAC of the course secret and the student id)."""
+    seed `grade batch` gives the student (HMAC of the course secret, the student, the assignment
+    and the question) and the value drawn at grading time, both found from the report's token."""
+    from backprop_traps.grader.batch import replay_token
     from backprop_traps.grader.batch.variants import student_seed
     folder, db_url = sandboxed_course
-    seed = student_seed(COURSE_SECRET, student, 1234)
-    expected = grade_path(folder / "submitted" / student / "ps1" / "01_routing_trap.ipynb", seed=seed)
+    printed = _printed(folder, student, "routing_trap")
+    run = replay_token.read(COURSE_SECRET, _token(printed))
+    assert (run.student, run.assignment, run.question) == (student, "ps1", "routing_trap")
+    seed = student_seed(COURSE_SECRET, student, 1234, assignment="ps1", question="routing_trap")
+    expected = grade_path(folder / "submitted" / student / "ps1" / "01_routing_trap.ipynb", seed=seed,
+                          draw=run.draw)
     assert _notebook_total(db_url, student) == (expected.score, expected.max_score)
-    assert f"seed {seed}" in _printed(folder, student, "routing_trap")
+    assert str(seed) not in printed and "--seed" not in printed  # the seed never reaches the student
+
+
+def _token(text):
+    import re
+    return re.search(r"replay token (bpt1\.[A-Za-z0-9_-]+)", text).group(1)
+
+
+@pytest.mark.filterwarnings("ignore:Object of type")
+def test_the_feedback_page_shows_a_token_and_no_seed(sandboxed_course, tmp_path):
+    """Issue 35: the page `nbgrader generate_feedback` gives the student showed her seed three
+    times. Now it names the run by its token, which only the instructor's `grade replay` opens."""
+    from click.testing import CliRunner
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config import Config
+    from backprop_traps.grader.batch.variants import student_seed
+    from backprop_traps.grader.cli import main
+    folder, _ = sandboxed_course
+    config = Config()
+    config.CourseDirectory.root = str(folder)
+    config.CourseDirectory.course_id = "backprop-traps"
+    config.CourseDirectory.db_url = f"sqlite:///{folder / 'gradebook.db'}"
+    assert NbGraderAPI(config=config).generate_feedback("ps1", "bob", force=True)["success"]
+    page = (folder / "feedback" / "bob" / "ps1" / "01_routing_trap.html").read_text()
+    seed = student_seed(COURSE_SECRET, "bob", 1234, assignment="ps1", question="routing_trap")
+    assert "[trap: avg-routing]" in page and "replay token bpt1." in page
+    assert str(seed) not in page and str(student_seed(COURSE_SECRET, "bob", 1234)) not in page
+    assert "--seed" not in page and "seed 1234" not in page
+    notebook = str(folder / "submitted" / "bob" / "ps1" / "01_routing_trap.ipynb")
+    token = _token(page)
+    alone = CliRunner().invoke(main, ["replay", token, notebook])  # without the secret: refused
+    assert alone.exit_code == 2 and "not made with this course secret" in alone.output
+    replayed = CliRunner().invoke(main, ["replay", token, notebook, "--secret-file", str(folder / "secret.txt")])
+    assert replayed.exit_code == 0 and f"seed {seed}" in replayed.output  # the instructor sees it
+    assert "[trap: avg-routing]" in replayed.output
 
 
 @pytest.mark.filterwarnings("ignore:Object of type")

@@ -73,8 +73,10 @@ _NUMBER = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
 
 
 def _shown(text) -> str:
-    """Text for the terminal: control characters (escape sequences in a file name) as '?'."""
-    return "".join(c if c.isprintable() or c == " " else "?" for c in str(text))
+    """Text for the terminal and a spreadsheet: each character that inert text escapes
+    (sandbox/inert.py: control, format, separator, unassigned, private) as '?'."""
+    from backprop_traps.grader.sandbox.inert import shown_as_is
+    return "".join(c if shown_as_is(c) else "?" for c in str(text))
 
 
 def _count(n: int, noun: str) -> str:

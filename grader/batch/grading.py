@@ -4,7 +4,8 @@ worker. A spec in, a record out, never an exception.
 A spec is a plain dict (it crosses a pipe as JSON, or Dask's wire): ``path`` (the name the
 result reports), ``file`` (where to read it) or ``content`` + ``name`` (its bytes, for a
 cluster without a shared filesystem), ``question`` (from the layout, or None), ``seed``,
-``limits`` (``Limits`` fields) and ``root`` (a questions folder, or None).
+``draw`` (the value drawn for this grading: engine/draws.py), ``limits`` (``Limits`` fields)
+and ``root`` (a questions folder, or None).
 A record is ``{"result": <CONTRACT object>, "status", "isolation", "seconds"}``, and
 ``"untouched_stub": true`` when the file is the question's stub as released.
 """
@@ -21,9 +22,9 @@ from backprop_traps.grader.sandbox.limits import Limits
 
 
 def make_spec(path: Path, question: str | None, seed: int, limits: Limits, root: str | None,
-              with_content: bool = False) -> dict:
+              with_content: bool = False, draw: str | None = None) -> dict:
     spec = {"path": str(path), "file": str(Path(path).absolute()), "question": question,
-            "seed": seed, "limits": dataclasses.asdict(limits), "root": root}
+            "seed": seed, "draw": draw, "limits": dataclasses.asdict(limits), "root": root}
     if with_content:
         spec["content"] = read_capped(Path(path))  # None: recorded as unreadable, never read there
         spec["name"] = Path(path).name
@@ -47,7 +48,8 @@ def grade_job(spec: dict) -> dict:
             target = Path(scratch) / Path(spec["name"]).name
             target.write_bytes(spec["content"])
         result = grade_path(target, question=spec["question"], seed=spec["seed"], limits=limits,
-                            root=root_for(spec["question"] or _question_in_file(target), spec["root"]),
+                            root=root_for(spec["question"] or question_in_file(target), spec["root"]),
+                            draw=spec.get("draw"),
                             practice=False)  # a course: memory points only from a tamper-proof meter
         result.submission = spec["path"]
         from backprop_traps.grader.batch.untouched import is_untouched_stub
@@ -64,14 +66,14 @@ def grade_job(spec: dict) -> dict:
 
 def failed_record(spec: dict, message: str, seconds: float = 0.0) -> dict:
     """The record of a submission whose grading broke down: score 0, the reason as error."""
-    question = spec["question"] or _question_in_file(spec["file"], spec.get("root"))
+    question = spec["question"] or question_in_file(spec["file"], spec.get("root"))
     return {"result": {"submission": spec["path"], "question": question, "score": 0.0,
                        "max_score": max_score(question, spec.get("root")), "error": message,
-                       "tests": [], "seed": spec["seed"]},
+                       "tests": [], "seed": spec["seed"], "draw": spec.get("draw")},
             "status": BROKE_WORKER, "isolation": "", "seconds": round(seconds, 3)}
 
 
-def _question_in_file(path: str, root: str | None = None) -> str | None:
+def question_in_file(path: str, root: str | None = None) -> str | None:
     """The question the file itself names (it is only read, never run), when it is a known
     id: a notebook's metadata is the student's to write, and ids become gradebook columns."""
     try:

@@ -49,6 +49,14 @@ class Job:
     error: str | None = None
     """Why it cannot be graded at all, found before grading (a symbolic link)."""
 
+    @property
+    def assignment(self) -> str:
+        """The folders between the student's and the file: nbgrader's assignment id in
+        ``submitted/<student>/<assignment>/``, "" where the file lies in the student's folder
+        or the flat layout (a part of each course seed: variants.student_seed)."""
+        parts = self.rel.split("/")
+        return "/".join(parts[1:-1])
+
 
 class LayoutError(ValueError):
     """SOURCE names nothing usable; the message is a sentence for the instructor."""
@@ -196,11 +204,10 @@ def submitted_at(path: Path) -> str | None:
     """When the file was handed in, as ISO 8601 UTC: nbgrader's ``timestamp.txt`` in its
     assignment folder (what ``nbgrader collect`` keeps), else the file's modification time."""
     from datetime import datetime, timezone
+    from backprop_traps.grader.loading import bounded
     for folder in list(Path(path).parents)[:2]:  # <assignment>/ or <student>/
-        stamp = folder / "timestamp.txt"
-        try:
-            if stamp.is_file() and not stamp.is_symlink() and stamp.stat().st_size < 200:
-                return parse_time(stamp.read_text(encoding="utf-8").strip()).isoformat()
+        try:  # the student's folder: the one bounded way (no link, no FIFO, 200 bytes at most)
+            return parse_time(bounded.read_text(folder / "timestamp.txt", 200).strip()).isoformat()
         except (OSError, ValueError):
             pass
     try:

@@ -14,8 +14,10 @@ which makes three changes:
   gradebook;
 - ``SandboxedScore``, after Execute and before ``SaveAutoGrades``, in nbgrader's own
   process: it grades the notebook's cells with `grade`'s sandboxed path, with the seed
-  ``HMAC(course secret, nbgrader's student id)`` as `grade batch` gives, and replaces the
-  hidden-checks cell's outputs with the report and the score; whatever the kernel printed
+  ``HMAC(course secret, [nbgrader's student id, assignment id, question])`` as `grade batch`
+  gives and a value drawn at grading time (engine/draws.py), and replaces the hidden-checks
+  cell's outputs with the report and the score: the report names the run by its replay token,
+  never by the seed (the feedback page shows it to the student); whatever the kernel printed
   for that cell is dropped, and ``SaveAutoGrades`` records the score;
 - ``VisibleTestsCarryNoPoints`` (at ``generate_assignment``): the visible test cells stay
   autograder tests (nbgrader still shows which pass) but are worth 0 points. They run in
@@ -38,7 +40,8 @@ from backprop_traps.grader.batch.nbgrader_kernel import SandboxedKernelManager
 
 _QUESTION_IN_CELL = re.compile(r"""run_hidden_checks\(\s*['"]([A-Za-z0-9_]+)['"]""")
 SELF_GRADE_NOTE = "(nbgrader graded this notebook: the report is in the hidden-checks cell above.)\n"
-NOTE = "  (graded outside the notebook's kernel by `grade`'s sandbox, seed {seed})"
+NOTE = ("  (graded outside the notebook's kernel by `grade`'s sandbox; the instructor replays this run "
+        "from its token: `grade replay TOKEN NOTEBOOK`)")
 
 
 class SandboxedExecute(Execute):
@@ -52,7 +55,7 @@ class SandboxedExecute(Execute):
 class SandboxedScore(NbGraderPreprocessor):
     """Grades the notebook with `grade`'s sandbox and writes the hidden-checks cell's result."""
 
-    secret_file = Unicode("", help="File holding the course secret (seeds: HMAC(secret, student)); "
+    secret_file = Unicode("", help="File holding the course secret (seeds: HMAC(secret, student, assignment, question)); "
                                    "empty: BACKPROP_TRAPS_SECRET, else the default seed.").tag(config=True)
     questions_dir = Unicode("", help="Folder with your own questions (as `grade --questions-dir`).").tag(config=True)
 
@@ -61,7 +64,8 @@ class SandboxedScore(NbGraderPreprocessor):
         if not cells:
             return nb, resources
         student = str(resources.get("nbgrader", {}).get("student", ""))
-        report, score = self.grade(nb, cells[0], student)
+        assignment = str(resources.get("nbgrader", {}).get("assignment", ""))
+        report, score = self.grade(nb, cells[0], student, assignment)
         for cell in cells:
             cell.outputs = [v4.new_output("stream", name="stdout", text=report),
                             v4.new_output("execute_result", data={"text/plain": repr(score)},
@@ -72,10 +76,15 @@ class SandboxedScore(NbGraderPreprocessor):
                 cell.outputs = [v4.new_output("stream", name="stdout", text=SELF_GRADE_NOTE)]
         return nb, resources
 
-    def grade(self, nb: NotebookNode, cell: NotebookNode, student: str) -> tuple[str, float]:
-        """(the report, the score) of ``nb`` for ``student``; 0 with the reason on any failure."""
+    def grade(self, nb: NotebookNode, cell: NotebookNode, student: str,
+              assignment: str = "") -> tuple[str, float]:
+        """(the report, the score) of ``nb`` for ``student``'s ``assignment``; 0 with the reason
+        on any failure. The report goes back to the student (nbgrader's feedback): it carries
+        the run's replay token, never the seed."""
+        from backprop_traps.grader.batch import replay_token
         from backprop_traps.grader.batch.grading import known_questions, root_for
         from backprop_traps.grader.batch.variants import hide_secret_from_proc, read_secret, student_seed
+        from backprop_traps.grader.engine.draws import new_draw
         from backprop_traps.grader.engine.run import DEFAULT_SEED, grade_path
         from backprop_traps.grader.learner.report import render
 
@@ -86,15 +95,17 @@ class SandboxedScore(NbGraderPreprocessor):
         root = root_for(question, self.questions_dir or None)  # own questions beside the kit's
         secret = read_secret(None, self.secret_file or None)
         hide_secret_from_proc(secret)  # nbgrader's /proc entries, should the secret be in its environment
-        seed = student_seed(secret, student, DEFAULT_SEED)
+        seed = student_seed(secret, student, DEFAULT_SEED, assignment=assignment, question=question)
+        draw = new_draw()  # at grading time: the inputs cannot be known before, the seed known or not
         with tempfile.TemporaryDirectory(prefix="bpt-nbgrader-") as folder:
             path = Path(folder) / f"{question}.ipynb"
             path.write_text(nbformat.writes(_without_outputs(nb)), encoding="utf-8")
-            result = grade_path(path, question=question, seed=seed, root=root, practice=False)
+            result = grade_path(path, question=question, seed=seed, root=root, draw=draw, practice=False)
         result.submission = f"{student}'s notebook"
+        result.token = replay_token.make(secret, replay_token.Replay(student, assignment, question, draw))
         points = float(cell.metadata.nbgrader.get("points", result.max_score))
         score = min(float(result.score), points)
-        return render(result, color=False) + "\n" + NOTE.format(seed=seed) + "\n", score
+        return render(result, color=False) + "\n" + NOTE + "\n", score
 
 
 def _without_outputs(nb: NotebookNode) -> NotebookNode:

@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import shlex
-import stat
 import threading
 from pathlib import Path
 
@@ -44,18 +43,8 @@ def _chunks(path: Path, cap: int | None):
     """The file's bytes in 1 MB chunks; ValueError when it is not a regular file (a FIFO
     opened here would block), a link, or over ``cap`` bytes; OSError when unreadable."""
     from backprop_traps.grader.batch.layouts import MAX_SUBMISSION_BYTES
-    cap = MAX_SUBMISSION_BYTES if cap is None else cap
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
-            raise ValueError("not a regular file of at most the size cap")
-        left = cap + 1
-        while left > 0 and (chunk := f.read(min(1 << 20, left))):
-            left -= len(chunk)
-            if left <= 0:
-                raise ValueError("grew past the size cap")
-            yield chunk
+    from backprop_traps.grader.loading import bounded
+    yield from bounded.chunks(path, MAX_SUBMISSION_BYTES if cap is None else cap)
 
 
 def file_digest(path: Path, cap: int | None = None) -> str | None:
@@ -78,9 +67,12 @@ def read_capped(path: Path, cap: int | None = None) -> bytes | None:
         return None
 
 
-def replay_command(job: Job, seed: int, limits_args: list[str], root: str | None = None) -> str:
-    """The `grade` command that reproduces this submission's run exactly, from any folder."""
-    args = ["grade", str(Path(job.path).absolute()), "--seed", str(seed), "--replay"]
+def replay_command(job: Job, seed: int, limits_args: list[str], root: str | None = None,
+                   draw: str | None = None) -> str:
+    """The `grade` command that reproduces this submission's run exactly, from any folder:
+    the instructor's, with the seed (it is in OUTDIR only, never in a student's report)."""
+    args = ["grade", str(Path(job.path).absolute())] + (["--draw", draw] if draw else []) + \
+        ["--seed", str(seed), "--replay"]
     if job.question:
         args += ["--question", job.question]
     if root:
@@ -162,8 +154,14 @@ class ResultStore:
         return _read_json(result), _read_json(sidecar)
 
 
+RESULT_BYTES = 64 * 1024 * 1024
+"""A stored result or sidecar larger than this is not read (one is a few KB)."""
+
+
 def _read_json(path: Path):
+    """A stored result, read the one bounded way (loading/bounded.py); None when it cannot be."""
+    from backprop_traps.grader.loading import bounded
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return bounded.read_json(path, RESULT_BYTES)
+    except bounded.Unreadable:
         return None

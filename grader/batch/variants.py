@@ -1,10 +1,12 @@
 """Per-student variants: each student's hidden inputs come from their own seed.
 
-``seed = HMAC-SHA256(course secret, student id)``, its first 48 bits as an integer. Two
-students get different inputs (a collision among 30,000 students has odds of about one in
-600,000), the instructor replays any student's run with ``grade FILE --seed N``, and
-without the secret nobody can tell which seed a student gets (HMAC is a keyed
-pseudo-random function). Without a secret every student gets the default seed, as `grade`.
+``seed = HMAC-SHA256(course secret, [student, assignment, question])``, its first 48 bits as
+an integer. Two students get different inputs (a collision among 30,000 students has odds of
+about one in 600,000), one question's seed says nothing about another's, and without the
+secret nobody can tell which seed a student gets (HMAC is a keyed pseudo-random function).
+The seed never reaches a student: their reports carry a replay token (replay_token.py), and
+each course run also draws a value at grading time (engine/draws.py), so even a known seed
+does not give the inputs. Without a secret every student gets the default seed, as `grade`.
 
 The secret comes from ``--secret-file`` (best), ``BACKPROP_TRAPS_SECRET`` or ``--secret``.
 Learner code can read ``/proc/<pid>/environ`` and ``/proc/<pid>/cmdline`` of the grader's
@@ -17,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import hmac
+import json
 import os
 import unicodedata
 
@@ -24,14 +27,24 @@ SECRET_ENV = "BACKPROP_TRAPS_SECRET"
 SEED_BITS = 48
 
 
-def student_seed(secret: str | bytes | None, student: str, default: int) -> int:
-    """The seed of ``student``'s hidden inputs; ``default`` when there is no secret.
+def student_seed(secret: str | bytes | None, student: str, default: int,
+                 assignment: str | None = None, question: str | None = None) -> int:
+    """The seed of ``student``'s hidden inputs for ``question`` of ``assignment``; ``default``
+    when there is no secret.
 
-    The id is NFC-normalised, so the same name typed on two systems gives one seed."""
+    A course's runs name all three: ``HMAC(secret, [student, assignment, question])``, so one
+    question's seed says nothing about another question's or another assignment's. Without
+    ``assignment`` and ``question`` it is ``HMAC(secret, student)``, a student's seed before
+    issue 35 (kept for callers that name a student only). Ids are NFC-normalised, so the same
+    name typed on two systems gives one seed."""
     if not secret:
         return default
     key = secret.encode() if isinstance(secret, str) else secret
-    msg = unicodedata.normalize("NFC", student).encode()
+    nfc = lambda text: unicodedata.normalize("NFC", text or "")  # noqa: E731
+    if assignment is None and question is None:
+        msg = nfc(student).encode()
+    else:
+        msg = json.dumps(["seed", nfc(student), nfc(assignment), nfc(question)]).encode()
     digest = hmac.new(key, msg, hashlib.sha256).digest()
     return int.from_bytes(digest[: SEED_BITS // 8], "big")
 

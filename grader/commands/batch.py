@@ -25,7 +25,7 @@ def _cores() -> int:
 @click.option("-j", "--jobs", "workers", type=click.IntRange(min=1), default=_cores(), show_default=True,
               help="Submissions graded at once (local mode).")
 @click.option("--secret-file", type=click.Path(dir_okay=False),
-              help="File holding the course secret: each student's seed is HMAC(secret, student).")
+              help="File holding the course secret: each seed is HMAC(secret, student, assignment, question).")
 @click.option("--secret", help="The course secret itself (visible in the process list; prefer "
                                 "--secret-file or BACKPROP_TRAPS_SECRET).")
 @click.option("--force", is_flag=True, help="Grade every submission again, even those already graded.")
@@ -34,7 +34,8 @@ def _cores() -> int:
 @limit_options
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo).")
-@click.option("--seed-of", metavar="STUDENT", help="Only print STUDENT's seed (to replay their run) and exit.")
+@click.option("--seed-of", metavar="STUDENT/[ASSIGNMENT/]QUESTION",
+              help="Only print that seed and exit (a run also draws a value: replay with its .run.json).")
 @click.option("--student", "students", metavar="ID", multiple=True,
               help="Regrade only this student's submissions, in place (repeatable); the gradebook "
                    "stays the whole class's.")
@@ -63,9 +64,15 @@ def batch(source, outdir, workers, secret_file, secret, force, scheduler, limits
         raise click.BadParameter(str(e), param_hint="--secret-file")
     hide_secret_from_proc(course_secret)  # before any submission runs: see variants.py
     if seed_of is not None:
-        seed = student_seed(course_secret, seed_of, DEFAULT_SEED)
+        student, *assignment, question = seed_of.split("/") if "/" in seed_of else (seed_of, None)
+        if question is None:
+            raise click.BadParameter("seeds are per student, assignment and question: give STUDENT/QUESTION "
+                                     "or STUDENT/ASSIGNMENT/QUESTION", param_hint="--seed-of")
+        seed = student_seed(course_secret, student, DEFAULT_SEED, assignment="/".join(assignment),
+                            question=question)
         click.echo(seed)
-        click.echo(f"replay: grade FILE --seed {seed}", err=True)
+        click.echo("a batch's run also drew a value at grading time: replay it with the command in its "
+                   ".run.json, or `grade replay TOKEN FILE` from a report's token", err=True)
         return
     if not source or not (outdir or dry_run):
         raise click.UsageError("grade batch needs SOURCE and -o OUTDIR")

@@ -45,11 +45,12 @@ def interview(question, answer_file, as_json, questions_dir):
 
     if as_json and answer_file is None:
         raise _OneSentence("--json needs --answer FILE (or --answer - to read the answer from stdin).")
+    from backprop_traps.grader.sandbox.inert import inert  # a file name may carry anything
     if answer_file not in (None, "-"):
         if os.path.isdir(answer_file):
-            raise _OneSentence(f"{answer_file} is a folder: give the file that holds your answer.")
-        if not os.path.isfile(answer_file):
-            raise _OneSentence(f"{answer_file} does not exist: give the file that holds your answer, "
+            raise _OneSentence(f"{inert(answer_file)} is a folder: give the file that holds your answer.")
+        if not os.path.lexists(answer_file):
+            raise _OneSentence(f"{inert(answer_file)} does not exist: give the file that holds your answer, "
                                "or - to read it from stdin.")
     root = questions_root(questions_dir)
     history = History.load() if question is None or not as_json else None  # --json writes nothing
@@ -73,7 +74,9 @@ def interview(question, answer_file, as_json, questions_dir):
         try:
             text = rehearsal.read_answer(answer_file, sys.stdin)
         except OSError as e:
-            raise _OneSentence(f"cannot read {answer_file}: {e.strerror or e}.")
+            raise _OneSentence(f"cannot read {inert(answer_file)}: {e.strerror or e}.")
+        except ValueError as e:  # bounded.Unreadable: a link, a FIFO, a device, gone meanwhile
+            raise _OneSentence(f"{inert(e)}: give the file that holds your answer, or - to read it from stdin.")
         result = rehearsal.check(chosen, text)
         if as_json:
             click.echo(json.dumps(result, indent=1, ensure_ascii=False))

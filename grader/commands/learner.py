@@ -184,10 +184,23 @@ def start(question, folder, force, solution, questions_dir):
 
 
 def _copy(source: Path, target: Path) -> None:
+    """Copy to a temporary file beside ``target``, then rename it over: a link or a FIFO with
+    the target's name is replaced, never written through."""
+    import tempfile
+    tmp = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+        shutil.copyfile(source, tmp)
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as a plain copy would be (mkstemp makes it private)
+        os.replace(tmp, target)
+        tmp = None
     except OSError as e:
+        if tmp:
+            Path(tmp).unlink(missing_ok=True)
         click.echo(f"Could not write {shlex.quote(_shown_path(target.resolve()))}: {e.strerror or e}", err=True)
         sys.exit(1)
 
@@ -217,15 +230,19 @@ def _fingerprint(path: str) -> str | None:
     """A hash of what was graded: grading the same answer again is not an attempt. For a
     notebook, its graded code only, so that saving new outputs does not make a new attempt."""
     import hashlib
+    from backprop_traps.grader.loading import bounded
+    from backprop_traps.grader.loading.submission import MAX_BYTES
     try:
-        data = Path(path).read_bytes()
-    except OSError:
+        data = bounded.read_bytes(path, MAX_BYTES)  # the learner's file: the one bounded way
+    except bounded.Unreadable:
         return None
     if path.endswith(".ipynb"):
-        from backprop_traps.grader.loading.notebook import NotebookError, graded_code, parse_notebook
+        from backprop_traps.grader.loading.notebook import graded_code, parse_notebook
         try:
-            data = graded_code(parse_notebook(data.decode("utf-8"))).encode("utf-8")
-        except (UnicodeDecodeError, NotebookError):
+            text = data.decode("utf-8")
+            if bounded.json_shape_error(text) is None:
+                data = graded_code(parse_notebook(text)).encode("utf-8")
+        except ValueError:  # not UTF-8, not a notebook: the bytes themselves
             pass
     return hashlib.sha256(data).hexdigest()
 

@@ -7,7 +7,8 @@ import click
 @click.argument("student")
 def show(outdir, student):
     """Print STUDENT's stored reports from the batch in OUTDIR, each with the command that
-    replays it."""
+    replays it. A course run's report carries its replay token and never the seed (it may be
+    handed back to the student); `grade replay TOKEN FILE` with the course secret replays it."""
     from pathlib import Path
 
     from backprop_traps.grader.batch.gradebook import _shown
@@ -32,6 +33,10 @@ def show(outdir, student):
                              score=float(doc.get("score") or 0), max_score=float(doc.get("max_score") or 0),
                              error=doc.get("error"), tests=tests, seed=doc.get("seed", meta.get("seed")),
                              isolation=str(meta.get("isolation") or ""), memory=str(doc.get("memory") or ""),
-                             warnings=[str(w) for w in doc.get("warnings") or []])
-        reports.append(render(result, color=False) + "\n  replay: " + _shown(meta.get("replay", "")))
+                             warnings=[str(w) for w in doc.get("warnings") or []],
+                             token=meta.get("token") if isinstance(meta.get("token"), str) else None)
+        replay = meta.get("replay_by_token") if result.token else meta.get("replay", "")
+        secret = result.token and meta.get("seeded_by") == "course secret"
+        note = " (needs the course secret: --secret-file or BACKPROP_TRAPS_SECRET)" if secret else ""
+        reports.append(render(result, color=False) + "\n  replay: " + _shown(replay or "") + note)
     click.echo("\n\n".join(reports))

@@ -6,7 +6,7 @@ checks, 60 s). The memo wraps the sandbox for one grading; checks call it like t
 """
 from __future__ import annotations
 
-from backprop_traps.grader.sandbox.process import CallResult
+from backprop_traps.grader.sandbox.process import REFUSED, CallResult
 
 GIVE_UP = ("timeout",)
 """Kinds of failure after which a function is not called again in this grading."""
@@ -24,6 +24,8 @@ class CallMemo:
         if fn in self.gave_up:
             return CallResult(False, kind="timeout", error=self.gave_up[fn])
         result = self._sandbox.call(fn, *args, **how)
+        if not result.ok and result.kind == REFUSED:  # never the learner's: the check is the grader's error
+            raise SandboxRefused(result.error)
         if not result.ok and result.kind in GIVE_UP:
             self.gave_up[fn] = (f"{result.error.rstrip('.')}; it is not called again in this grading, "
                                 "so its other checks fail for the same reason")
@@ -31,3 +33,8 @@ class CallMemo:
 
     def __getattr__(self, name):  # everything else (services, output, run_cells...) is the sandbox's
         return getattr(self._sandbox, name)
+
+
+class SandboxRefused(Exception):
+    """A call failed because of the sandbox itself (grader/sandbox/refusals.py): the check
+    cannot judge the answer, and says so as the grader's error."""

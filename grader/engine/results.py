@@ -54,7 +54,13 @@ class GradeResult:
     """A sentence when the submission could not be graded at all; then score is 0."""
     tests: list[CheckResult] = field(default_factory=list)
     seed: int | None = None
-    """The seed of the hidden inputs (``--seed`` replays it)."""
+    """The seed of the hidden inputs (``--seed`` replays it, with ``draw`` when there is one)."""
+    draw: str | None = None
+    """A course's value drawn at grading time (engine/draws.py), or None (practice); in the
+    JSON as ``"draw"``, only when there is one."""
+    token: str | None = None
+    """A course's opaque replay token (batch/replay_token.py): what a student's report shows
+    instead of the seed. In the JSON as ``"token"``, only when there is one."""
     isolation: str = ""
     """How the child was isolated, e.g. 'landlock-abi-7', or 'none' where the platform cannot."""
     output: str = ""
@@ -88,6 +94,10 @@ class GradeResult:
                "score": self.score, "max_score": self.max_score, "error": self.error,
                "tests": [t.to_json() for t in self.tests], "seed": self.seed,
                "isolation": self.isolation}
+        if self.draw is not None:
+            doc["draw"] = self.draw
+        if self.token is not None:
+            doc["token"] = self.token
         if self.warnings:
             doc["warnings"] = list(self.warnings)
         if self.memory:

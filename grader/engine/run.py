@@ -10,48 +10,56 @@ import os
 from pathlib import Path
 
 from backprop_traps.grader.checks import load_question
-from backprop_traps.grader.engine.call_memo import CallMemo
+from backprop_traps.grader.engine.call_memo import CallMemo, SandboxRefused
+from backprop_traps.grader.engine.draws import checks_seed, is_draw
 from backprop_traps.grader.engine.question import Fail
 from backprop_traps.grader.loading.questions import questions_root, solution_notebooks
 from backprop_traps.grader.loading.reference import load_solution, setup_code
 from backprop_traps.grader.engine.results import CheckResult, GradeResult
 from backprop_traps.grader.sandbox.limits import Limits
-from backprop_traps.grader.sandbox.process import Sandbox
+from backprop_traps.grader.sandbox.process import REFUSED, Sandbox
 from backprop_traps.grader.loading.submission import load_submission
 
 DEFAULT_SEED = 1234
 SECRET_ENV = "BACKPROP_TRAPS_SECRET"
 """A course secret in the environment (``batch.variants.SECRET_ENV``): grading is a course's."""
+SANDBOX_FAULT = ("This is the grader's sandbox failing an honest library, not a problem with your "
+                 "answer: please report it with your file.")
 
 
 def grade_path(path: str | Path, question: str | None = None, seed: int | None = None,
                limits: Limits = Limits(), root: str | Path | None = None,
-               visible_tests: bool = False, practice: bool | None = None) -> GradeResult:
+               visible_tests: bool = False, practice: bool | None = None,
+               draw: str | None = None) -> GradeResult:
     """Grade one submission file. ``question`` overrides what the file says.
 
     ``visible_tests`` also runs a notebook's visible test cells (``result.public``, unscored).
     ``practice``: whether this is a learner's own practice, where memory is measured by the
     practice meter when no tamper-proof one exists (labelled so); a course (``grade batch``,
     nbgrader, a replay) passes False. None: practice, unless a course secret is set
-    (``BACKPROP_TRAPS_SECRET``)."""
+    (``BACKPROP_TRAPS_SECRET``).
+    ``draw``: a course's value drawn at grading time (engine/draws.py); the checks' inputs
+    then come from the seed and the draw together, and ``--seed`` alone does not replay it."""
+    if draw is not None and not is_draw(draw):
+        raise ValueError(f"a draw is 32 hex digits, not {draw!r}")
     if practice is None:
-        practice = not os.environ.get(SECRET_ENV)
+        practice = not os.environ.get(SECRET_ENV) and draw is None
     try:
-        return _grade(path, question, seed, limits, root, visible_tests, practice)
+        return _grade(path, question, seed, limits, root, visible_tests, practice, draw)
     except Exception as exc:  # a bug of ours must not sink a batch: record it and go on
         return GradeResult(submission=str(path), question=question, score=0.0, max_score=0.0,
-                           seed=seed, internal_error=True,
+                           seed=seed, draw=draw, internal_error=True,
                            error=f"internal grader error ({type(exc).__name__}: {exc}); "
                                  "please report it with this file")
 
 
-def _grade(path, question, seed, limits, root, visible_tests=False, practice=False) -> GradeResult:
+def _grade(path, question, seed, limits, root, visible_tests=False, practice=False, draw=None) -> GradeResult:
     root = questions_root(root)
     seed = DEFAULT_SEED if seed is None else seed
     sub = load_submission(path, question)
     known = solution_notebooks(root)
     result = GradeResult(submission=str(path), question=sub.question, score=0.0, max_score=0.0,
-                         seed=seed)
+                         seed=seed, draw=draw)
     if sub.question is not None and sub.question not in known:
         result.error = (f"unknown question '{sub.question}'; the questions are: {', '.join(known)}")
         return result
@@ -115,16 +123,23 @@ def _run_checks(sub, question, root: Path, seed: int, sandbox: Sandbox, result: 
     calls = CallMemo(sandbox)  # a function that timed out once is not run again
     for check in question.checks:
         if not loaded.ok:
-            outcome = CheckResult(check.name, 0.0, check.points, False,
-                                  feedback=f"Your code could not be loaded: {loaded.error}.",
-                                  hints=check.hints)
+            refused = loaded.kind == REFUSED  # e.g. the grader's helpers, broken by the sandbox
+            outcome = CheckResult(check.name, 0.0, check.points, False, hints=check.hints, grader_error=refused,
+                                  feedback=f"Your code could not be loaded: {loaded.error}."
+                                           + (f" {SANDBOX_FAULT}" if refused else ""))
         else:
-            outcome = _run_one(check, CheckContext(question, calls, ref, seed, check.name))
+            outcome = _run_one(check, CheckContext(question, calls, ref, checks_seed(seed, result.draw),
+                                                   check.name))
         result.tests.append(outcome)
     if visible_tests and loaded.ok:
         from backprop_traps.grader.engine.visible_tests import manual_cells, run_visible_tests
         result.public = run_visible_tests(sandbox, sub.path)
         result.manual = manual_cells(sub.path)
+    if sandbox.refused:  # loading failed because of the sandbox: what fails is not the learner's doing
+        for t in result.tests:
+            if not t.passed and not t.grader_error:
+                t.grader_error = True
+                t.feedback = f"{t.feedback}\nWhile your code loaded: {sandbox.refused} {SANDBOX_FAULT}".strip()
     result.output = sandbox.output
     result.memory = sandbox.memory_meter
     result.warnings = list(sandbox.warnings)
@@ -149,6 +164,9 @@ class _Reference:
 def _run_one(check, ctx: CheckContext) -> CheckResult:
     try:
         check.run(ctx)
+    except SandboxRefused as refused:  # the sandbox broke an honest library: never the learner's
+        return CheckResult(check.name, 0.0, check.points, False, hints=check.hints, grader_error=True,
+                           feedback=f"{refused} {SANDBOX_FAULT}")
     except Fail as fail:
         from backprop_traps.grader.engine.trap_feedback import split
         feedback, hints = split(ctx.question, check, fail.feedback, fail.trap)

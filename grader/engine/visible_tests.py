@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backprop_traps.grader.loading.notebook import NotebookError, SKIP_TAGS, cell_source, is_test_cell, parse_notebook, strip_magics
+from backprop_traps.grader.loading.notebook import SKIP_TAGS, cell_source, is_test_cell, strip_magics
+from backprop_traps.grader.loading.submission import read_notebook
 from backprop_traps.grader.engine.results import VisibleTests
 
 # Not the learner's sanity checks: demos, and the nbgrader cell that runs the hidden checks
@@ -23,8 +24,8 @@ def test_cells(path: str | Path) -> list[tuple[str, str]]:
     if path.suffix != ".ipynb":
         return []
     try:
-        nb = parse_notebook(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, NotebookError):
+        nb = read_notebook(path)  # bounded: the learner's file
+    except ValueError:  # unreadable, not UTF-8, not a notebook
         return []
     cells = []
     for index, cell in enumerate(nb["cells"]):
@@ -78,8 +79,8 @@ def manual_cells(path: str | Path) -> list[str]:
     if path.suffix != ".ipynb":
         return []
     try:
-        nb = parse_notebook(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, NotebookError):
+        nb = read_notebook(path)  # bounded: the learner's file
+    except ValueError:  # unreadable, not UTF-8, not a notebook
         return []
     found = []
     for cell in nb["cells"]:

@@ -5,7 +5,11 @@ practice folder keeps its own progress. It is a convenience, never a source of e
 a missing or unreadable file reads as an empty history, and a folder that cannot be written
 to simply keeps none. A file that is there but broken (not JSON, not a history) is not
 replaced silently: it is renamed to ``<name>.broken`` (``.broken-2``, ... if taken) and a
-sentence on stderr says so, once, since the next run finds no broken file. Writes go to a
+sentence on stderr says so, once, since the next run finds no broken file. It is read the
+one bounded way (grader/loading/bounded.py: no link followed, no FIFO waited on, a size and
+depth cap), so nothing with its name can hang or crash ``grade``; something with its name that
+is not a regular file (a link, a FIFO, a folder) is left where it is, and that run records
+nothing. Writes go to a
 temporary file first and are then renamed over the old one, so an interrupted write cannot
 leave half a file behind.
 
@@ -27,8 +31,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from backprop_traps.grader.loading import bounded
+
 FILENAME = ".backprop_traps_history.json"
 VERSION = 1
+MAX_BYTES = 4 * 1024 * 1024
+"""A history bigger than this is broken (a year of daily practice on every question is ~100 KB)."""
+MAX_DEPTH = 32
+"""A history nests about 5 deep; past 32 it is broken (refused before ``json.loads`` could recurse)."""
 
 
 def _number(value) -> float | None:
@@ -84,13 +94,13 @@ class History:
     @classmethod
     def load(cls, folder: str | os.PathLike | None = None) -> "History":
         path = Path(folder or os.getcwd()) / FILENAME
-        try:
-            text = path.read_bytes()
-        except OSError:  # missing or unreadable: nothing to keep
-            return cls(path)
-        try:
-            raw = json.loads(text.decode("utf-8"))
-        except ValueError:  # not UTF-8, not JSON
+        try:  # the one bounded way (loading/bounded.py): never hangs, never follows a link
+            raw = bounded.read_json(path, MAX_BYTES, max_depth=MAX_DEPTH)
+        except bounded.Unreadable as e:
+            if e.missing:  # nothing to keep
+                return cls(path)
+            if not e.regular:  # a link, FIFO, device or folder: left where it is, never renamed
+                return cls._not_a_file(path, e)
             raw = None
         qs = raw.get("questions") if isinstance(raw, dict) else None
         if not isinstance(qs, dict):
@@ -98,12 +108,23 @@ class History:
         return cls(path, {str(q): _clean_entry(e) for q, e in qs.items()})
 
     @classmethod
+    def _not_a_file(cls, path: Path, why: Exception) -> "History":
+        """Something that is not a regular file has the history's name: it is not read, not
+        moved (renaming a link or a FIFO over a backup helps nobody) and not replaced; this run
+        records nothing, and says so each time until it is gone."""
+        history = cls(path)
+        history.writable = False
+        print(f"{why}: it is not read as a history, and this run records nothing "
+              f"(remove it, or replace it with the history file itself).", file=sys.stderr)
+        return history
+
+    @classmethod
     def _broken(cls, path: Path) -> "History":
         """An empty history, the broken file renamed aside, and one sentence on stderr."""
         history = cls(path)
         for n in range(1, 100):
             backup = path.with_name(path.name + (".broken" if n == 1 else f".broken-{n}"))
-            if backup.exists():
+            if os.path.lexists(backup):  # a dangling link is taken too: never renamed over
                 continue
             try:
                 os.replace(path, backup)

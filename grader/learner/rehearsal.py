@@ -61,12 +61,13 @@ def rehearsable(root: Path) -> list[str]:
 
 
 def read_answer(path: str, stdin) -> str:
-    """The answer in ``path`` (``-`` is ``stdin``), at most ``MAX_ANSWER_BYTES``, as text."""
+    """The answer in ``path`` (``-`` is ``stdin``), at most ``MAX_ANSWER_BYTES``, as text;
+    ``bounded.Unreadable`` (a ValueError) when ``path`` cannot be read the bounded way."""
     if path == "-":
         data = stdin.buffer.read(MAX_ANSWER_BYTES) if hasattr(stdin, "buffer") else stdin.read(MAX_ANSWER_BYTES)
-    else:
-        with open(path, "rb") as f:
-            data = f.read(MAX_ANSWER_BYTES)
+    else:  # the one bounded way (loading/bounded.py): no link, no FIFO, never past the cap
+        from backprop_traps.grader.loading import bounded
+        data = bounded.read_bytes(path, MAX_ANSWER_BYTES, cut=True)
     return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
 
 

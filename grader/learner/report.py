@@ -59,7 +59,7 @@ def render(result: GradeResult, color: bool) -> str:
     if result.public is not None and not result.public.error:
         counts += f", visible tests: {result.public.passed}/{result.public.total}"
     total = style(f"{_fmt_points(result.score)} / {_fmt_points(result.max_score)}", bold=True)
-    lines.append(f"  Score: {total}   ({counts}; seed {result.seed}: --seed {result.seed} replays this run)")
+    lines.append(f"  Score: {total}   ({counts}; {_replay(result)})")
     if result.public is not None and result.public.passed == result.public.total and passed < len(result.tests):
         lines.append(style(f"  Every visible test passes, but {len(result.tests) - passed} hidden check(s) "
                            "fail: the visible tests only check the basics.", fg="yellow"))
@@ -91,6 +91,17 @@ def _memory_lines(result: GradeResult, style) -> list[str]:
         lines.append(style("  For a tamper-proof memory meter here, grade in a delegated cgroup of your own: "
                            f"`{inert(systemd_scope.command(result.submission), 300)}`", fg="yellow"))
     return lines
+
+
+def _replay(result: GradeResult) -> str:
+    """How this run is replayed. A course's report carries its opaque token and never the seed
+    (a student may read it: batch/replay_token.py); practice shows the seed that replays it."""
+    if result.token:
+        return f"replay token {inert(result.token, 400)}: your instructor can replay this run"
+    if result.draw:
+        return (f"seed {result.seed}, draw {inert(result.draw, 40)}: --seed {result.seed} "
+                f"--draw {inert(result.draw, 40)} replays this run")
+    return f"seed {result.seed}: --seed {result.seed} replays this run"
 
 
 def once(feedback: str, shown: set[str]) -> str:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from backprop_traps.grader.loading import bounded
 from backprop_traps.grader.loading.notebook import NotebookError, graded_cells, graded_code, notebook_question, parse_notebook
 
 _QUESTION_LINE = re.compile(r"^#\s*question:\s*([A-Za-z0-9_]+)\s*$", re.MULTILINE)
@@ -20,33 +20,6 @@ table is 4 MB; a notebook keeps its outputs, which are not graded (clear them if
 MAX_JSON_VALUES = 2_000_000
 """Most JSON values (an upper bound, counted before parsing) in a notebook: bounds the
 objects the grader builds from it (two million empty lists are about 130 MB)."""
-
-
-def _read_bounded(path: Path) -> bytes:
-    """The file's bytes, if it is a regular file of at most ``MAX_BYTES`` (checked on the
-    open descriptor, before reading: a FIFO or a device never blocks, a huge file is not read)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise IsADirectoryError(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{path.name} is not a regular file")
-        if info.st_size > MAX_BYTES:
-            raise ValueError(f"{path.name} is {info.st_size / 2**20:.0f} MB, over the {MAX_BYTES >> 20} MB a "
-                             "submission may have (clear a notebook's outputs)")
-        chunks, left = [], MAX_BYTES + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        if left <= 0:
-            raise ValueError(f"{path.name} grew past {MAX_BYTES >> 20} MB while it was read")
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 @dataclass
@@ -65,16 +38,10 @@ def load_submission(path: str | Path, question: str | None = None) -> Submission
     """Read ``path``; ``question`` (the ``--question`` flag) wins over what the file says."""
     path = Path(path)
     sub = Submission(str(path), question=question)
-    try:
-        raw = _read_bounded(path)
-    except ValueError as e:
-        sub.error = str(e)
-        return sub
-    except IsADirectoryError:
-        sub.error = f"{path} is a folder, not a notebook or .py file"
-        return sub
-    except OSError as e:
-        sub.error = f"cannot read {path}: {e.strerror or e}"
+    try:  # the one bounded way (loading/bounded.py): no link, no FIFO, the size cap first
+        raw = bounded.read_bytes(path, MAX_BYTES)
+    except bounded.Unreadable as e:
+        sub.error = _unreadable(path, e)
         return sub
     try:
         text = raw.decode("utf-8-sig")
@@ -86,9 +53,13 @@ def load_submission(path: str | Path, question: str | None = None) -> Submission
         sub.error = f"{path.name} is empty"
         return sub
     if path.suffix == ".ipynb":
-        if text.count("[") + text.count("{") + text.count(",") > MAX_JSON_VALUES:
+        why = bounded.json_shape_error(text, max_values=MAX_JSON_VALUES)
+        if why is not None and "values" in why:
             sub.error = (f"{path.name} holds more than {MAX_JSON_VALUES:,} JSON values, far more than a "
                          "notebook's code needs: clear its outputs and grade again")
+            return sub
+        if why is not None:
+            sub.error = f"{path.name} is not a notebook we can read: {why}; re-save it from Jupyter"
             return sub
         try:
             nb = parse_notebook(text)
@@ -105,3 +76,29 @@ def load_submission(path: str | Path, question: str | None = None) -> Submission
     else:
         sub.error = f"{path.name} is neither a notebook (.ipynb) nor a Python file (.py)"
     return sub
+
+
+def _unreadable(path: Path, e: "bounded.Unreadable") -> str:
+    """The sentence for a submission the bounded reader refused."""
+    text = str(e)
+    if e.missing:
+        return f"cannot read {path}: No such file or directory"
+    if "is a folder" in text:
+        return f"{path} is a folder, not a notebook or .py file"
+    if " MB, over the " in text:
+        return text.replace("it may be", "a submission may have (clear a notebook's outputs)")
+    if "symbolic link" in text:
+        return (f"{path.name} is a symbolic link, which the grader does not follow: grade the file "
+                f"it points to ({os.path.realpath(path)})")
+    return text
+
+
+def read_notebook(path: str | Path) -> dict:
+    """A learner's notebook file, read and parsed under the submission's bounds (the bounded
+    reader, the size cap, the JSON depth and value caps): a dict, or ``ValueError`` (
+    ``bounded.Unreadable`` or ``NotebookError``) with a sentence."""
+    text = bounded.read_text(path, MAX_BYTES, encoding="utf-8-sig")
+    why = bounded.json_shape_error(text, max_values=MAX_JSON_VALUES)
+    if why is not None:
+        raise NotebookError(f"the notebook is not usable JSON: {why}")
+    return parse_notebook(text)

@@ -31,6 +31,12 @@ WORKER_DIR = "/opt/backprop-traps-worker"
 SANDBOX_UID = 65534
 SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf")
+SYSTEM_INFO = ("/proc/cpuinfo", "/proc/meminfo", "/sys/devices/system/cpu")
+"""The read-only description of the machine honest libraries read at start-up: torch's
+cpuinfo reads ``/proc/cpuinfo`` and ``possible``, ``present`` and ``kernel_max`` below
+``/sys/devices/system/cpu``, and fails ("Failed to initialize cpuinfo!") without them. The
+sandbox's own ``/proc`` has the first two; the rest is mounted read-only (``arguments``), and
+the Landlock layer allows all of them, inside bubblewrap and without it."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -104,6 +110,9 @@ def arguments(hidden: list[str], env: dict, tmp_mb: int, seccomp_fd: int | None,
     base, work = scratch()
     args += ["--proc", "/proc", "--dev", "/dev",
              "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", base]
+    for path in SYSTEM_INFO:
+        if not path.startswith("/proc/"):  # the sandbox's own /proc already has the rest
+            args += ["--ro-bind-try", path, path]
     roots = python_roots()
     for root in roots:
         args += ["--ro-bind", root, root]

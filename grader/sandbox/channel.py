@@ -17,7 +17,11 @@ from dataclasses import dataclass, field
 from backprop_traps.grader.sandbox import wire
 from backprop_traps.grader.sandbox.failures import describe_failure, inert_failure
 from backprop_traps.grader.sandbox.inert import inert
+from backprop_traps.grader.sandbox.refusals import refused_by_sandbox
 
+REFUSED = "refused"
+"""A ``CallResult.kind``: a library failed because of the sandbox itself (refusals.py); the
+grader's error, never the learner's."""
 MAX_ASKS = 100_000
 """Requests to grader-side services in one call (a Jacobian by JVPs takes hundreds)."""
 
@@ -28,7 +32,8 @@ class CallResult:
     ok: bool
     value: object = None
     kind: str = ""
-    """On failure: timeout, crash, exception, not_implemented, missing, bad_return, budget."""
+    """On failure: timeout, crash, exception, not_implemented, missing, bad_return, budget,
+    refused (the sandbox's doing: ``REFUSED``)."""
     error: str = ""
     """On failure, one sentence for the learner."""
     args_after: list | None = None
@@ -117,9 +122,12 @@ class Channel:
         if reply.get("ok") is True:
             return CallResult(True, value=reply, seconds=elapsed)
         reply = inert_failure(reply)
-        return CallResult(False, kind=str(reply.get("kind", "exception")),
-                          error=describe_failure(reply, what, self.source, self.cells, self.warnings),
-                          seconds=elapsed)
+        said = describe_failure(reply, what, self.source, self.cells, self.warnings)
+        withheld = refused_by_sandbox(reply.get("error")) if reply.get("kind") == "exception" else None
+        if withheld:  # a library failed for what the sandbox withholds: the grader's error
+            return CallResult(False, kind=REFUSED, seconds=elapsed,
+                              error=f"{said}. The sandbox caused this, not your code: {withheld}.")
+        return CallResult(False, kind=str(reply.get("kind", "exception")), error=said, seconds=elapsed)
 
     def _send(self, msg, deadline: float) -> None:
         """Write one frame to the child before ``deadline`` (TimeoutError otherwise)."""

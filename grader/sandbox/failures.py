@@ -22,6 +22,11 @@ def inert_failure(reply: dict) -> dict:
             clean["error"]["cell"] = inert(err["cell"], 40)
         if isinstance(err.get("stale"), list):
             clean["error"]["stale"] = [inert(s, 80) for s in err["stale"][:5] if isinstance(s, str)]
+        # what tells the sandbox's refusals from the learner's errors (refusals.py)
+        code = err.get("errno")
+        clean["error"]["errno"] = code if isinstance(code, int) and not isinstance(code, bool) else None
+        clean["error"]["filename"] = inert(err["filename"], 300) if isinstance(err.get("filename"), str) else None
+        clean["error"]["library"] = err.get("library") is True
     return {**reply, **clean}
 
 

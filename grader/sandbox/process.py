@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from backprop_traps.grader.sandbox import bwrap, cgroup, measure
-from backprop_traps.grader.sandbox.channel import CallResult, Channel, Output  # noqa: F401 (CallResult: re-exported)
+from backprop_traps.grader.sandbox.channel import REFUSED, CallResult, Channel, Output  # noqa: F401 (CallResult: re-exported)
 from backprop_traps.grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_folders
 from backprop_traps.grader.sandbox.inert import inert
 from backprop_traps.grader.sandbox.limits import Limits
@@ -60,6 +60,9 @@ class Sandbox(Channel):
         self.cells = cells
         """A notebook's cells, ``(label, source, source with magics blanked)``, loaded one by one
         (``start``); None: ``source`` is one cell (a .py file)."""
+        self.refused: str | None = None
+        """Set when loading the code failed because of the sandbox itself (refusals.py): the
+        first such sentence; the checks that then fail are the grader's error."""
         self.warnings: list[str] = []
         self._warned: set[str] = set()  # cells whose warning was counted (once across restarts)
         """Cells that raised while loading, one sentence each, kept across restarts."""
@@ -158,7 +161,8 @@ class Sandbox(Channel):
         threading.Thread(target=self._output.drain, args=(out_r,), daemon=True).start()
         self._meter.attach(self._proc.pid, self._info_r)
         if use_bwrap:
-            read_only, read_write = bwrap.python_roots() + ["/usr", "/etc", "/dev/urandom"], [bwrap.scratch()[0], "/dev/null"]
+            read_only = bwrap.python_roots() + ["/usr", "/etc", "/dev/urandom", *bwrap.SYSTEM_INFO]
+            read_write = [bwrap.scratch()[0], "/dev/null"]
         else:
             # without a cgroup nothing caps what files would hold: no writable folder at all
             writable = [self._tmp] if self._meter.whole_sandbox and _MEMORY_BACKED else []
@@ -238,7 +242,7 @@ class Sandbox(Channel):
             return None
         spent = self.spent  # libraries' start-up is not the learner's time: not charged
         done = self._load_imports()
-        if done.ok or done.kind in ("exception", "not_implemented"):
+        if done.ok or done.kind in ("exception", "not_implemented", REFUSED):
             done = self._exchange({"op": "settle"}, self.limits.call_seconds, what="settling")
         self.spent = spent
         if done.ok:
@@ -251,7 +255,9 @@ class Sandbox(Channel):
         sources = [fallback or source for _, source, fallback in self.cells] if self.cells else [self.source]
         done = self._exchange({"op": "load_imports", "sources": sources},
                               self.limits.load_budget, what="importing the libraries your code uses")
-        self._imports_loaded = done.ok or done.kind in ("exception", "not_implemented")
+        if done.kind == REFUSED:
+            self.refused = self.refused or done.error
+        self._imports_loaded = done.ok or done.kind in ("exception", "not_implemented", REFUSED)
         return done
 
     def start(self) -> CallResult:
@@ -284,7 +290,9 @@ class Sandbox(Channel):
                 request["fallback"] = fallback  # magics blanked: compiled if the cell is not Python
             loaded = self._exchange(request, max(deadline - time.monotonic(), 0.01),
                                     what=f"loading {label or 'your code'}")
-            if not loaded.ok and loaded.kind in ("exception", "not_implemented"):
+            if not loaded.ok and loaded.kind in ("exception", "not_implemented", REFUSED):
+                if loaded.kind == REFUSED:  # the grader's error: the checks that fail say so
+                    self.refused = self.refused or loaded.error
                 self._warn(label, loaded.error)
                 loaded = CallResult(True)
             elif not loaded.ok:

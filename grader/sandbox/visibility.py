@@ -56,8 +56,8 @@ def readable_paths() -> list[str]:
     """What learner code legitimately reads: Python, its packages, system libraries."""
     paths = set(bwrap.python_roots())  # never sys.path as such: it may hold the working folder
     paths.update(["/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/etc/ld.so.cache",
-                  "/etc/localtime", "/usr/share/zoneinfo", "/proc/cpuinfo", "/proc/meminfo",
-                  "/sys/devices/system/cpu",
+                  "/etc/localtime", "/usr/share/zoneinfo",
+                  *bwrap.SYSTEM_INFO,  # the machine's description, as inside bubblewrap
                   "/dev/urandom"])
     return sorted(paths)
 

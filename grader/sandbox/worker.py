@@ -172,8 +172,25 @@ def describe_exception(exc):
                 if changed:
                     stale.append(name)
     message = str(exc.msg) if isinstance(exc, SyntaxError) and exc.msg else str(exc)  # no "(<cell 7>, line 3)"
-    return {"type": type(exc).__name__, "message": message[:400], "line": line, "cell": cell,
-            "stale": stale[:5]}
+    described = {"type": type(exc).__name__, "message": message[:400], "line": line, "cell": cell,
+                 "stale": stale[:5]}
+    return {**described, **system_error(exc)}
+
+
+def system_error(exc):
+    """What the grader needs to tell the sandbox's refusals from the learner's own errors
+    (grader/sandbox/refusals.py): the errno and file of the first ``OSError`` in the chain,
+    and ``library``: whether the innermost Python frame that raised is not the learner's."""
+    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    innermost = frames[-1].f_code.co_filename if frames else SUBMISSION
+    found, seen = exc, 0
+    while found is not None and not isinstance(found, OSError) and seen < 5:
+        found, seen = found.__cause__ or found.__context__, seen + 1
+    errno = getattr(found, "errno", None) if isinstance(found, OSError) else None
+    filename = getattr(found, "filename", None) if isinstance(found, OSError) else None
+    return {"errno": errno if isinstance(errno, int) else None,
+            "filename": filename[:300] if isinstance(filename, str) else None,
+            "library": not (innermost == SUBMISSION or str(innermost).startswith("<cell "))}
 
 
 def globals_state(namespace):

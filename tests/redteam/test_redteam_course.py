@@ -53,7 +53,8 @@ def test_nbgrader_score_cannot_be_forged_from_the_learners_cells(tmp_path, mode,
     assert api.autograde("ps1", "mallory", force=True)["success"]
     with Gradebook(config.CourseDirectory.db_url) as gradebook:
         recorded = gradebook.find_submission_notebook(solution.stem, "ps1", "mallory").score
-    expected = grade_path(folder / solution.name, seed=student_seed(SECRET, "mallory", 1234))
+    seed = student_seed(SECRET, "mallory", 1234, assignment="ps1", question="routing_trap")
+    expected = grade_path(folder / solution.name, seed=seed)
     assert recorded == expected.score == 0.0
     assert SECRET not in (course / "autograded" / "mallory" / "ps1" / solution.name).read_text()
 
