@@ -50,11 +50,13 @@ def flagged_class(tmp_path_factory):
     return out, roster
 
 
-def test_every_export_says_why_a_zero_is_a_zero(flagged_class):
+def test_every_export_says_why_a_zero_is_a_zero(flagged_class, tmp_path):
     out, roster = flagged_class
-    result = CliRunner().invoke(export, [str(out), "--roster", str(roster)])
+    plain = CliRunner().invoke(export, [str(out), "--roster", str(roster)])
+    assert plain.exit_code == 0 and plain.output == plain.stdout  # stdout alone: the CSV, nothing else
+    result = CliRunner().invoke(export, [str(out), "--roster", str(roster), "-o", str(tmp_path / "g.csv")])
     assert result.exit_code == 0, result.output
-    table = {r["student"]: r for r in csv.DictReader(result.stdout.splitlines())}
+    table = {r["student"]: r for r in csv.DictReader((tmp_path / "g.csv").read_text().splitlines())}
     assert list(table) == ["ann", "bob", "cat", "dan", "eve", "fay"]
     assert table["ann"]["status"] == "routing_trap: could not grade"
     assert table["bob"]["status"] == "routing_trap: could not grade"
