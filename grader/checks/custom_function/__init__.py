@@ -252,14 +252,20 @@ def second_order(ctx):
     x, v, a, b, c = probes.loss_problem(ctx.rng, 5)
     g, on_tape, hv = ctx.unpack(drive(ctx, SECOND, x, v, a, b, c), 3, "grad", "gradient, on tape, Hv")
     want_g, _, want_hv = ctx.ref.grader_second_order(x, v, a, b, c)
-    ctx.expect_array("the gradient", g, want_g, f"grad(..., create_graph=True) of {LOSS}")
+    ctx.expect_array("the gradient", g, want_g, f"grad(..., create_graph=True) of {LOSS}",
+                     example=lambda: example(ctx, SECOND, loss_args, lambda v: v[0], "the gradient"))
     if not on_tape:
         raise Fail(f"grad(..., create_graph=True) of {LOSS} returned the right gradient, but not on "
                    "the tape (its grad_fn is None): nothing can differentiate it again. With "
                    "create_graph the walk runs with recording on, so the gradient is built from "
                    "tape operations.")
     ctx.expect_array("the gradient of <gradient, v> (the Hessian times v)", hv, want_hv,
-                     f"grad applied to grad's own answer, on {LOSS}")
+                     f"grad applied to grad's own answer, on {LOSS}",
+                     example=lambda: example(ctx, SECOND, loss_args, lambda v: v[2], "Hv"))
+
+
+def loss_args(rng, size):
+    return dict(zip(("x", "v", "a", "b", "c"), probes.loss_problem(rng, size)))
 
 
 @QUESTION.check("RoundSTE: forward values and backward gradient (halves included)", points=2,
@@ -298,5 +304,6 @@ def hvp(ctx):
                 raise Fail(f"hvp on {where} misses the second derivative of each square. "
                            + QUESTION.trap("backward-not-differentiable").explanation,
                            "backward-not-differentiable")
-        raise Fail(ctx.mismatch("Hv", got, by_differences, f"hvp on {where}").feedback
-                   + " (expected: central differences of the reference's gradient along v)")
+        raise Fail(ctx.mismatch("Hv", got, by_differences, f"hvp on {where}", example=lambda: example(
+            ctx, HVP, loss_args, lambda v: v, "Hv")).feedback.replace(
+            "is wrong:", "is wrong (expected: central differences of the reference's gradient along v):", 1))
