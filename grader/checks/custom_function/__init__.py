@@ -120,7 +120,8 @@ def square_recorded(ctx):
     dx, on_tape, reaches_x, reaches_dy = ctx.unpack(drive(ctx, REC, "Square", x, dy, name="Square"), 4,
                                                     "Square.backward", "dx and what it is recorded from")
     ctx.expect_array("dx", dx, ctx.ref.grader_backward_recorded("Square", x, dy)[0], "Square.backward",
-                     traps={"saved-output-root": 2 * np.abs(x) * dy}, regions={"where x < 0": x < 0})
+                     traps={"saved-output-root": 2 * np.abs(x) * dy}, regions={"where x < 0": x < 0},
+                     example=lambda: example(ctx, REC, square_args, lambda v: v[0], "dx"))
     trap = QUESTION.trap("backward-not-differentiable").explanation
     if not on_tape or not reaches_x:
         what = ("is not on the tape at all (its grad_fn is None)" if not on_tape else
@@ -278,8 +279,14 @@ def round_ste(ctx):
         x, dy = probes.with_halves(ctx.rng, shape), upstream(ctx.rng, shape)
         y, dx, _ = triple(ctx, drive(ctx, FN, "RoundSTE", x, dy, name="RoundSTE"), "RoundSTE", "y, dx, unchanged")
         want_y, want_dx, _ = ctx.ref.grader_function("RoundSTE", x, dy)
-        ctx.expect_array("y", y, want_y, "RoundSTE.forward", regions={"at exact halves": np.abs(x % 1) == 0.5})
-        ctx.expect_array("dx", dx, want_dx, "RoundSTE.backward", traps={"ste-zero": np.zeros_like(dy)})
+        ctx.expect_array("y", y, want_y, "RoundSTE.forward", regions={"at exact halves": np.abs(x % 1) == 0.5},
+                         example=lambda: example(ctx, FN, round_args, lambda v: v[0], "y"))
+        ctx.expect_array("dx", dx, want_dx, "RoundSTE.backward", traps={"ste-zero": np.zeros_like(dy)},
+                         example=lambda: example(ctx, FN, round_args, lambda v: v[1], "dx"))
+
+
+def round_args(rng, size):
+    return {"name": "RoundSTE", "x": probes.with_halves(rng, (size,)), "dy": upstream(rng, (size,))}
 
 
 @QUESTION.check("hvp: Hessian-vector products against finite differences of the gradient", points=3,

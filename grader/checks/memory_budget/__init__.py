@@ -148,8 +148,23 @@ def forward_values(ctx):
         x1, x2 = probes.halves(ctx.rng, N, D)
         blk = probes.block(ctx.rng, D)
         got = ctx.unpack(ctx.call(FWD, x1, x2, *blk), 2, FWD, "y1, y2")
-        for name, g, w in zip(("y1", "y2"), got, ctx.ref.rev_forward(x1, x2, *blk)):
-            ctx.expect_array(name, g, w, FWD)
+        for k, (name, g, w) in enumerate(zip(("y1", "y2"), got, ctx.ref.rev_forward(x1, x2, *blk))):
+            ctx.expect_array(name, g, w, FWD, example=lambda k=k: ctx.smallest_failure(
+                FWD, block_inputs, (1, 2, 3), lambda *a, k=k: ctx.ref.rev_forward(*a)[k],
+                pick=lambda v, k=k: v[k], name=("y1", "y2")[k]))
+
+
+def block_inputs(rng, size):
+    """rev_forward's arguments on an (N, D) = (size, size) block."""
+    x1, x2 = probes.halves(rng, size, size)
+    return {"x1": x1, "x2": x2, **dict(zip(("Wf", "bf", "Wg", "bg"), probes.block(rng, size)))}
+
+
+def block_outputs(rng, size):
+    """rev_inverse's arguments: a block's outputs, and the inputs they came from (shown)."""
+    args = block_inputs(rng, size)
+    y1, y2 = rev_forward_of(args.pop("x1"), args.pop("x2"), list(args.values()))
+    return {"y1": y1, "y2": y2, **args}
 
 
 @QUESTION.check("rev_inverse: the inputs rebuilt from the outputs", points=2, hints=(
@@ -163,8 +178,11 @@ def inverse(ctx):
         y1, y2 = ctx.ref.rev_forward(x1, x2, *blk)
         got = ctx.unpack(ctx.call(INV, y1, y2, *blk), 2, INV, "x1, x2")
         wrong = traps.inverse_in_forward_order(y1, y2, *blk)
-        for name, g, w, t in zip(("x1", "x2"), got, (x1, x2), wrong):
-            ctx.expect_array(name, g, w, INV, traps={"inverse-order": t} if name == "x1" else None)
+        for k, (name, g, w, t) in enumerate(zip(("x1", "x2"), got, (x1, x2), wrong)):
+            ctx.expect_array(name, g, w, INV, traps={"inverse-order": t} if name == "x1" else None,
+                             example=lambda k=k: ctx.smallest_failure(
+                                 INV, block_outputs, (1, 2, 3), lambda *a, k=k: ctx.ref.rev_inverse(*a)[k],
+                                 pick=lambda v, k=k: v[k], name=("x1", "x2")[k]))
 
 
 def check_block_backward(ctx, N, D):
@@ -174,8 +192,11 @@ def check_block_backward(ctx, N, D):
     dy1, dy2 = upstream(ctx.rng, (N, D)), upstream(ctx.rng, (N, D))
     got = ctx.unpack(ctx.call(BWD, dy1, dy2, y1, y2, *blk), 8, BWD, "x1, x2, " + ", ".join(GRADS))
     wrong = traps.inverse_in_forward_order(y1, y2, *blk)
-    ctx.expect_array("x1", got[0], x1, BWD, traps={"inverse-order": wrong[0]})
-    ctx.expect_array("x2", got[1], x2, BWD)
+    for k, name in enumerate(("x1", "x2")):
+        ctx.expect_array(name, got[k], (x1, x2)[k], BWD, traps={"inverse-order": wrong[0]} if k == 0 else None,
+                         example=lambda k=k: ctx.smallest_failure(
+                             BWD, block_args, (1, 2, 3), lambda *a, k=k: ctx.ref.rev_backward(*a)[k],
+                             pick=lambda v, k=k: v[k], name=("x1", "x2")[k]))
     forms = traps.backward_without_cross_term(dy1, dy2, y1, y2, *blk)
     args = [x1, x2, *blk]
     dout = np.stack((dy1, dy2))
