@@ -35,7 +35,8 @@ WORD = {"none": "returns None", "zeros": "returns zeros", "nan": "returns NaN",
 
 def contract_functions(question: str, root: Path) -> list[str]:
     """The functions the learner writes: top-level ``def``s of the solution notebook's
-    solution cells (nbgrader ``solution: true``), in notebook order."""
+    solution cells (nbgrader ``solution: true``), in notebook order, and the classes defined
+    there (a custom autograd Function: its methods are what the learner writes)."""
     nb = json.loads(solution_path(question, root).read_text(encoding="utf-8"))
     names = []
     for cell in nb.get("cells", []):
@@ -47,7 +48,7 @@ def contract_functions(question: str, root: Path) -> list[str]:
             tree = ast.parse("".join(source) if isinstance(source, list) else source)
         except SyntaxError:
             continue
-        names += [node.name for node in tree.body if isinstance(node, ast.FunctionDef)
+        names += [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))
                   and node.name not in names]
     return names
 
@@ -64,7 +65,25 @@ def nan_like_answer(value):
         return {k: nan_like_answer(v) for k, v in value.items()}
     if isinstance(value, (float, np.floating)):
         return float("nan")
+    if isinstance(getattr(value, "data", None), np.ndarray) and value.data.dtype.kind == "f":
+        from backprop_traps.grader.authoring.variants import _with_data
+        return _with_data(value, np.full_like(value.data, np.nan))  # a tensor
     return zeros_like_answer(value)
+
+
+def _plain(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    return isinstance(value, (np.ndarray, np.generic, int, float, complex, str, bytes, type(None)))
+
+
+def _side_effect_free(args):
+    """The arguments for the reference call that shapes a do-nothing answer: objects of the
+    question's own (tensors on a tape) are deep copies, so that the reference's side effects
+    (a backward() filling .grad) do not happen for an answer that does nothing; arrays and
+    numbers go as they are."""
+    import copy
+    return [a if _plain(a) else copy.deepcopy(a) for a in args]
 
 
 class FreePointsProbe(RuntimeError):
@@ -72,13 +91,22 @@ class FreePointsProbe(RuntimeError):
 
 
 def degenerate(kind: str, ref_fn):
-    """A function like ``ref_fn`` that does the ``kind`` of nothing."""
+    """A function like ``ref_fn`` that does the ``kind`` of nothing; for a class, a subclass
+    whose own methods (those its body defines) each do it."""
+    if isinstance(ref_fn, type):
+        methods = {}
+        for name, member in vars(ref_fn).items():
+            if isinstance(member, staticmethod):
+                methods[name] = staticmethod(degenerate(kind, member.__func__))
+            elif callable(member) and not name.startswith("__"):
+                methods[name] = degenerate(kind, member)
+        return type(ref_fn.__name__, (ref_fn,), methods)
     if kind == "none":
         return lambda *args: None
     if kind == "zeros":
-        return lambda *args: zeros_like_answer(ref_fn(*args))
+        return lambda *args: zeros_like_answer(ref_fn(*_side_effect_free(args)))
     if kind == "nan":
-        return lambda *args: nan_like_answer(ref_fn(*args))
+        return lambda *args: nan_like_answer(ref_fn(*_side_effect_free(args)))
     if kind == "own-input":
         return lambda *args: args[0] if args else None
 

@@ -46,7 +46,16 @@ def zeros_like_answer(value):
         return 0
     if isinstance(value, (float, np.floating)):
         return 0.0
+    if isinstance(getattr(value, "data", None), np.ndarray):  # a tensor: a copy holding zeros
+        return _with_data(value, np.zeros_like(value.data))
     return value
+
+
+def _with_data(value, data):
+    import copy
+    clone = copy.copy(value)
+    clone.data = data
+    return clone
 
 
 def random_like_answer(value, rng):
