@@ -18,7 +18,8 @@ from backprop_traps.grader.sandbox.measure import PRACTICE
 MEMORY_QUESTIONS = sorted(q for q in solution_notebooks() if load_question(q).memory_paths)
 STORES_EVERYTHING = {"vram_trap": ("stores_everything", "stores-everything"),
                      "attention_backward": ("materialises_p", "materialises-p"),
-                     "grad_accumulation": ("full_batch_at_once", "full-batch-at-once")}
+                     "grad_accumulation": ("full_batch_at_once", "full-batch-at-once"),
+                     "memory_budget": ("stores_everything", "stores-everything")}
 """Each memory question's answer that keeps every activation, and the trap its memory check names."""
 
 
