@@ -63,7 +63,7 @@ class Reading:
 
     def span(self, first: int, last: int) -> str:
         """The original text from token ``first`` to token ``last``, both included."""
-        return self.text[self.tokens[first].start:self.tokens[last].end]
+        return " ".join(self.text[self.tokens[first].start:self.tokens[last].end].split())
 
     def sentence_text(self, index: int) -> str:
         members = [i for i, s in enumerate(self.sentence) if s == index]

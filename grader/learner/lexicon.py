@@ -1,13 +1,16 @@
 """What one English word can be: its lemmas (``kept`` is ``keep``), whether it can be a verb,
 and the small closed classes (negators, determiners, modals...) the clause reader needs.
 
-The open classes come from lemminflect (a PyPI package that ships its English lexicon, loaded
-on first use, about 0.2 s; nothing is downloaded), with a suffix rule for the words it does
-not know and the kit's own verbs (``recompute``, ``shard``, ``unscale``) that a general
-lexicon lacks. Results are cached per word.
+The open classes come from lemminflect, a PyPI package that ships its English lexicon (a table
+of about 70,000 word forms with their part of speech and lemma). Its table is read directly,
+on first use (about 0.07 s): importing the package would import numpy and probe for spaCy,
+which ``grade interview`` does not need. Nothing is downloaded. A suffix rule covers the words
+the table lacks, and the kit's own verbs (``recompute``, ``shard``, ``unscale``) that a general
+lexicon does not know. Without the package, the suffix rule alone applies. Results are cached.
 """
 from __future__ import annotations
 
+import bisect
 from functools import lru_cache
 
 NEGATORS = frozenset({"not", "no", "never", "nothing", "none", "nor", "neither", "without",
@@ -89,13 +92,34 @@ _SUFFIXES = (("ies", "y"), ("sses", "ss"), ("xes", "x"), ("ches", "ch"), ("shes"
              ("ed", ""), ("es", "e"), ("s", ""))
 
 
+@lru_cache(maxsize=1)
+def _table() -> list[str]:
+    """lemminflect's lemma table, ``word,category,lemma/lemma`` lines, sorted; empty without it."""
+    import gzip
+    import importlib.util
+    import os
+    try:
+        spec = importlib.util.find_spec("lemminflect")
+        folder = spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else None
+        with open(os.path.join(folder, "resources", "lemma_lu.csv.gz"), "rb") as f:
+            return sorted(gzip.decompress(f.read()).decode("utf-8").split("\n"))
+    except (OSError, TypeError, ValueError, EOFError):
+        return []
+
+
 @lru_cache(maxsize=None)
 def _forms(word: str) -> dict:
-    """lemminflect's ``{upos: (lemma, ...)}`` for ``word`` (empty when it does not know it)."""
+    """``{part of speech: (lemma, ...)}`` for ``word`` (empty when the lexicon does not know it)."""
     if not word.isalpha():
         return {}
-    from lemminflect import getAllLemmas  # first use loads its lexicon
-    return getAllLemmas(word)
+    table, key, found = _table(), word + ",", {}
+    i = bisect.bisect_left(table, key)
+    while i < len(table) and table[i].startswith(key):
+        parts = table[i].split(",")
+        if len(parts) == 3:
+            found[parts[1].upper()] = tuple(parts[2].split("/"))
+        i += 1
+    return found
 
 
 def _guess(word: str) -> str:
