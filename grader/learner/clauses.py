@@ -146,7 +146,7 @@ def _segments(toks: list[Token], clause: list[int]) -> list[list[int]]:
 
 
 def _verbal(prev: str | None, word: str, nxt: Token | None, prev2: str | None = None,
-            long: bool = False, long3: bool = False, spoken: bool = False) -> bool:
+            long: bool = False, long3: bool = False, spoken: bool = False, first: bool = True) -> bool:
     """Whether ``word``, between ``prev`` and ``nxt`` in a stretch of a clause, is a verb."""
     if not lx.can_be_verb(word):
         return False
@@ -174,15 +174,15 @@ def _verbal(prev: str | None, word: str, nxt: Token | None, prev2: str | None = 
                                     or word in lx.IMPERATIVES and long and nxt.kind == "word")
     subject = prev not in lx.DETERMINERS and prev not in lx.PREPOSITIONS and (
         word.endswith("s") or prev.endswith("s") or len(prev) == 1 or not prev.isalpha() or spoken)
-    ends = nxt is None and word.endswith("s") and not prev.endswith("s") and (
-        prev2 not in lx.PREPOSITIONS)  # "exp overflows.", not "over time steps"
+    ends = first and nxt is None and word.endswith("s") and not prev.endswith("s") and (
+        prev2 not in lx.PREPOSITIONS)  # "exp overflows.", not "over time steps" or "..., master copies"
     if word.endswith("s") and prev2 in lx.DETERMINERS and prev not in lx.DETERMINERS and nxt is not None \
             and nxt.kind in ("word", "num"):
         return True  # "the step updates p32"
     return subject and (object_next or ends)
 
 
-def _has_predicate(toks: list[Token], segment: list[int], text: str = "") -> bool:
+def _has_predicate(toks: list[Token], segment: list[int], text: str = "", first: bool = True) -> bool:
     prev2 = None
     spoken = False  # an article earlier on: a sentence, not a list ("the columns of dx sum to 0")
     if toks[segment[0]].text in ("no", "never", "nothing", "none") and len(segment) > 2:
@@ -196,7 +196,7 @@ def _has_predicate(toks: list[Token], segment: list[int], text: str = "") -> boo
             if t.text in lx.AUXILIARIES and prev not in lx.DETERMINERS:
                 return True
             nxt = toks[segment[n + 1]] if n + 1 < len(segment) else None
-            if t.text not in lx.NEGATORS and _verbal(prev, t.text, nxt, prev2, len(segment) >= 5, len(segment) >= 3, spoken):
+            if t.text not in lx.NEGATORS and _verbal(prev, t.text, nxt, prev2, len(segment) >= 5, len(segment) >= 3, spoken, first):
                 return True
             spoken = spoken or t.text in ("the", "a", "an")
             compound = t.text == "to" and 0 < t.start and text[t.start - 1:t.start] == "-"
@@ -208,6 +208,11 @@ def _has_predicate(toks: list[Token], segment: list[int], text: str = "") -> boo
         else:
             prev2, prev = prev, "#"  # an operator or a bracket: "h ^ 2" is not "h 2"
     return False
+
+
+def _listlike(toks: list[Token], clause: list[int]) -> bool:
+    segments = _segments(toks, clause)
+    return len(segments) >= 2 and all(_bare(toks, s) for s in segments)
 
 
 def _bare(toks: list[Token], segment: list[int]) -> bool:
@@ -272,7 +277,7 @@ def read(text: str) -> Reading:
                 after_colon.add(len(clause_roles))
                 continue
             segments = _segments(toks, clause)
-            with_predicate = [_has_predicate(toks, seg, reading.text) for seg in segments]
+            with_predicate = [_has_predicate(toks, seg, reading.text, n == 0) for n, seg in enumerate(segments)]
             first = toks[clause[0]].text
             if question or _asked(toks, sentence, clause):
                 role = ASKED
@@ -327,6 +332,11 @@ def _read_settings(reading: Reading, toks: list[Token], clause_roles, labels: se
                 reading.role[i] = CONDITION
         elif n in labels and len(clause) <= 4:
             for i in clause:
+                reading.role[i] = CLAIM
+    for n, ((clause, role), (next_clause, following)) in enumerate(zip(clause_roles, clause_roles[1:])):
+        if n in labels and role == FRAGMENT and following == FRAGMENT and len(clause) <= 4 and len(next_clause) >= 3 \
+                and not _listlike(toks, next_clause):  # "Exploding gradients: clip by global norm."
+            for i in clause + next_clause:
                 reading.role[i] = CLAIM
 
 

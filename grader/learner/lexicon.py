@@ -33,7 +33,8 @@ AUXILIARIES = frozenset({"is", "are", "was", "were", "be", "been", "being", "am"
                          "had", "do", "does", "did", "can", "could", "will", "would", "shall",
                          "should", "may", "might", "must", "cannot", "need", "needs", "gets",
                          "get", "got", "becomes", "become", "became", "stays", "stay", "remains",
-                         "equals", "means", "mean"})
+                         "equals", "goes", "went", "says", "said", "comes", "came", "makes", "made",
+                         "takes", "took", "gives", "gave"})
 """Words that make a clause a statement wherever they stand (copulas, modals)."""
 ADVERBS = frozenset({"only", "also", "just", "then", "first", "never", "always", "simply", "directly",
                      "still", "instead", "actually", "really", "usually", "typically", "basically",
@@ -52,7 +53,8 @@ PREPOSITIONS = frozenset({"to", "of", "in", "on", "at", "by", "for", "with", "fr
 NUMBER_WORDS = frozenset({"zero", "one", "two", "three", "four", "half", "once", "twice"})
 CONDITIONS = frozenset({"if", "unless", "when", "whenever", "once", "where", "wherever", "whether"})
 INTERROGATIVES = frozenset({"why", "how", "what", "whether", "which"})
-FUNCTION_WORDS = (DETERMINERS | PRONOUNS | AUXILIARIES | PREPOSITIONS | CONDITIONS | NEGATORS
+FUNCTION_WORDS = (DETERMINERS | PRONOUNS | AUXILIARIES | CONDITIONS | NEGATORS
+                  | frozenset({"to", "of", "in", "on", "at", "by", "for", "with", "from", "as", "like", "than"})
                   | frozenset({"and", "or", "but", "so", "because", "since", "while", "then", "also",
                                "just", "really", "very", "is", "be", "it", "s", "t", "if", "do",
                                "does", "did", "done", "get", "got", "there", "here", "thing", "way",

@@ -105,6 +105,19 @@ def _written(element: Element) -> str:
     return min(element.values, key=lambda v: (len(v), v)) if element.kind == "word" else next(iter(element.values))
 
 
+_MATH_NAMES = frozenset({"exp", "log", "sqrt", "var", "mean", "sum", "max", "min", "abs", "norm", "softmax",
+                         "sigma", "mu", "eps", "beta", "gamma", "lambda", "theta", "alpha", "delta", "tau"})
+
+
+@lru_cache(maxsize=None)
+def _formula_name(word: str) -> bool:
+    """Whether ``word`` can be a term of a formula: a name (``v_hat``, ``x``, ``w2``), not an
+    English word ("sqrt(_) + eps" must not find "root rather than eps")."""
+    if word in _MATH_NAMES or len(word) <= 2 or "_" in word or any(c.isdigit() for c in word):
+        return word not in lexicon.FUNCTION_WORDS or len(word) == 1
+    return not lexicon._forms(word)
+
+
 class Index:
     """Where each word of a reading is, for finding a pattern's first element quickly, and the
     glossary concepts found in it (computed on demand)."""
@@ -199,6 +212,8 @@ class Index:
         """The end of the formula term starting at ``i``: a name or number (with a power or a
         call's brackets), or a bracketed group."""
         toks = self.reading.tokens
+        if toks[i].kind == "word" and not _formula_name(toks[i].text):
+            return None
         if toks[i].kind in ("word", "num"):
             end = i + 1
             if end < len(toks) and toks[end].kind == "open" and toks[i].kind == "word":
