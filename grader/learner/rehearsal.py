@@ -83,18 +83,6 @@ def check(rehearsal: Rehearsal, answer: str) -> dict:
             "follow_ups": [{"question": q, "answer": a} for q, a in it.follow_ups]}
 
 
-def due(questions: list[str], history) -> str:
-    """The question to rehearse next: one never rehearsed first (in order), then the lowest
-    last checklist score, then the one rehearsed longest ago."""
-    def urgency(order: int, qid: str):
-        runs = history.interviews(qid)
-        if not runs:
-            return (0, 0.0, "", order)
-        last = runs[-1]
-        return (1, last["hit"] / last["of"] if last["of"] else 0.0, last["date"], order)
-    return min(enumerate(questions), key=lambda pair: urgency(*pair))[1]
-
-
 def today() -> str:
     """Today's date, ISO (``BACKPROP_TRAPS_NOW`` when set: grader/learner/review.py)."""
     from backprop_traps.grader.learner.review import now
