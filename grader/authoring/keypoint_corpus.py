@@ -87,12 +87,24 @@ def parse(text: str) -> tuple[list[Answer], list[str]]:
     return answers, problems
 
 
+def find(question: str, root: Path) -> Path | None:
+    """The corpus file of ``question``: in the questions folder ``root``, else the kit's own (a
+    folder that copies one of the kit's questions proves it with the kit's corpus, as it runs
+    the kit's kernels); None when neither has one."""
+    from backprop_traps.grader.loading.questions import kit_root
+    for folder in (Path(root), kit_root()):
+        if path(question, folder).is_file():
+            return path(question, folder)
+    return None
+
+
 def load(question: str, root: Path) -> tuple[list[Answer], list[str]] | None:
-    """``question``'s corpus from ``root``, or None when it has no file."""
-    try:
-        text = path(question, root).read_text(encoding="utf-8")
-    except FileNotFoundError:
+    """``question``'s corpus (``find``), or None when it has none."""
+    where = find(question, root)
+    if where is None:
         return None
+    try:
+        text = where.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        return [], [f"cannot read {path(question, root)}: {e}"]
+        return [], [f"cannot read {where}: {e}"]
     return parse(text)

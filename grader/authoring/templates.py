@@ -236,3 +236,39 @@ def test_${qid}_is_sound():
     report = validate_question("$qid", ROOT, quick=True)
     assert report.ok, report.text()
 ''')
+
+
+INTERVIEW_CORPUS = Template("""\
+# $qid: answers that test its key points
+
+Read by `grade validate` against the key points of the solution notebook's interview cell
+(docs/authoring.md, "The key points and their corpus"). Every answer but the paraphrases must
+hit fewer than half of the key points; each paraphrase must hit at least 80%. These answers
+fit the scaffold's placeholder key points: replace them with your question's own, and keep
+one `## trap <id>` answer per mistake in the solution's list.
+
+## keywords
+
+Answer, key point, words, 120.
+
+## negated
+
+The spoken answer does not go here, and it never says a key point in words.
+
+## trap sign-flipped
+
+The backward returns the gradient with the wrong sign.
+
+## paraphrase terse
+
+The answer goes here: it says each key point in at most 120 words.
+
+## paraphrase rambling
+
+So basically the answer goes here, and it covers each key point, one after the other, using at
+most about 120 words in total.
+
+## paraphrase formulas
+
+answer = each key point in at most 120 words; the answer goes here.
+""")
