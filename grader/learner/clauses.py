@@ -146,7 +146,8 @@ def _segments(toks: list[Token], clause: list[int]) -> list[list[int]]:
 
 
 def _verbal(prev: str | None, word: str, nxt: Token | None, prev2: str | None = None,
-            long: bool = False, long3: bool = False, spoken: bool = False, first: bool = True) -> bool:
+            long: bool = False, long3: bool = False, spoken: bool = False, first: bool = True,
+            setting: bool = False) -> bool:
     """Whether ``word``, between ``prev`` and ``nxt`` in a stretch of a clause, is a verb."""
     if not lx.can_be_verb(word):
         return False
@@ -156,6 +157,8 @@ def _verbal(prev: str | None, word: str, nxt: Token | None, prev2: str | None = 
         return word not in lx.NUMBER_WORDS  # "to keep", but "sum to zero"
     if prev == "-to-":
         return False  # "update-to-weight": a compound, not an infinitive
+    if setting and word in lx.IMPERATIVES and nxt is not None and nxt.kind in ("word", "num", "open"):
+        return True  # "For stability use z - max(z)": a setting, then an instruction
     object_next = nxt is not None and (nxt.kind in ("num", "open") or nxt.text in lx.DETERMINERS
                                        or nxt.text in lx.PRONOUNS or nxt.text in lx.PREPOSITIONS)
     something_next = nxt is not None and nxt.kind in ("word", "num", "open")
@@ -196,7 +199,8 @@ def _has_predicate(toks: list[Token], segment: list[int], text: str = "", first:
             if t.text in lx.AUXILIARIES and prev not in lx.DETERMINERS:
                 return True
             nxt = toks[segment[n + 1]] if n + 1 < len(segment) else None
-            if t.text not in lx.NEGATORS and _verbal(prev, t.text, nxt, prev2, len(segment) >= 5, len(segment) >= 3, spoken, first):
+            if t.text not in lx.NEGATORS and _verbal(prev, t.text, nxt, prev2, len(segment) >= 5, len(segment) >= 3, spoken, first,
+                                                    toks[segment[0]].text in _SETTINGS and n > 1):
                 return True
             spoken = spoken or t.text in ("the", "a", "an")
             compound = t.text == "to" and 0 < t.start and text[t.start - 1:t.start] == "-"

@@ -34,8 +34,8 @@ backward_pass: backward pass; backward; backprop; backpropagation; reverse pass
 recompute: recompute; recomput; rematerialise; rematerialize; rematerializ; rematerialis; regenerate; rebuild; recalculate; rerun; re run; redo; run the forward again; compute again; compute them again
 checkpoint: checkpoint; gradient checkpointing; activation checkpointing
 memory: memory; vram; ram; hbm; footprint
-mask: mask; bitmask; bit mask; indicator; boolean; bool
-one_bit: 1 bit; one bit; single bit; bits; packbits; packed bit
+mask: mask; indicator; boolean; bool
+one_bit: 1 bit; one bit; single bit; bits; packbits; packed bit; bitmask; bit mask; bit per element
 finite_difference: finite difference; finite diff; central difference; central diff; numerical gradient; numeric gradient; numerical derivative; numerical estimate; gradient check; gradcheck; grad check; numerical check; numerically; numerical
 one_hot: one hot; onehot; indicator of the label; true class; target; label
 softmax: softmax; probabilities; probs; predicted probabilities
