@@ -195,9 +195,10 @@ def _kit(tmp_path, question, corpus):
 
 def test_validate_fails_clearly_without_a_corpus(tmp_path):
     root = _kit(tmp_path, "routing_trap", None)
-    report = _proved(parsed("routing_trap"), "routing_trap", root)
-    assert not report.ok and "no adversarial corpus for the key points: write docs/interview_corpus/routing_trap.md" \
+    report = _proved(parsed("routing_trap"), "my_pooling", root)  # a question of the folder's own
+    assert not report.ok and "no adversarial corpus for the key points: write docs/interview_corpus/my_pooling.md" \
         in report.text()
+    assert _proved(parsed("routing_trap"), "routing_trap", root).ok  # a copy of the kit's: the kit's corpus
 
 
 def test_validate_names_the_missing_answers_and_the_loose_points(tmp_path):
