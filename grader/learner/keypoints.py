@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from backprop_traps.grader.learner import clauses, lexicon
 from backprop_traps.grader.learner.glossary import glossary
-from backprop_traps.grader.learner.patterns import Element, Index, compile_part, compile_pattern
+from backprop_traps.grader.learner.patterns import Element, Index, compile_part
 from backprop_traps.grader.learner.said import normalise  # noqa: F401  (the spelling rules, re-exported)
 
 POINTS = (4, 7)
