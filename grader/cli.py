@@ -20,6 +20,8 @@ SUBCOMMANDS = {
     "batch": "backprop_traps.grader.commands.batch:batch", "bench": "backprop_traps.grader.commands.bench:bench",
     "doctor": "backprop_traps.grader.commands.doctor:doctor", "export": "backprop_traps.grader.commands.export:export",
     "interview": "backprop_traps.grader.commands.interview:interview", "list": "backprop_traps.grader.commands.learner:list_questions",
+    "mock": "backprop_traps.grader.commands.mock:mock", "next": "backprop_traps.grader.commands.next_due:next_due",
+    "progress": "backprop_traps.grader.commands.progress:progress",
     "new": "backprop_traps.grader.commands.new:new", "release": "backprop_traps.grader.commands.release:release",
     "replay": "backprop_traps.grader.commands.replay:replay",
     "reveal": "backprop_traps.grader.commands.reveal:reveal", "show": "backprop_traps.grader.commands.show:show",
@@ -117,6 +119,16 @@ def _draw(value):
     return None
 
 
+def _refuse_during_a_mock(what: str) -> None:
+    """Exit with one sentence while a mock interview runs in this folder (grader/learner/mock_clock.py)."""
+    from backprop_traps.grader.learner.history import History
+    from backprop_traps.grader.learner.mock_clock import refusal
+    sentence = refusal(History.load(), what)
+    if sentence:
+        click.echo(sentence, err=True)
+        sys.exit(1)
+
+
 @main.command("check")
 @click.argument("submissions", nargs=-1, required=True, type=click.Path(), callback=_existing_files)
 @click.option("--question", "-q", help="Question id, if the file does not say (wins over the file).")
@@ -144,6 +156,8 @@ def check(submissions, question, seed, as_json, hint, replay, draw, limits, ques
 
     if hint and as_json:
         raise click.UsageError("--hint shows text for a person; it cannot go with --json")
+    if not replay:
+        _refuse_during_a_mock("a hint" if hint else "grading by hand (the mock grades your code when you type done)")
     # a replay is a course's run: memory points only from a tamper-proof meter, as in the batch
     results = [grade_path(path, question=question, seed=seed, limits=limits, root=questions_dir,
                           visible_tests=not as_json, practice=False if (replay or draw) else None, draw=draw)

@@ -40,8 +40,12 @@ def test_json_checks_an_answer_file_against_the_key_points(here):
     doc = json.loads(out.stdout)
     assert set(doc) == CONTRACT_KEYS and doc["question"] == "routing_trap"
     assert doc["of"] == len(doc["points"]) == 5 and doc["hit"] == 4
-    assert all(set(p) == {"point", "hit"} and isinstance(p["hit"], bool) for p in doc["points"])
+    assert all(set(p) == {"point", "hit", "evidence", "why_not"} and isinstance(p["hit"], bool)
+               for p in doc["points"])  # the contract's two keys, and the evidence
     assert [p["hit"] for p in doc["points"]] == [True, True, True, True, False]
+    assert all(p["evidence"] and p["why_not"] is None for p in doc["points"][:4])
+    assert "overlapping" in doc["points"][2]["evidence"] and "accumulate" in doc["points"][2]["evidence"]
+    assert doc["points"][4]["evidence"] is None and doc["points"][4]["why_not"] == "nothing in the answer says it"
     assert doc["wrong_answer"].startswith('"It\'s a precision problem') and "routing" in doc["hired_answer"]
     assert 2 <= len(doc["follow_ups"]) <= 4
     assert all(set(f) == {"question", "answer"} and f["answer"] for f in doc["follow_ups"])
@@ -53,8 +57,13 @@ def test_json_reads_stdin_and_an_empty_answer_hits_nothing(here):
     assert doc["question"] == "softmax_ce" and doc["of"] == 5
     empty = json.loads(run("interview", "softmax_ce", "--answer", "-", "--json", stdin="").stdout)
     assert empty["hit"] == 0 and not any(p["hit"] for p in empty["points"])
-    binary = run("interview", "softmax_ce", "--answer", "-", "--json", stdin=b"\xff\xfe p - y \x00")
+    binary = run("interview", "softmax_ce", "--answer", "-", "--json",
+                 stdin=b"\xff\xfe The gradient is p - y. \x00")
     assert binary.exit_code == 0 and json.loads(binary.stdout)["hit"] == 1
+    listed = run("interview", "softmax_ce", "--answer", "-", "--json", stdin="Softmax minus one-hot. Row max.")
+    assert json.loads(listed.stdout)["hit"] == 0  # words with no claim hit nothing
+    why = json.loads(listed.stdout)["points"][0]["why_not"]
+    assert why.startswith("named, not claimed") and "Softmax" in why
 
 
 @pytest.mark.parametrize("args, sentence", [
@@ -102,11 +111,11 @@ def test_interactive_rehearsal_in_a_terminal(here):
     child.expect("> ")
     child.sendline("")
     child.expect("pre-ticked")
-    child.expect(r"1/5  each window's gradient goes only to the input that won it\s+\[Y/n\]")
+    child.expect(r"1/5  each window's gradient goes only to the input that won it\s+you said: «[^»]*winner»\s+\[Y/n\]")
     child.sendline("")  # Enter accepts the pre-ticked point
     child.expect(r"2/5 .*\[Y/n\]")
     child.sendline("n")  # found in the text, but the learner did not really say it
-    child.expect(r"3/5 .*\[y/N\]")
+    child.expect(r"3/5 .*\s+not counted: nothing in the answer says it\s+\[y/N\]")
     child.sendline("y")  # said aloud, not typed
     child.expect(r"4/5 .*\[y/N\]")
     child.sendline("")
@@ -140,37 +149,29 @@ def test_spoken_answer_ticks_default_to_no_and_end_of_input_is_not_an_error(here
     assert History.load(here).interviews("vram_trap")[0]["hit"] == 0
 
 
-def _history(folder, runs):
-    h = History.load(folder)
-    for qid, hit, of, date in runs:
-        h.record_interview(qid, hit, of, date)
-    return h
-
-
-def test_due_order_never_rehearsed_then_lowest_score_then_oldest(here):
-    ids = ["a", "b", "c", "d"]
-    h = _history(here, [("a", 5, 5, "2026-01-01"), ("b", 5, 5, "2026-01-01"),
-                        ("c", 5, 5, "2026-01-01"), ("d", 5, 5, "2026-01-01")])
-    assert rehearsal.due(ids, h) == "a"  # all equal: question order
-    h.record_interview("a", 5, 5, "2026-03-01")
-    assert rehearsal.due(ids, h) == "b"  # longest since rehearsed
-    h.record_interview("d", 1, 4, "2026-03-02")
-    assert rehearsal.due(ids, h) == "d"  # the lowest last score wins over the date
-    h.record_interview("d", 4, 4, "2026-03-03")
-    h.record_interview("c", 2, 5, "2026-01-02")
-    assert rehearsal.due(ids, h) == "c"
-    assert rehearsal.due(ids + ["e"], h) == "e"  # never rehearsed comes first
-
-
-def test_grade_interview_without_an_id_rehearses_the_due_question(here):
+def test_grade_interview_without_an_id_rehearses_the_most_overdue_spoken_answer(here, monkeypatch):
+    from backprop_traps.grader.learner import review
     known = list(solution_notebooks())
-    h = _history(here, [(q, 6, 6, "2026-01-01") for q in known])
-    h.record_interview(known[3], 1, 6, "2026-01-01")
+    h = History.load(here)
+    monkeypatch.setenv("BACKPROP_TRAPS_NOW", "2025-12-20T09:00")
+    h.record_interview(known[3], 1, 6, rehearsal.today())
+    review.record_spoken(h, known[3], 1, 6)  # a failure: due again the next day
+    monkeypatch.setenv("BACKPROP_TRAPS_NOW", "2026-01-01T09:00")
+    for question in known[:3] + known[4:]:  # every other answer said in full: due in a few days
+        h.record_interview(question, 6, 6, rehearsal.today())
+        review.record_spoken(h, question, 6, 6)
     h.save()
+    monkeypatch.setenv("BACKPROP_TRAPS_NOW", "2026-01-02T09:00")
     out = run("interview", "--answer", "-", "--json", stdin="")
-    assert json.loads(out.stdout)["question"] == known[3]
+    assert json.loads(out.stdout)["question"] == known[3]  # the only one overdue
+    monkeypatch.setenv("BACKPROP_TRAPS_NOW", "2026-03-01T09:00")
+    out = run("interview", "--answer", "-", "--json", stdin="")
+    assert json.loads(out.stdout)["question"] == known[3]  # all overdue now: it most of all
+    h.sections.pop("review")
     h.questions.pop(known[9])
-    h.save()
+    h.questions[known[3]]["interviews"] = [{"date": "2026-01-01", "hit": 6, "of": 6}]
+    h.save()  # an old history: its interviews are replayed, none is due, and the new one comes first
+    monkeypatch.setenv("BACKPROP_TRAPS_NOW", "2026-01-02T09:00")
     assert f"{known[9]} · question 10" in run("interview", stdin="\n").stdout
 
 

@@ -1,17 +1,20 @@
-"""Key points: the grammar, the matcher, and what every question's points recognise (its own
-hired answer, correct answers in other words, not the usual wrong answer); validate's proofs."""
+"""Key points: the spelling, the clause reader, the matcher (claims only: no lists, no denials,
+no questions, formulas as formulas, paraphrase through lemmas and the glossary), every
+question's points against its notebook and its adversarial corpus, and validate's proofs."""
 import pytest
 
-from interview_paraphrases import PARAPHRASES, WRONG
+import interview_paraphrases
 import interview_paraphrases_15_20
 import interview_paraphrases_23_24
-from backprop_traps.grader.authoring import interview, keypoint_proofs
+from backprop_traps.grader.authoring import interview, keypoint_corpus, keypoint_proofs
 from backprop_traps.grader.authoring.findings import QuestionReport
-from backprop_traps.grader.learner import keypoints
+from backprop_traps.grader.learner import clauses, keypoints
 from backprop_traps.grader.loading.questions import solution_notebooks
+from conftest import REPO
 
-PARAPHRASES = {**PARAPHRASES, **interview_paraphrases_15_20.PARAPHRASES, **interview_paraphrases_23_24.PARAPHRASES}
-WRONG = {**WRONG, **interview_paraphrases_15_20.WRONG, **interview_paraphrases_23_24.WRONG}
+PARAPHRASES = {**interview_paraphrases.PARAPHRASES, **interview_paraphrases_15_20.PARAPHRASES,
+               **interview_paraphrases_23_24.PARAPHRASES}
+WRONG = {**interview_paraphrases.WRONG, **interview_paraphrases_15_20.WRONG, **interview_paraphrases_23_24.WRONG}
 QUESTIONS = solution_notebooks()
 
 
@@ -21,54 +24,97 @@ def parsed(question):
 
 @pytest.mark.parametrize("typed, said", [
     ("Each row of dx SUMS to zero!", "each row of dx sums to zero"),
-    ("zero-sum, log-sum-exp, x-hat, 1-bit", "zero sum log sum exp x hat 1 bit"),
+    ("zero-sum, log-sum-exp, x-hat, 1-bit", "zero sum log sum exp x_hat 1 bit"),
     ("p-y and p - y", "p - y and p - y"),
     ("1/√d", "1 / sqrt d"),
     ("W2ᵀ, W.T and W^T", "w2 transpose w transpose and w transpose"),
-    ("σ(z)(1 − σ(z)) ≤ 0.25", "sigma z 1 - sigma z <= 0.25"),
-    ("x̂ · ε, 10,000 and 1e-4", "x hat * eps 10000 and 1e-4"),
+    ("σ(z)(1 − σ(z)) ≤ 0.25", "sigma ( z ) ( 1 - sigma ( z ) ) <= 0.25"),
+    ("x̂ · ε, 10,000 and 1e-4", "x_hat * eps 10000 and 1e-4"),
+    ("sqrt(v_hat) + eps vs √(v̂ + ε)", "sqrt ( v_hat ) + eps vs sqrt ( v_hat + eps )"),
+    ("m̂ = m / (1 - β₁ᵗ), beta1**t", "m_hat = m / ( 1 - beta ^ t ) beta ^ t"),
+    ("doesn't, can't, it's", "does not can not it is"),
 ])
-def test_normalise_spells_symbols_and_drops_punctuation(typed, said):
+def test_normalise_spells_symbols_and_keeps_brackets_and_operators(typed, said):
     assert keypoints.normalise(typed) == said
 
 
+def roles(text):
+    r = clauses.read(text)
+    return {t.text: (r.role[i], r.negated[i]) for i, t in enumerate(r.tokens) if t.kind == "word"}
+
+
+def test_the_clause_reader_tells_claims_from_lists_questions_and_denials():
+    assert roles("Bias correction, 1 - beta. Decoupled. eps outside.")["decoupled"] == (clauses.FRAGMENT, False)
+    said = roles("Decay is decoupled: p shrinks directly, not through the gradient.")
+    assert said["shrinks"] == (clauses.CLAIM, False) and said["gradient"] == (clauses.CLAIM, True)
+    asked = roles("Why is weight decay decoupled, and where does eps go?")
+    assert asked["decoupled"][0] == asked["eps"][0] == clauses.ASKED
+    contrast = roles("Put eps inside the square root instead of outside it.")
+    assert contrast["inside"] == (clauses.CLAIM, False) and contrast["outside"] == (clauses.CLAIM, True)
+    listed = roles("You need bias correction, decoupled decay, eps outside, master copies, and sharding.")
+    assert listed["decoupled"][0] == clauses.LISTED
+    advice = roles("If you don't subtract the max, exp overflows.")  # the negated condition is the advice
+    assert advice["subtract"] == (clauses.CONDITION, False) and advice["overflows"][0] == clauses.CLAIM
+    but = roles("The gradient is not averaged over positions but summed.")
+    assert but["averaged"][1] and not but["summed"][1]
+
+
 POINTS = """
-- each row of dx sums to zero: sum + zero; sum to 0; zero-sum; sum(dx) = 0
-- the mean and variance depend on x: mean + depend on x; statistics + not constant
-- scale by root d: 1/sqrt(d); divide + sqrt(d); / √d
-- the loss is a mean: L/s+s; mean loss
+- each row of dx sums to zero: row + dx + {sum}|sum + zero|0
+- the mean and variance depend on x: mean|variance + depend|function of + x
+- eps goes outside the square root: {eps} + outside|after + {sqrt}; {sqrt} _+{eps}
+- bias correction divides by one minus beta to the t: divide + {bias_correction}; {bias_correction}
 """
 
 
-def test_an_alternative_needs_every_part_at_a_word_start():
-    points, problems = keypoints.parse(POINTS)
-    assert problems == [] and [p.point for p in points][:2] == [
-        "each row of dx sums to zero", "the mean and variance depend on x"]
-    rows, stats, root, plus = points
-    assert rows.matches("the rows of dx all sum to 0") and rows.matches("dx is zero-sum per row")
-    assert rows.matches("Summing a row gives zero") and not rows.matches("assume it is zero")
-    assert stats.matches("the Mean depends on x as well") and stats.matches("statistics are not constants")
-    assert not stats.matches("the mean is constant")
-    assert root.matches("divide the scores by √d") and root.matches("multiply by 1 / sqrt(d)")
-    assert not root.matches("divide by d")
-    assert plus.matches("about L / s + s activations") and not plus.matches("L / s and s")
+def test_a_point_needs_a_claim_not_a_list_of_its_words():
+    rows, stats, eps, bias = keypoints.parse(POINTS)[0]
+    assert rows.matches("Each row of dx sums to zero.") and rows.matches("the rows of dx all add up to 0")
+    assert not rows.matches("Row, dx, sum, zero.") and not rows.matches("Rows of dx. Sum. Zero.")
+    assert stats.matches("The mean depends on x as well.") and not stats.matches("the mean is constant")
+    assert not stats.matches("Does the mean depend on x?")
+    assert not keypoints.parse(POINTS)[0][0].matches("")
 
 
-def test_a_negated_claim_does_not_count_but_a_condition_does():
-    points, _ = keypoints.parse(POINTS)
-    rows, stats, _, _ = points
-    assert not stats.matches("the mean does not depend on x") and not stats.matches("the mean doesn't depend on x")
-    assert not rows.matches("each row does not sum to zero") and not rows.matches("rows never sum to zero")
-    assert stats.matches("the mean is not free: it depends on x")  # the negation is not before the part
-    assert rows.matches("if dx did not sum to zero, the shift would leak")  # a condition, not a claim
-    assert rows.matches("it is not the loss: each row sums to zero")
-    assert stats.matches("the statistics are not constant")  # a part that says "not" itself
+def test_negation_and_contrast_are_read_clause_by_clause():
+    _, stats, eps, _ = keypoints.parse(POINTS)[0]
+    assert not stats.matches("The mean does not depend on x.") and not stats.matches("the mean doesn't depend on x")
+    assert stats.matches("The mean is not free: it depends on x.")  # the negation is in another clause
+    assert not eps.matches("eps goes inside the square root, not outside")
+    assert not eps.matches("Add eps inside the root rather than after it.")
+    assert eps.matches("eps does not go inside: it goes outside the square root")
+    assert stats.matches("It is not constant but depends on x, the mean.") is True
 
 
-def test_hits_and_the_phrase_itself_counts():
-    points, _ = keypoints.parse(POINTS)
-    assert keypoints.hits(points, "Each row of dx sums to zero.") == [True, False, False, False]
-    assert keypoints.hits(points, "") == [False] * 4
+def test_formulas_keep_their_brackets_and_the_glossary_reads_them():
+    _, _, eps, bias = keypoints.parse(POINTS)[0]
+    assert eps.matches("The update is m_hat / (sqrt(v_hat) + eps).")
+    assert eps.matches("p ← p − lr · m̂ / (√v̂ + ε)")
+    assert not eps.matches("The update is m_hat / sqrt(v_hat + eps).")
+    assert not eps.matches("p ← p − lr · m̂ / √(v̂ + ε)")
+    assert bias.matches("m_hat = m / (1 - beta1^t), so the first steps are not too small.")
+    assert bias.matches("We debias both moments.") and bias.matches("Divide m by one minus beta to the t.")
+    assert not bias.matches("There is no bias correction.")
+
+
+def test_the_questions_own_words_earn_nothing():
+    point = keypoints.parse("- decay is decoupled: decoupl + decay; decoupl + gradient\n"
+                            "- b: bb\n- c: cc\n- d: dd")[0][0]
+    question = "Why is weight decay decoupled?"
+    assert not point.matches("Weight decay is decoupled.", question)
+    assert point.matches("Weight decay is decoupled from the gradient.", question)
+    assert point.matches("Weight decay is decoupled.")  # without the question, it counts
+
+
+def test_check_gives_the_evidence_or_why_not():
+    rows, stats, eps, _ = keypoints.parse(POINTS)[0]
+    text = "Each row of dx sums to zero. The mean does not depend on x. Eps outside the root."
+    said, denied, listed = keypoints.check([rows, stats, eps], text)
+    assert said.hit and said.evidence == "row … dx sums … zero" or "row" in said.evidence.lower()
+    assert not denied.hit and denied.evidence is None and denied.why_not.startswith("denied: «")
+    assert not listed.hit and listed.why_not.startswith("named, not claimed")
+    nothing = keypoints.check([rows], "Something else entirely is said here.")[0]
+    assert nothing.why_not == "nothing in the answer says it"
 
 
 @pytest.mark.parametrize("section, problem", [
@@ -76,50 +122,105 @@ def test_hits_and_the_phrase_itself_counts():
     ("\n".join(f"- p{i}: w{i}" for i in range(8)), "8 key points"),
     ("- no colon here\n- two: b\n- three: c\n- four: d", "is not '- phrase: a way of saying it"),
     ("- one: ,,;a\n- two: b\n- three: c\n- four: d", "has no word or symbol to look for"),
+    ("- one: {no_such_concept}\n- two: b\n- three: c\n- four: d", "no glossary concept no_such_concept"),
 ])
 def test_parse_names_a_malformed_section(section, problem):
     assert any(problem in p for p in keypoints.parse(section)[1])
 
 
 @pytest.mark.parametrize("question", list(QUESTIONS))
-def test_every_question_has_sound_key_points(question):
+def test_every_question_hits_its_hired_answer_and_rejects_its_wrong_one(question):
     it = parsed(question)
     low, high = keypoints.POINTS
     assert low <= len(it.key_points) <= high and not it.problems
-    assert all(keypoints.hits(it.key_points, it.hired)), "the hired answer hits every point"
-    assert 2 * sum(keypoints.hits(it.key_points, it.wrong_quote)) < len(it.key_points)
-    assert 2 * sum(keypoints.hits(it.key_points, it.question)) < len(it.key_points), \
+    assert all(keypoints.hits(it.key_points, it.hired, it.question)), "the hired answer hits every point"
+    assert 2 * sum(keypoints.hits(it.key_points, it.wrong_quote, it.question)) < len(it.key_points)
+    assert 2 * sum(keypoints.hits(it.key_points, it.question, it.question)) < len(it.key_points), \
         "repeating the question back is not an answer"
-    assert not any(keypoints.hits(it.key_points, ""))
+    assert not any(keypoints.hits(it.key_points, "", it.question))
+
+
+@pytest.mark.parametrize("question", list(QUESTIONS))
+def test_every_question_passes_its_adversarial_corpus(question):
+    it = parsed(question)
+    answers, problems = keypoint_corpus.load(question, REPO)
+    assert not problems
+    n = len(it.key_points)
+    for answer in answers:
+        hit = sum(keypoints.hits(it.key_points, answer.text, it.question))
+        if answer.must_pass:
+            assert hit >= keypoint_corpus.PASS_SHARE * n, f"{question} {answer.name}: {hit}/{n}"
+        else:
+            assert 2 * hit < n, f"{question} {answer.name}: {hit}/{n}"
 
 
 @pytest.mark.parametrize("question", [q for q in QUESTIONS if q in PARAPHRASES])
-def test_correct_answers_in_other_words_hit_most_points(question):
+def test_correct_answers_in_other_words_hit_half_the_points_or_more(question):
+    """Shorter answers from earlier rounds, some telegraphic ("For categorical: Gumbel-softmax"):
+    each says a few points in its own words, and the matcher credits what they claim."""
     it = parsed(question)
-    for answer in PARAPHRASES[question]:
-        found = keypoints.hits(it.key_points, answer)
-        missed = [p.point for p, hit in zip(it.key_points, found) if not hit]
-        assert 2 * sum(found) > len(found), f"{question}: {answer[:60]!r} misses {missed}"
-    mean = sum(sum(keypoints.hits(it.key_points, a)) for a in PARAPHRASES[question]) / len(PARAPHRASES[question])
-    assert mean >= 0.66 * len(it.key_points), f"{question}: on average {mean:.1f} of {len(it.key_points)}"
+    found = [sum(keypoints.hits(it.key_points, a, it.question)) for a in PARAPHRASES[question]]
+    assert all(3 * k >= len(it.key_points) for k in found), found
+    assert sum(found) / len(found) >= 0.5 * len(it.key_points), f"{question}: {found}"
 
 
 @pytest.mark.parametrize("question", [q for q in QUESTIONS if q in WRONG])
 def test_wrong_answers_in_other_words_hit_fewer_than_half(question):
     it = parsed(question)
     for answer in WRONG[question]:
-        assert 2 * sum(keypoints.hits(it.key_points, answer)) < len(it.key_points), answer
+        assert 2 * sum(keypoints.hits(it.key_points, answer, it.question)) < len(it.key_points), answer
 
 
-def _proved(it):
+def _proved(it, question=None, root=None):
     report = QuestionReport("q")
-    keypoint_proofs.prove(report, it)
+    keypoint_proofs.prove(report, it, question, root)
     return report
 
 
-def test_validate_proves_the_shipped_key_points():
-    report = _proved(parsed("layernorm_backward"))
-    assert report.ok and "the hired answer hits all 6" in report.text()
+def test_validate_proves_the_shipped_key_points_with_their_corpus():
+    report = _proved(parsed("adamw_step"), "adamw_step", REPO)
+    assert report.ok, report.text()
+    assert "the hired answer hits all 7" in report.text() and "docs/interview_corpus/adamw_step.md" in report.text()
+
+
+def _kit(tmp_path, question, corpus):
+    """A questions folder with one shipped question and ``corpus`` as its corpus (None: none)."""
+    import shutil
+    root = tmp_path / "kit"
+    (root / "solutions").mkdir(parents=True)
+    shutil.copy(QUESTIONS[question], root / "solutions" / QUESTIONS[question].name)
+    if corpus is not None:
+        (root / keypoint_corpus.FOLDER).mkdir(parents=True)
+        keypoint_corpus.path(question, root).write_text(corpus, encoding="utf-8")
+    return root
+
+
+def test_validate_fails_clearly_without_a_corpus(tmp_path):
+    root = _kit(tmp_path, "routing_trap", None)
+    report = _proved(parsed("routing_trap"), "my_pooling", root)  # a question of the folder's own
+    assert not report.ok and "no adversarial corpus for the key points: write docs/interview_corpus/my_pooling.md" \
+        in report.text()
+    assert _proved(parsed("routing_trap"), "routing_trap", root).ok  # a copy of the kit's: the kit's corpus
+
+
+def test_validate_names_the_missing_answers_and_the_loose_points(tmp_path):
+    shipped = keypoint_corpus.path("routing_trap", REPO).read_text(encoding="utf-8")
+    cut = shipped[:shipped.index("## trap tie-split")] + shipped[shipped.index("## paraphrase terse"):]
+    loose = cut + ("\n## wrong\nThe gradient goes only to the winner, which the forward saves as the argmax;"
+                   " overlapping windows add up, and a tie goes to the first maximum.\n")
+    report = _proved(parsed("routing_trap"), "routing_trap", _kit(tmp_path, "routing_trap", loose))
+    text = report.text()
+    assert not report.ok and "## trap tie-split" in text and "## trap argmax-in-window" in text
+    assert "1 answer(s) of docs/interview_corpus/routing_trap.md that must hit fewer than half" in text
+    assert "wrong: 4/5; hit by:" in text
+
+
+def test_validate_names_a_paraphrase_under_80_percent_and_a_malformed_heading(tmp_path):
+    shipped = keypoint_corpus.path("softmax_ce", REPO).read_text(encoding="utf-8")
+    weak = shipped + "\n## paraphrase vague\nIt is softmax minus one-hot.\n\n## nonsense\ntext\n"
+    report = _proved(parsed("softmax_ce"), "softmax_ce", _kit(tmp_path, "softmax_ce", weak))
+    assert "paraphrase(s) of docs/interview_corpus/softmax_ce.md hit under 80%" in report.text()
+    assert "paraphrase vague: 1/5" in report.text() and "## nonsense: the kind is not one of" in report.text()
 
 
 def test_validate_fails_a_point_the_hired_answer_misses():
@@ -133,16 +234,10 @@ def test_validate_fails_a_point_the_hired_answer_misses():
 def test_validate_fails_points_the_wrong_answer_hits():
     it = parsed("layernorm_backward")
     for point in it.key_points[:3]:
-        point.alternatives.append(["dy"])  # the wrong answer says dy
+        point.alternatives.append(["sqrt"])  # the wrong answer's claim says sqrt
+        point._compiled = None
     report = _proved(it)
     assert not report.ok and "the wrong answer hits 3 of 6" in report.text()
-
-
-def test_validate_fails_a_point_an_empty_answer_hits():
-    it = parsed("loss_scaling")
-    it.key_points[0].alternatives.append([])
-    report = _proved(it)
-    assert not report.ok and "an empty answer hits key points" in report.text()
 
 
 def test_validate_fails_a_question_without_key_points():

@@ -107,6 +107,7 @@ def test_wheel_carries_the_questions_and_nothing_else(installed):
     assert f"{kit}/checks/softmax_ce.py" in names  # one file, and a package of three (issue 27)
     assert {f"{kit}/checks/routing_trap/{part}.py" for part in ("__init__", "probes", "traps")} <= names
     assert f"{kit}/content/docs/contract.md" in names
+    assert f"{kit}/content/docs/interview_corpus/adamw_step.md" in names  # validate's key-point proofs
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "backprop_traps/old_names.py" in names and "backprop_traps/_build.py" not in names
     strays = sorted(n for n in names if n.split("/")[0] != "backprop_traps" and ".dist-info/" not in n)
@@ -154,6 +155,16 @@ def test_installed_wheel_runs_the_learners_loop_from_an_empty_folder(installed, 
     assert spoken.returncode == 0 and "2/5 key points" in spoken.stdout, spoken.stderr
     row = next(line for line in grade("list").stdout.splitlines() if " routing_trap " in line)
     assert "12/12, best 12/12" in row and " 2/5 " in row
+
+    due = grade("next")  # spaced review: fsrs is a dependency, the cards are in the history
+    assert due.returncode == 0 and "Coming up: " in due.stdout and "routing_trap" in due.stdout, due.stderr
+    mock = subprocess.run([str(venv / "bin" / "grade"), "mock", "softmax_ce", "--minutes", "1"], cwd=work,
+                          env=env, capture_output=True, text=True, timeout=300, input="")
+    assert mock.returncode == 0 and "Mock over" in mock.stdout and "Code: 0/" in mock.stdout, mock.stderr
+    plotted = grade("progress", "--plot", "progress.png")  # matplotlib, a dependency
+    assert plotted.returncode == 0 and plotted.stdout.startswith("1/"), plotted.stderr
+    assert "questions at full marks" in plotted.stdout
+    assert (work / "progress.png").read_bytes()[:4] == b"\x89PNG"
 
     doc = json.loads(grade(STUB, "--json", "--seed", "7").stdout)
     assert doc["score"] == doc["max_score"] == 12.0 and doc["seed"] == 7

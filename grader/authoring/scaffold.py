@@ -31,7 +31,8 @@ def planned_files(question: str, root: Path, number: int) -> dict[str, Path]:
             "kernels": root / "kernels" / f"{question}.py",
             "kernel test": root / "tests" / "kernels" / f"test_{question}_kernels.py",
             "test": root / "tests" / f"test_{question}.py",
-            "trap answer": root / "tests" / "answers" / question / "sign_flipped.py"}
+            "trap answer": root / "tests" / "answers" / question / "sign_flipped.py",
+            "corpus": root / "docs" / "interview_corpus" / f"{question}.md"}
 
 
 def solution_notebook(question: str, title: str):
@@ -96,7 +97,7 @@ def new_question(question: str, root: Path | str | None = None, title: str | Non
     values = {"qid": question, "title": title}
     texts = {"checks": templates.CHECKS, "kernels": templates.KERNELS,
              "kernel test": templates.KERNEL_TEST, "test": templates.QUESTION_TEST,
-             "trap answer": templates.TRAP_ANSWER}
+             "trap answer": templates.TRAP_ANSWER, "corpus": templates.INTERVIEW_CORPUS}
     for role, path in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         if role == "solution":

@@ -66,7 +66,7 @@ MARKDOWN_INTERVIEW = """\
 
 **The wrong answer.** "What most candidates say." Why it is wrong, in a sentence or two.
 
-**The answer that gets you hired.** The spoken answer, at most about 120 words.
+**The answer that gets you hired.** The spoken answer goes here: it says each key point, in at most about 120 words.
 
 **What the interviewer is testing.** What the question is really about, in a sentence or two.
 
@@ -75,10 +75,10 @@ MARKDOWN_INTERVIEW = """\
 - *Another follow-up?* Its short answer.
 
 **Key points.**
-- the spoken answer's first point, as a learner recognises it: spoken answer; a synonym; two parts + that both appear
-- a second point (4 to 7 in all): at most; a formula in several spellings such as 1/sqrt(d)
-- a third: 120 words; a word that longer words start (sum finds sums)
-- a fourth: about; replace all four with the question's own"""
+- the spoken answer's first point, as a learner recognises it: answer + each key point; a synonym; two parts + that both appear
+- a second point (4 to 7 in all): 120 words; at most + words; a formula in several spellings such as 1/sqrt(d)
+- a third: answer + goes here; a choice|another choice; a concept in braces from grader/learner/glossary.py
+- a fourth: key point + words; replace all four with the claims of the question's own answer"""
 
 CHECKS = Template('''\
 """Hidden checks for $qid: $title.
@@ -236,3 +236,39 @@ def test_${qid}_is_sound():
     report = validate_question("$qid", ROOT, quick=True)
     assert report.ok, report.text()
 ''')
+
+
+INTERVIEW_CORPUS = Template("""\
+# $qid: answers that test its key points
+
+Read by `grade validate` against the key points of the solution notebook's interview cell
+(docs/authoring.md, "The key points and their corpus"). Every answer but the paraphrases must
+hit fewer than half of the key points; each paraphrase must hit at least 80%. These answers
+fit the scaffold's placeholder key points: replace them with your question's own, and keep
+one `## trap <id>` answer per mistake in the solution's list.
+
+## keywords
+
+Answer, key point, words, 120.
+
+## negated
+
+The spoken answer does not go here, and it never says a key point in words.
+
+## trap sign-flipped
+
+The backward returns the gradient with the wrong sign.
+
+## paraphrase terse
+
+The answer goes here: it says each key point in at most 120 words.
+
+## paraphrase rambling
+
+So basically the answer goes here, and it covers each key point, one after the other, using at
+most about 120 words in total.
+
+## paraphrase formulas
+
+answer = each key point in at most 120 words; the answer goes here.
+""")

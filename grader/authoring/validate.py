@@ -63,7 +63,7 @@ def check_interview(report: QuestionReport, question: str, root: Path) -> None:
         report.add(OK, "the solution ends in the interview (its cell has every part)")
     if source is not None:
         from backprop_traps.grader.authoring import interview, keypoint_proofs
-        keypoint_proofs.prove(report, interview.parse(source))
+        keypoint_proofs.prove(report, interview.parse(source), question, root)
 
 
 def validate(questions=(), root: Path | str | None = None, quick: bool = False,

@@ -28,21 +28,33 @@ def _ask(prompt):
               help="Check this written answer (`-` reads stdin) instead of asking in the terminal.")
 @click.option("--json", "as_json", is_flag=True,
               help="With --answer: print one JSON object (docs/contract.md) and record nothing.")
+@click.option("--mock", is_flag=True, help="A timed mock interview instead (the same as `grade mock`).")
+@click.option("--minutes", type=click.FloatRange(min=0.05), default=None,
+              help="With --mock: the time on the clock (default 45).")
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo); "
                    "or set BACKPROP_TRAPS_QUESTIONS.")
-def interview(question, answer_file, as_json, questions_dir):
+@click.pass_context
+def interview(ctx, question, answer_file, as_json, mock, minutes, questions_dir):
     """Rehearse QUESTION's interview aloud: the question, your answer, its key points as a
-    checklist (points found in what you type come pre-ticked), the wrong answer most
-    candidates give, the answer that gets you hired, then the follow-ups one at a time.
-    The checklist score goes into this folder's .backprop_traps_history.json.
+    checklist (points found in what you type come pre-ticked, with the words that said
+    them), the wrong answer most candidates give, the answer that gets you hired, then the
+    follow-ups one at a time. The checklist score goes into this folder's
+    .backprop_traps_history.json and schedules the next review (`grade next`).
 
-    Without QUESTION, the one that is due: never rehearsed first, then the lowest last
-    checklist score, then the one rehearsed longest ago."""
+    Without QUESTION, the spoken answer that is most overdue for review; else the first
+    question never rehearsed; else the one due soonest."""
     from backprop_traps.grader.learner.history import FILENAME, History
-    from backprop_traps.grader.learner import rehearsal
+    from backprop_traps.grader.learner import mock_clock, rehearsal, review
     from backprop_traps.grader.loading.questions import questions_root
 
+    if mock:
+        if answer_file is not None or as_json:
+            raise _OneSentence("--mock asks in the terminal: it cannot go with --answer or --json.")
+        from backprop_traps.grader.commands.mock import mock as mock_command
+        return ctx.invoke(mock_command, question=question, minutes=minutes or 45.0, questions_dir=questions_dir)
+    if minutes is not None:
+        raise _OneSentence("--minutes goes with --mock (or `grade mock --minutes N`).")
     if as_json and answer_file is None:
         raise _OneSentence("--json needs --answer FILE (or --answer - to read the answer from stdin).")
     from backprop_traps.grader.sandbox.inert import inert  # a file name may carry anything
@@ -53,13 +65,17 @@ def interview(question, answer_file, as_json, questions_dir):
             raise _OneSentence(f"{inert(answer_file)} does not exist: give the file that holds your answer, "
                                "or - to read it from stdin.")
     root = questions_root(questions_dir)
-    history = History.load() if question is None or not as_json else None  # --json writes nothing
+    history = History.load()  # --json reads it (a running mock refuses) but writes nothing
+    refused = mock_clock.refusal(history, "rehearsing an interview (it shows the answers)")
+    if refused:
+        click.echo(refused, err=True)
+        sys.exit(1)
     if question is None:
         known = rehearsal.rehearsable(root)
         if not known:
             raise _OneSentence(f"no question in {root} has key points to rehearse "
                                "(solutions/NN_<id>.ipynb, its interview cell's **Key points.**).")
-        question = rehearsal.due(known, history)
+        question = review.Review(history).pick(known, review.SPOKEN)
     try:
         chosen = rehearsal.load(question, root)
     except rehearsal.UnknownQuestion as e:
@@ -67,6 +83,7 @@ def interview(question, answer_file, as_json, questions_dir):
 
     def record(hit, of):
         history.record_interview(chosen.question, hit, of, rehearsal.today())
+        review.record_spoken(history, chosen.question, hit, of)
         if history.save():
             click.echo(f"Recorded in {FILENAME}.")
 
@@ -86,7 +103,7 @@ def interview(question, answer_file, as_json, questions_dir):
             record(result["hit"], result["of"])
         return
     rehearsal.rehearse(chosen, _ask, click.echo, record)
-    due = rehearsal.rehearsable(root)
-    if due:
-        click.echo(f"\nNext due: `grade interview {rehearsal.due(due, history)}` "
-                   "(or just `grade interview`); `grade list` shows your scores.")
+    known = rehearsal.rehearsable(root)
+    if known:
+        click.echo(f"\nNext due: `grade interview {review.Review(history).pick(known, review.SPOKEN)}` "
+                   "(or just `grade interview`); `grade next` shows everything due.")

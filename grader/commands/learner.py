@@ -160,6 +160,13 @@ def start(question, folder, force, solution, questions_dir):
     if question not in known:
         raise click.BadParameter(f"unknown question {question!r}; the questions are: {', '.join(known)} "
                                  "(`grade list` describes them)", param_hint="QUESTION")
+    if solution:
+        from backprop_traps.grader.learner.history import History
+        from backprop_traps.grader.learner.mock_clock import refusal
+        refused = refusal(History.load(), "copying the solution")
+        if refused:
+            click.echo(refused, err=True)
+            sys.exit(1)
     stub = exercise_path(question, root)
     if not stub.is_file():
         click.echo(f"The stub {stub} is missing; regenerate the stubs with `grade release`.", err=True)
@@ -261,7 +268,11 @@ def after_grading(results, want_hint: bool, color: bool) -> str:
             if want_hint:
                 texts.append(f"{r.submission}: no hint until the file can be graded (see above).")
             continue
+        attempts = history.questions.get(r.question, {}).get("attempts", 0)
         history.record_score(r.question, r.score, r.max_score, _fingerprint(r.submission))
+        if history.questions[r.question].get("attempts", 0) > attempts:  # a new try: a review
+            from backprop_traps.grader.learner import review
+            review.record_code(history, r.question, r.score, r.max_score)
         failing = [t for t in r.tests if not t.passed]
         if not failing:
             if want_hint:

@@ -22,6 +22,11 @@ def reveal(question, show_all, questions_dir):
         raise click.BadParameter(f"unknown question {question!r}; the questions are: {', '.join(known)} "
                                  "(`grade list` describes them)", param_hint="QUESTION")
     history = History.load()
+    from backprop_traps.grader.learner.mock_clock import refusal
+    refused = refusal(history, "revealing the derivation")
+    if refused:
+        click.echo(refused, err=True)
+        raise SystemExit(1)
     shown = next_steps(question, history, root, show_all=show_all)
     if shown.steps:
         history.save()

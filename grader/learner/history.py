@@ -20,7 +20,12 @@ Format (version 1)::
         "graded_sha256": "<hash of the last file graded: re-grading it is not an attempt>",
         "hints_seen": {"overlapping windows accumulate (k=3, s=2 and k=3, s=1)": 2},
         "revealed": 2,
-        "interviews": [{"date": "2026-11-24", "hit": 4, "of": 6}]}}}
+        "interviews": [{"date": "2026-11-24", "hit": 4, "of": 6}]}},
+     "review": {...}, "mocks": [...]}
+
+Other top-level sections (``review``: the spaced-review scheduler's cards, grader/learner/review.py;
+``mocks``: the mock interviews, grader/learner/mock.py) are kept as they are read and written
+back; each section's own module checks and upgrades its contents.
 """
 from __future__ import annotations
 
@@ -85,9 +90,12 @@ def _clean_entry(raw) -> dict:
 class History:
     """The history of one folder. ``load`` never raises; ``save`` returns whether it wrote."""
 
-    def __init__(self, path: Path, questions: dict | None = None):
+    def __init__(self, path: Path, questions: dict | None = None, sections: dict | None = None):
         self.path = Path(path)
         self.questions: dict[str, dict] = questions or {}
+        self.sections: dict = sections or {}
+        """Top-level sections other than ``version`` and ``questions``, as read (their modules
+        clean them)."""
         self.writable = True
         """False when a broken file could not be moved aside: it is then never overwritten."""
 
@@ -105,7 +113,8 @@ class History:
         qs = raw.get("questions") if isinstance(raw, dict) else None
         if not isinstance(qs, dict):
             return cls._broken(path)
-        return cls(path, {str(q): _clean_entry(e) for q, e in qs.items()})
+        sections = {k: v for k, v in raw.items() if k not in ("version", "questions")}
+        return cls(path, {str(q): _clean_entry(e) for q, e in qs.items()}, sections)
 
     @classmethod
     def _not_a_file(cls, path: Path, why: Exception) -> "History":
@@ -142,7 +151,8 @@ class History:
         """Write atomically; a folder we cannot write to keeps no history (no error)."""
         if not self.writable:
             return False
-        text = json.dumps({"version": VERSION, "questions": self.questions}, indent=1, sort_keys=True)
+        text = json.dumps({**self.sections, "version": VERSION, "questions": self.questions},
+                          indent=1, sort_keys=True)
         tmp = None
         try:
             fd, tmp = tempfile.mkstemp(prefix=FILENAME + ".", suffix=".tmp", dir=self.path.parent)

@@ -1,59 +1,48 @@
-"""Key points: what a spoken answer must say, and whether a typed answer says it.
+"""Key points: what a spoken answer must say, and whether (and where) a typed answer says it.
 
 A question's interview cell ends in a section of bullets, one per point::
 
     **Key points.**
-    - each row of dx sums to zero: sums to zero; sum to 0; zero-sum; sum(dx) = 0
-    - the mean and variance depend on x: mean + depend on x; statistics + not constant
+    - eps goes outside the square root: eps + outside|after + square root; sqrt(_) + eps
+    - bias correction divides by one minus beta to the t: divide + {bias_correction}
 
-Before the last colon, the phrase a learner recognises; after it, the ways of saying it
-that count, separated by ``;``. An alternative matches when every part of it (parts are
-separated by `` + ``, a plus with spaces; ``a+b`` stays a literal plus) appears in the text,
-word for word, where a word of three letters or more also finds the words it starts
-(``depend on x`` finds "depends on x", ``sum`` finds "sums" and "summed" but not "assume");
-shorter words, numbers and operators must be equal. A place where a negation comes just
-before it (``not``, ``no``, ``never``, ``n't``, within two words) does not count: "does not
-depend on x" does not say ``depend on x``, while "if you don't subtract the max" (a condition)
-still says ``subtract the max``; a part that is itself negated ("not constant") is looked for
-as written. Text and parts are normalised the same way first: lower case, symbols spelled
-out (``√`` is sqrt, ``Σ`` is sum, ``ᵀ``, ``.T`` and ``^T`` are transpose, ``·`` and ``×``
-are ``*``), punctuation dropped, operators kept as words of their own, and a hyphen between
-words read as a space ("zero-sum" is "zero sum", while "p-y" stays "p - y").
+Before the last colon, the phrase a learner recognises; after it, the ways of saying it that
+count, separated by ``;``. An alternative's parts are separated by `` + `` (a plus with spaces;
+``a+b`` stays a literal plus), a part's choices by ``|`` (``outside|after the``), and each
+choice is a pattern (grader/learner/patterns.py: words in any inflection, ``{concept}`` from the
+kit's glossary, ``_`` for one formula term).
 
-The standard library only: ``grade interview`` imports this and nothing heavy.
+An alternative counts only where the answer *asserts* it (grader/learner/clauses.py):
+
+- every part is said in one sentence, none of them denied (``not``, ``no``, ``never``,
+  ``without``, ``instead of``, ``rather than``: "eps inside the root, not outside" does not
+  say ``outside``), none of them asked ("why is decay decoupled?"), none in a bare list of
+  words ("Decoupled. eps outside."); a part may sit in a condition ("if it overflows, skip the
+  step") but one at least must be in the claim itself;
+- it says something the question did not: the words it matched are not all the question's
+  own (repeating "explode" back to "what if the gradients explode?" earns nothing).
+
+A part that holds a negation itself (``no learning rate``) is looked for as written. For each
+point ``check`` returns the words of the answer that hit it, or why nothing did.
 """
 from __future__ import annotations
 
-import bisect
 import re
-import unicodedata
 from dataclasses import dataclass, field
+
+from backprop_traps.grader.learner import clauses, lexicon
+from backprop_traps.grader.learner.glossary import glossary
+from backprop_traps.grader.learner.patterns import Element, Index, compile_part
+from backprop_traps.grader.learner.said import normalise  # noqa: F401  (the spelling rules, re-exported)
 
 POINTS = (4, 7)
 """How many key points a question has: at least, at most."""
 
-# Symbols a learner may type or paste, spelled the way the alternatives are written.
-_SYMBOLS = {
-    "√": " sqrt ", "∑": " sum ", "Σ": " sum ", "∂": " d ", "∇": " grad ", "ε": " eps ",
-    "σ": " sigma ", "μ": " mu ", "τ": " tau ", "η": " lr ", "λ": " lambda ", "θ": " theta ",
-    "·": " * ", "×": " * ", "⋅": " * ", "∘": " * ", "⊙": " * ", "−": " - ", "–": " - ",
-    "—": " ", "≤": " <= ", "≥": " >= ", "≈": " ~ ", "→": " -> ", "²": "^2", "³": "^3",
-    "¹": "^1", "⁰": "^0", "½": " 1 / 2 ", "ᵀ": " transpose ", "∞": " inf ", "π": " pi ",
-    "≠": " != ",
-}
-_TRANSPOSE = re.compile(r"(?<=[\w)\]])(?:\.t\b|\^t\b|\^\{t\})")
-_WORD_HYPHEN = re.compile(r"(?<=[a-z]{2})-(?=[a-z])|(?<=[a-z])-(?=[a-z]{2})|(?<=\d)-(?=[a-z]{2})")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
-_TOKEN = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?|[a-z_][a-z0-9_]*|<=|>=|!=|->|[-+*/=<>^~%|]")
-
-
-def normalise(text: str) -> str:
-    """``text`` as a single-spaced string of words, numbers and operators, in lower case."""
-    text = unicodedata.normalize("NFKD", "".join(_SYMBOLS.get(ch, ch) for ch in str(text)))
-    text = "".join(" hat " if ch == "\u0302" else ch for ch in text if ch == "\u0302" or not unicodedata.combining(ch))
-    text = _TRANSPOSE.sub(" transpose ", text.lower())
-    text = _THOUSANDS.sub("", _WORD_HYPHEN.sub(" ", text))
-    return " ".join(_TOKEN.findall(text))
+_WHY = {clauses.ASKED: "asked, not said", clauses.FRAGMENT: "named, not claimed (no statement)",
+        clauses.LISTED: "listed, not claimed", "negated": "denied", clauses.CONDITION: "only in a condition",
+        clauses.CONTEXT: "only beside the claim", "question": "only the question's own words"}
+_RANK = {clauses.CLAIM: 0, clauses.CONDITION: 1, clauses.CONTEXT: 1, clauses.LISTED: 2, clauses.FRAGMENT: 2,
+         clauses.ASKED: 3, "negated": 4}
 
 
 @dataclass
@@ -62,69 +51,38 @@ class KeyPoint:
     point: str
     """The phrase a learner recognises (shown in the checklist)."""
     alternatives: list[list[str]] = field(default_factory=list)
-    """Each way of saying it: its parts, normalised; the phrase itself is the first."""
+    """Each way of saying it: its parts, as written; the phrase itself is the first."""
 
-    def matches(self, text: str) -> bool:
+    def __post_init__(self):
+        self._compiled = None
+
+    def compiled(self) -> list[list[tuple[tuple[Element, ...], ...]]]:
+        """Each alternative: its parts, each part its choices, each choice a pattern."""
+        if self._compiled is None:
+            concepts = glossary().by_phrase
+            self._compiled = [[p for p in (compile_part(part, concepts) for part in parts) if p]
+                              for parts in self.alternatives]
+            self._compiled = [a for a in self._compiled if a]
+        return self._compiled
+
+    def matches(self, text: str, question: str = "") -> bool:
         """Whether ``text`` says this point in one of the ways that count."""
-        return self.matches_said(Said(normalise(text).split()))
-
-    def matches_said(self, said: "Said") -> bool:
-        """``matches`` for text already normalised and indexed."""
-        return any(all(said.has(part.split()) for part in parts) for parts in self.alternatives)
+        return check([self], text, question)[0].hit
 
 
-_NEGATIONS = frozenset({"not", "no", "never", "t", "cannot", "nor", "neither"})
-"""Words that turn what follows into its opposite ("doesn't" is normalised to "doesn t")."""
-_CONDITIONS = frozenset({"if", "unless", "when", "otherwise", "without", "else", "or"})
-"""Words that make a negation just after them a condition ("if you don't subtract the max,
-exp overflows" still says to subtract the max)."""
-_NEGATION_REACH = 2
-
-
-def _stem(word: str) -> bool:
-    """A word of three letters or more also finds the longer words it starts."""
-    return len(word) >= 3 and word[0].isalpha()
-
-
-class Said:
-    """A normalised answer's words, indexed so that looking for a part costs about the number
-    of places its first word occurs, not the length of the answer."""
-
-    def __init__(self, words: list[str]):
-        self.words = words
-        self._at: dict[str, list[int]] = {}
-        for i, word in enumerate(words):
-            self._at.setdefault(word, []).append(i)
-        self._vocabulary = sorted(self._at)
-
-    def _starts(self, wanted: str) -> list[int]:
-        if not _stem(wanted):
-            return self._at.get(wanted, [])
-        found, i = [], bisect.bisect_left(self._vocabulary, wanted)
-        while i < len(self._vocabulary) and self._vocabulary[i].startswith(wanted):
-            found += self._at[self._vocabulary[i]]
-            i += 1
-        return found
-
-    def has(self, wanted: list[str]) -> bool:
-        """Whether the words ``wanted`` appear in a row (each equal, or started by a stem),
-        somewhere not negated just before."""
-        n = len(wanted)
-        negated_part = any(w in _NEGATIONS for w in wanted)
-        return any(all(said == want or (_stem(want) and said.startswith(want))
-                       for want, said in zip(wanted[1:], self.words[start + 1:start + n]))
-                   and (negated_part or not self._negated(start))
-                   for start in self._starts(wanted[0]) if start + n <= len(self.words))
-
-    def _negated(self, start: int) -> bool:
-        for at in range(max(0, start - _NEGATION_REACH), start):
-            if self.words[at] in _NEGATIONS:
-                return not any(w in _CONDITIONS for w in self.words[max(0, at - 3):at])
-        return False
+@dataclass
+class Verdict:
+    """Whether an answer says one key point, and the evidence."""
+    point: str
+    hit: bool
+    evidence: str | None = None
+    """The words of the answer that say it (parts joined by " … "), or None."""
+    why_not: str | None = None
+    """When it does not count: why, with the words that came closest ("denied: «...»")."""
 
 
 def _parts(alternative: str) -> list[str]:
-    return [p for p in (normalise(part) for part in re.split(r"\s\+\s", f" {alternative} ")) if p]
+    return [p.strip() for p in re.split(r"\s\+\s", f" {alternative} ") if p.strip()]
 
 
 def parse(section: str) -> tuple[list[KeyPoint], list[str]]:
@@ -137,18 +95,113 @@ def parse(section: str) -> tuple[list[KeyPoint], list[str]]:
         if not colon or not phrase.strip() or not rest.strip():
             problems.append(f"a key point is not '- phrase: a way of saying it; another': {item[:60]!r}")
             continue
-        alternatives = [_parts(phrase)] + [_parts(a) for a in rest.split(";") if a.strip()]
-        empty = [a for a in rest.split(";") if a.strip() and not _parts(a)]
+        point = KeyPoint(phrase.strip(), [_parts(phrase)] + [_parts(a) for a in rest.split(";") if a.strip()])
+        empty = [a.strip() for a in rest.split(";") if a.strip() and not any(
+            compile_part(part) for part in _parts(a))]
         if empty:
-            problems.append(f"key point {phrase!r}: {empty[0].strip()!r} has no word or symbol to look for")
-        points.append(KeyPoint(phrase.strip(), [a for a in alternatives if a]))
+            problems.append(f"key point {phrase!r}: {empty[0]!r} has no word or symbol to look for")
+        unknown = sorted({name for parts in point.alternatives for part in parts
+                          for name in re.findall(r"\{([a-z_0-9]+)\}", part) if name not in glossary()})
+        if unknown:
+            problems.append(f"key point {phrase!r}: no glossary concept {', '.join(unknown)} "
+                            "(grader/learner/glossary.py)")
+        points.append(point)
     low, high = POINTS
     if not low <= len(points) <= high:
         problems.append(f"{len(points)} key points; write {low} to {high}")
     return points, problems
 
 
-def hits(points: list[KeyPoint], text: str) -> list[bool]:
+class _Answer:
+    """An answer read once for all the points: its clauses, its index, the question's words."""
+
+    def __init__(self, text: str, question: str):
+        self.reading = clauses.read(text)
+        self.index = Index(self.reading, glossary())
+        asked = clauses.read(question) if question else None
+        self.asked_words = set()
+        self.asked_index = Index(asked, glossary()) if asked else None
+        if asked:
+            for t, lemmas in zip(asked.tokens, asked.lemmas):
+                if t.kind in ("word", "num") and t.text not in lexicon.FUNCTION_WORDS:
+                    self.asked_words |= lemmas
+
+    def status(self, start: int, end: int, own: frozenset = frozenset()) -> str:
+        """How the answer holds the words ``start:end``: claim, condition, fragment, asked,
+        negated. Negators in ``own`` (the alternative's own words: "no decay") do not deny."""
+        r = self.reading
+        for i in range(start, end):
+            if r.tokens[i].text in lexicon.NEGATORS:
+                break  # the part says the negation itself
+            if r.negated[i] and r.negated_by[i] not in own:
+                return "negated"
+        return r.role[start]
+
+    def new_words(self, start: int, end: int) -> bool:
+        """Whether ``start:end`` holds a content word the question did not use."""
+        for i in range(start, end):
+            t = self.reading.tokens[i]
+            if t.kind in ("word", "num") and t.text not in lexicon.FUNCTION_WORDS \
+                    and not (self.reading.lemmas[i] & self.asked_words):
+                return True
+        return False
+
+
+def _disjoint(spans: list[list[tuple[int, int]]], rank) -> list[tuple[int, int]] | None:
+    """One span per part, no two overlapping, each as well placed as can be (parts in order
+    of fewest choices first); None when the parts can only share words."""
+    order = sorted(range(len(spans)), key=lambda k: len(spans[k]))
+    chosen: dict[int, tuple[int, int]] = {}
+    for k in order:
+        free = [ab for ab in spans[k] if all(ab[1] <= a or b <= ab[0] for a, b in chosen.values())]
+        if not free:
+            return None
+        chosen[k] = min(free, key=rank)
+    return [chosen[k] for k in range(len(spans))]
+
+
+def _judge(answer: _Answer, point: KeyPoint) -> Verdict:
+    r = answer.reading
+    closest = None  # (rank, why, evidence)
+    for alternative in point.compiled():
+        found = [answer.index.find_part(part) for part in alternative]
+        if not all(found):
+            continue
+        for s in sorted({r.sentence[a] for a, _ in found[0]}):
+            spans = [[(a, b) for a, b in occurrences if r.sentence[a] == s] for occurrences in found]
+            if not all(spans):
+                continue
+            own = frozenset(i for options in spans for a, b in options if b - a > 1 for i in range(a, b)
+                            if r.tokens[i].text in lexicon.NEGATORS)  # "no decay", not a bare "no"
+            chosen = _disjoint(spans, lambda ab: (_RANK[answer.status(*ab, own)], not answer.new_words(*ab)))
+            if chosen is None:
+                continue
+            states = [answer.status(*ab, own) for ab in chosen]
+            evidence = " … ".join(r.span(a, b - 1) for a, b in sorted(set(chosen)))
+            worst = max(states, key=_RANK.get)
+            if _RANK[worst] <= _RANK[clauses.CONDITION] and clauses.CLAIM in states:
+                if any(answer.new_words(a, b) for a, b in chosen):
+                    return Verdict(point.point, True, evidence)
+                worst = "question"
+            elif worst == clauses.CONDITION:
+                worst = clauses.CONDITION
+            rank = _RANK.get(worst, 1)
+            if closest is None or rank < closest[0]:
+                closest = (rank, _WHY[worst], evidence)
+    if closest is None:
+        return Verdict(point.point, False, None, "nothing in the answer says it")
+    return Verdict(point.point, False, None, f"{closest[1]}: «{closest[2]}»")
+
+
+def check(points: list[KeyPoint], text: str, question: str = "") -> list[Verdict]:
+    """For each point, whether ``text`` says it, with the evidence. ``question`` is the
+    question as asked: its own words earn nothing."""
+    if not str(text).strip():
+        return [Verdict(p.point, False, None, "nothing in the answer says it") for p in points]
+    answer = _Answer(text, question)
+    return [_judge(answer, p) for p in points]
+
+
+def hits(points: list[KeyPoint], text: str, question: str = "") -> list[bool]:
     """For each point, whether ``text`` says it."""
-    said = Said(normalise(text).split())
-    return [p.matches_said(said) for p in points]
+    return [v.hit for v in check(points, text, question)]

@@ -7,12 +7,12 @@ script. The standard library only: no numpy, no nbformat on this path.
 """
 from __future__ import annotations
 
-import datetime
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 from backprop_traps.grader.learner import keypoints
+from backprop_traps.grader.sandbox.inert import inert
 
 WIDTH = 88
 MAX_ANSWER_BYTES = 64 * 1024
@@ -72,29 +72,22 @@ def read_answer(path: str, stdin) -> str:
 
 
 def check(rehearsal: Rehearsal, answer: str) -> dict:
-    """The contract's object for ``grade interview ID --answer FILE --json``."""
+    """The contract's object for ``grade interview ID --answer FILE --json``. Each point also
+    carries ``evidence`` (the words of the answer that say it, or null) and ``why_not`` (when
+    it is not hit: why, with the words that came closest, or that nothing said it)."""
     it = rehearsal.interview
-    found = keypoints.hits(it.key_points, answer)
-    return {"question": rehearsal.question, "hit": sum(found), "of": len(found),
-            "points": [{"point": p.point, "hit": h} for p, h in zip(it.key_points, found)],
+    verdicts = keypoints.check(it.key_points, answer, it.question)
+    return {"question": rehearsal.question, "hit": sum(v.hit for v in verdicts), "of": len(verdicts),
+            "points": [{"point": v.point, "hit": v.hit, "evidence": v.evidence, "why_not": v.why_not}
+                       for v in verdicts],
             "wrong_answer": it.wrong, "hired_answer": it.hired,
             "follow_ups": [{"question": q, "answer": a} for q, a in it.follow_ups]}
 
 
-def due(questions: list[str], history) -> str:
-    """The question to rehearse next: one never rehearsed first (in order), then the lowest
-    last checklist score, then the one rehearsed longest ago."""
-    def urgency(order: int, qid: str):
-        runs = history.interviews(qid)
-        if not runs:
-            return (0, 0.0, "", order)
-        last = runs[-1]
-        return (1, last["hit"] / last["of"] if last["of"] else 0.0, last["date"], order)
-    return min(enumerate(questions), key=lambda pair: urgency(*pair))[1]
-
-
 def today() -> str:
-    return datetime.date.today().isoformat()
+    """Today's date, ISO (``BACKPROP_TRAPS_NOW`` when set: grader/learner/review.py)."""
+    from backprop_traps.grader.learner.review import now
+    return now().date().isoformat()
 
 
 def _block(text: str, indent: str = "  ") -> str:
@@ -115,11 +108,20 @@ def _yes_no(ask, prompt: str, default: bool) -> bool:
     return default
 
 
+def evidence_line(point: dict) -> str:
+    """What the answer said for one point of ``check``'s result, for a person."""
+    if point["hit"]:
+        return f"you said: «{inert(point['evidence'])}»"
+    return f"not counted: {inert(point['why_not'] or 'nothing in the answer says it')}"
+
+
 def report(result: dict, number: str) -> str:
     """``check``'s result for a person: the checklist, the two answers, the follow-ups."""
     lines = [f"{result['question']} · question {number}: {result['hit']}/{result['of']} key points "
              "found in your answer", ""]
-    lines += [f"  [{'x' if p['hit'] else ' '}] {p['point']}" for p in result["points"]]
+    for p in result["points"]:
+        lines.append(f"  [{'x' if p['hit'] else ' '}] {p['point']}")
+        lines.append(f"        {evidence_line(p)}")
     lines += ["", "The wrong answer most candidates give:", _block(result["wrong_answer"]), "",
               "The answer that gets you hired:", _block(result["hired_answer"]), "", "Follow-ups:"]
     for f in result["follow_ups"]:
@@ -140,14 +142,18 @@ def rehearse(rehearsal: Rehearsal, ask, say, record) -> tuple[int, int]:
         if line is None or not line.strip():
             break
         typed.append(line)
-    found = keypoints.hits(it.key_points, "\n".join(typed))
+    verdicts = keypoints.check(it.key_points, "\n".join(typed), it.question)
     ticked = []
     if it.key_points:
         say("\n" + _block("Did your answer say each of these? y or n; Enter takes the capital letter"
-                          + (" (points found in what you typed are pre-ticked)." if typed else "."), ""))
-        for n, (point, pre) in enumerate(zip(it.key_points, found), 1):
-            say(f"  {n}/{len(found)}  {point.point}")
-            ticked.append(_yes_no(ask, "       [Y/n] " if pre else "       [y/N] ", pre))
+                          + (" (points found in what you typed are pre-ticked, with the words that"
+                             " said them: judge them yourself)." if typed else "."), ""))
+        for n, verdict in enumerate(verdicts, 1):
+            say(f"  {n}/{len(verdicts)}  {verdict.point}")
+            if typed:
+                say("       " + evidence_line({"hit": verdict.hit, "evidence": verdict.evidence,
+                                              "why_not": verdict.why_not}))
+            ticked.append(_yes_no(ask, "       [Y/n] " if verdict.hit else "       [y/N] ", verdict.hit))
         hit, of = sum(ticked), len(ticked)
         say(f"\nChecklist: {hit}/{of} key points.")
         record(hit, of)

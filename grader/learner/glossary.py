@@ -1,0 +1,108 @@
+"""The kit's glossary: for each concept, the ways of saying it that mean the same thing.
+
+A key point's pattern that names a concept, as ``{name}`` or by one of its phrases (``square
+root``), finds every other phrase of it in an answer (``sqrt``, ``root``, ``√``). Formulas are
+phrases too: ``{bias_correction}`` finds "bias correction", "debias" and ``/(1 - beta^t)``.
+Each line below is ``name: phrase; phrase; ...`` in the pattern language of
+grader/learner/patterns.py (a phrase may use another concept, ``{name}``). Add a line, or a
+phrase to a line, when a correct answer says a concept in words the glossary lacks; validate's
+corpus (docs/interview_corpus/) shows whether the key points still reject the wrong answers.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from backprop_traps.grader.learner.patterns import Element, _written, compile_pattern
+
+CONCEPTS = """
+sqrt: sqrt; square root; root
+eps: eps; fudge term
+gradient: gradient; grad; derivative; gradient signal; upstream gradient; incoming gradient; dl / d _
+sum: sum; summation; total; add up; add together; added together; sum up; accumulate; accumulat; +=; tally; combine
+overwrite: overwrit; assign; replace; clobber; set instead; = instead of +=; write over
+max: max; maximum; largest; biggest; highest; top
+winner: winner; argmax; arg max; {max} element; {max} input; {max} position; {max} value; {max} entry; {max} location; location of {max}; position of {max}; input that won; element that won; winning input; winning element; winning position; where {max} was; where {max} came from; where {max} is; maxima; maximal element; selected element
+average: average; mean; avg
+batch: batch; minibatch; mini batch; examples; samples; whole batch; every example; all examples; across examples; each example
+position: position; time step; step; location; offset; output position; window
+bias_correction: bias correction; bias correct; debias; unbias; / ( 1 - beta ^ _ ); 1 - beta ^ _; one minus beta to the _; one minus beta raised to; one minus beta to the power; 1 - beta to the power; 1 minus beta to the _; 1 - beta to the _
+weight_decay: weight decay; decay; l2; lambda; wd
+learning_rate: learning rate; lr; step size
+activation: activation; intermediate; hidden state; layer output; feature map; saved tensor
+forward_pass: forward pass; forward; forward computation
+backward_pass: backward pass; backward; backprop; backpropagation; reverse pass
+recompute: recompute; recomput; rematerialise; rematerialize; rematerializ; rematerialis; regenerate; rebuild; recalculate; rerun; re run; redo; run the forward again; compute again; compute them again
+checkpoint: checkpoint; gradient checkpointing; activation checkpointing
+memory: memory; vram; ram; hbm; footprint
+mask: mask; indicator; boolean; bool
+one_bit: 1 bit; one bit; single bit; bits; packbits; packed bit; bitmask; bit mask; bit per element
+finite_difference: finite difference; finite diff; central difference; central diff; numerical gradient; numeric gradient; numerical derivative; numerical estimate; gradient check; gradcheck; grad check; numerical check; numerically; numerical
+one_hot: one hot; onehot; indicator of the label; true class; target; label
+softmax: softmax; probabilities; probs; predicted probabilities
+transpose: transpose; transposed; .T
+overflow: overflow; overflows; inf; infinity; nan; blow up
+underflow: underflow; flush to zero; round to zero; vanish in fp16
+fp32: fp32; float32; 32 bit; single precision; full precision; fp64; float64; higher precision
+half: fp16; float16; bf16; bfloat16; 16 bit; half precision; low precision
+master_copy: master copy; master weights; master parameters; fp32 copy; {fp32} copy; copy in {fp32}; {fp32} weights; {fp32} master
+skip: skip; skipped; drop the step; discard the step; throw away the step; not apply the step; do not step; not step
+shard: shard; partition; split across; spread across; distribute; zero stage; zero 1; zero 2; zero 3; fsdp; deepspeed
+overlap: overlap; stride smaller than; stride less than; stride below; s < k
+tie: tie; equal values; same value; duplicate max; equal maxima; several maxima; more than one max
+first: first; lowest index; earliest; first occurrence
+race: race; read modify write; lost update; data race; race condition
+atomic: atomic; atomicadd; atomic add; atomic.add; atomically
+deterministic: deterministic; reproducible; bit reproducible; same bits; bitwise identical; bit for bit
+jacobian: jacobian; jacobian matrix
+vjp: vjp; vector jacobian product; vector jacobian; u transpose j; v transpose j; pull back; cotangent; backward rule; backward function
+jvp: jvp; jacobian vector product; jacobian vector; j v; j * v; push forward; tangent; directional derivative
+reverse: reverse; reversed; backwards; last to first; from the end; from the last; back to front; end to start
+topological: topological; topologically; dependency order; execution order
+logsumexp: logsumexp; log sum exp; lse; log of the sum of exp; log of the summed exp; log of the sum of the exponentials
+log_softmax: log softmax; logsoftmax; log_softmax
+layer: layer; depth; number of layers
+running_stats: running statistics; running mean; running average; running stats; running var; running variance; moving average; ema; exponential moving average
+unbiased: unbiased; n - 1; bessel; n / ( n - 1 ); divided by n - 1; divide by n - 1; ddof = 1
+tied: tied; shared; same weights; same matrix; same filter; same kernel; reused; reuse; weight sharing; share
+accumulate_buffer: accumulator; accumulators; accumulation buffer; gradient buffer; grad buffer; .grad
+scale: scale; scaling factor; loss scale; scale factor
+bias: bias; biases; bias terms; bias vectors
+norm_weight: norm weight; norm; layernorm; layer norm; batchnorm; batch norm; gain; normalization weight; normalisation weight; norm parameter; norm scale; gamma
+exempt: exempt; exclude; excluded; no decay; not decayed; no weight decay; without decay; without weight decay; skip decay; leave out; left out; mask out; decay = false; weight_decay = 0; zero decay; no {weight_decay}; not {weight_decay}; out of {weight_decay}
+optimizer_state: optimizer state; optimiser state; adam state; moments; adam moments; m and v; state
+global_norm: global norm; total norm; one norm; single norm; norm over all; norm of all; overall norm; joint norm; combined norm; norm over every; norm across all; norm of the concatenation; all gradients together; all parameters together
+""".strip()
+
+
+class Glossary:
+    """The concepts, compiled: each concept's phrases as patterns, and each phrase's concept."""
+
+    def __init__(self, text: str = CONCEPTS):
+        self._text: dict[str, list[str]] = {}
+        self.by_phrase: dict[str, str] = {}
+        for line in text.splitlines():
+            name, _, phrases = line.partition(":")
+            if not phrases.strip():
+                continue
+            self._text[name.strip()] = [p.strip() for p in phrases.split(";") if p.strip()]
+        for name, phrases in self._text.items():
+            for phrase in phrases:
+                plain = compile_pattern(phrase)
+                if plain and all(e.kind in ("word", "sym") for e in plain):
+                    self.by_phrase.setdefault(" ".join(_written(e) for e in plain), name)
+        self._compiled: dict[str, list[tuple[Element, ...]]] = {}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._text
+
+    def phrases(self, name: str) -> list[tuple[Element, ...]]:
+        """The concept's phrases as patterns (a phrase naming its own concept is taken literally)."""
+        if name not in self._compiled:
+            own = {k: v for k, v in self.by_phrase.items() if v != name}
+            self._compiled[name] = [compile_pattern(p, own) for p in self._text.get(name, [])]
+        return self._compiled[name]
+
+
+@lru_cache(maxsize=1)
+def glossary() -> Glossary:
+    return Glossary()

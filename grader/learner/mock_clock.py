@@ -1,0 +1,54 @@
+"""A running mock interview, as the other commands see it: while one runs in a folder, the
+help it forbids (``grade --hint``, ``grade reveal``, ``grade start --solution``,
+``grade interview``, grading the mock's question by hand) is refused with one sentence.
+
+The mock writes ``{"question", "started", "deadline"}`` (ISO times) under the history's
+``mock`` section when it starts and removes it when it ends; a mark whose deadline has passed
+(a mock that was killed) counts for nothing. Standard library only.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+SECTION = "mock"
+
+
+def running(history, moment: dt.datetime | None = None) -> dict | None:
+    """The running mock's ``{"question", "deadline"}``, or None."""
+    from backprop_traps.grader.learner.review import now
+    mark = history.sections.get(SECTION)
+    if not isinstance(mark, dict) or not isinstance(mark.get("question"), str):
+        return None
+    try:
+        deadline = dt.datetime.fromisoformat(str(mark.get("deadline")))
+    except ValueError:
+        return None
+    if deadline.tzinfo is None:
+        deadline = deadline.astimezone()
+    moment = moment or now()
+    if deadline <= moment:
+        return None
+    return {"question": mark["question"], "deadline": deadline, "left": deadline - moment}
+
+
+def start(history, question: str, minutes: float, moment: dt.datetime) -> dt.datetime:
+    """Mark a mock of ``question`` as running for ``minutes`` from ``moment``; returns its deadline."""
+    deadline = moment + dt.timedelta(minutes=minutes)
+    history.sections[SECTION] = {"question": question, "started": moment.isoformat(),
+                                 "deadline": deadline.isoformat()}
+    return deadline
+
+
+def stop(history) -> None:
+    history.sections.pop(SECTION, None)
+
+
+def refusal(history, what: str, question: str | None = None) -> str | None:
+    """The sentence that refuses ``what`` during a running mock (for ``question``, when the
+    refusal is only about the mock's own question), or None when nothing is running."""
+    mock = running(history)
+    if mock is None or (question is not None and question != mock["question"]):
+        return None
+    left = max(1, int(mock["left"].total_seconds() // 60))
+    return (f"A mock interview of {mock['question']} is running ({left} min left): {what} waits until "
+            "it ends. Finish it in its terminal (or press Ctrl-C there to stop it).")

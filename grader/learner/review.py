@@ -1,0 +1,256 @@
+"""Spaced review: each question's code and its spoken answer are two cards, scheduled by FSRS-6
+(the ``fsrs`` package, the scheduler Anki uses), so that what you got wrong comes back soon and
+what you know comes back late.
+
+A grade or an interview score becomes a rating (``code_rating``, ``spoken_rating``): full marks
+at the first try is Good, full marks after a hint or a failed try the same day is Hard, a
+partial score Hard, under half Again. One review per card per day: the day's first outcome is
+the recall test, and later tries that day lift it at most to Hard (the card is re-reviewed from
+its state before the day).
+
+The cards live in the history file (grader/learner/history.py) under ``review``::
+
+    {"version": 1, "cards": {"routing_trap:code": {
+        "card": {...fsrs Card.to_dict()...}, "before": {...} | null, "day": "2026-11-27",
+        "first": 3, "rating": 3, "why": "12/12 at the first try", "hints": 0, "reviews": 4}}}
+
+Reading is upgrade-tolerant: a history without ``review`` starts empty (its dated interviews
+are replayed into the spoken cards), a malformed card is dropped, and a section written by a
+newer version is kept as it is and not changed. ``BACKPROP_TRAPS_NOW`` (an ISO date and time)
+stands in for the clock, for tests and demonstrations.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+
+SECTION = "review"
+VERSION = 1
+CODE, SPOKEN = "code", "spoken"
+KINDS = (CODE, SPOKEN)
+AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4
+RATING_NAMES = {AGAIN: "Again", HARD: "Hard", GOOD: "Good", EASY: "Easy"}
+
+
+def now() -> dt.datetime:
+    """The current time, timezone-aware (``BACKPROP_TRAPS_NOW`` when set)."""
+    forced = os.environ.get("BACKPROP_TRAPS_NOW")
+    if forced:
+        try:
+            moment = dt.datetime.fromisoformat(forced)
+            return moment if moment.tzinfo else moment.astimezone()
+        except ValueError:
+            pass
+    return dt.datetime.now().astimezone()
+
+
+def code_rating(score: float, max_score: float, hints_used: bool) -> tuple[int, str]:
+    """The rating of one grading, and why in words."""
+    share = score / max_score if max_score else 0.0
+    shown = f"{score:g}/{max_score:g}"
+    if share >= 1.0:
+        return (HARD, f"{shown} after a hint") if hints_used else (GOOD, f"{shown}")
+    if share >= 0.5:
+        return HARD, f"{shown}, partly right"
+    return AGAIN, f"{shown}, mostly wrong"
+
+
+def spoken_rating(hit: int, of: int) -> tuple[int, str]:
+    """The rating of one spoken answer's checklist, and why in words."""
+    shown = f"{hit}/{of} key points"
+    if of and hit == of:
+        return GOOD, shown
+    if of and hit >= 0.5 * of:
+        return HARD, shown
+    return AGAIN, shown
+
+
+@dataclass
+class Due:
+    """One card's place in the schedule."""
+    question: str
+    kind: str
+    due: dt.datetime | None
+    """When it is due; None for a card never reviewed (new)."""
+    why: str
+    """The last rating's reason and date ("6/12, partly right on 2026-11-20"), or why it is new."""
+
+    def overdue(self, moment: dt.datetime) -> dt.timedelta | None:
+        return None if self.due is None else moment - self.due
+
+    def when(self, moment: dt.datetime) -> str:
+        """"overdue 3 days", "due now", "due in 2 days", or "new"."""
+        if self.due is None:
+            return "new"
+        late = moment - self.due
+        if late >= dt.timedelta(days=1):
+            return f"overdue {late.days} day{'s' * (late.days != 1)}"
+        if late >= dt.timedelta(0):
+            return "due now"
+        ahead = -late
+        if ahead < dt.timedelta(days=1):
+            hours = max(1, round(ahead.total_seconds() / 3600))
+            return f"due in {hours} hour{'s' * (hours != 1)}"
+        days = round(ahead / dt.timedelta(days=1))
+        return f"due in {days} day{'s' * (days != 1)}"
+
+
+def _scheduler():
+    """FSRS-6 with its default weights, days as the unit (no same-session learning steps: a
+    question is practised once a day at most) and no random fuzz (a schedule you can explain)."""
+    from fsrs import Scheduler
+    return Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False)
+
+
+class Review:
+    """The cards of one history, read on creation; ``store`` writes them back into it."""
+
+    def __init__(self, history, moment: dt.datetime | None = None):
+        self.history = history
+        self.moment = moment or now()
+        raw = history.sections.get(SECTION)
+        self.frozen = isinstance(raw, dict) and isinstance(raw.get("version"), int) and raw["version"] > VERSION
+        """A section from a newer version: read what can be read, never write it."""
+        cards = raw.get("cards") if isinstance(raw, dict) else None
+        self.cards: dict[str, dict] = {}
+        for key, entry in (cards.items() if isinstance(cards, dict) else ()):
+            clean = _clean(entry)
+            if clean is not None and isinstance(key, str) and key.rpartition(":")[2] in KINDS:
+                self.cards[key] = clean
+        if not self.frozen:
+            self._replay_old_interviews()
+
+    # -- reading ---------------------------------------------------------------------
+    def due_of(self, question: str, kind: str) -> Due:
+        entry = self.cards.get(f"{question}:{kind}")
+        if entry is None:
+            if kind == CODE and self.history.best(question):
+                return Due(question, kind, None, "graded before spaced review began")
+            return Due(question, kind, None, "never " + ("graded" if kind == CODE else "rehearsed"))
+        card = _card(entry["card"])
+        return Due(question, kind, card.due.astimezone(), f"{entry['why']} on {entry['day']}")
+
+    def schedule(self, questions: list[str]) -> list[Due]:
+        """Every card of ``questions``: reviewed cards by due date (most overdue first), then the
+        new ones in question order."""
+        cards = [self.due_of(q, k) for q in questions for k in KINDS]
+        seen = sorted((c for c in cards if c.due is not None), key=lambda c: c.due)
+        return seen + [c for c in cards if c.due is None]
+
+    def due_now(self, questions: list[str], kind: str | None = None) -> list[Due]:
+        """The reviewed cards due now, most overdue first."""
+        return [c for c in self.schedule(questions)
+                if c.due is not None and c.due <= self.moment and (kind is None or c.kind == kind)]
+
+    def pick(self, questions: list[str], kind: str | None = None) -> str | None:
+        """The question to practise: the most overdue card's; else the first question with a new
+        card (of ``kind``); else the one due soonest. None without questions."""
+        due = self.due_now(questions, kind)
+        if due:
+            return due[0].question
+        fresh = [c for c in self.schedule(questions) if c.due is None and (kind is None or c.kind == kind)]
+        if fresh:
+            return fresh[0].question
+        later = [c for c in self.schedule(questions) if kind is None or c.kind == kind]
+        return later[0].question if later else None
+
+    # -- rating ----------------------------------------------------------------------
+    def rate(self, question: str, kind: str, rating: int, why: str, hints: int = 0) -> int:
+        """Review ``question``'s ``kind`` card with ``rating`` now; returns the rating used
+        (the day's first outcome caps later ones at Hard)."""
+        from fsrs import Card, Rating
+        key = f"{question}:{kind}"
+        today = self.moment.date().isoformat()
+        entry = self.cards.get(key)
+        if entry is not None and entry["day"] == today:
+            first = entry["first"]
+            used = rating if rating <= first else max(first, min(rating, HARD))
+            start = _card(entry["before"]) if entry["before"] else Card()
+        else:
+            first = used = rating
+            start = _card(entry["card"]) if entry else Card()
+        before = start.to_dict()
+        card, _ = _scheduler().review_card(start, Rating(used), self.moment.astimezone(dt.timezone.utc))
+        self.cards[key] = {"card": card.to_dict(), "before": before, "day": today, "first": first,
+                           "rating": used, "why": f"{why} ({RATING_NAMES[used]})", "hints": int(hints),
+                           "reviews": (entry or {}).get("reviews", 0) + (entry is None or entry["day"] != today)}
+        return used
+
+    def hints_at_last_review(self, question: str) -> int:
+        entry = self.cards.get(f"{question}:{CODE}")
+        return entry["hints"] if entry else 0
+
+    def store(self) -> None:
+        """Put the cards back into the history (``history.save()`` writes the file)."""
+        if not self.frozen:
+            self.history.sections[SECTION] = {"version": VERSION, "cards": self.cards}
+
+    # -- upgrade ---------------------------------------------------------------------
+    def _replay_old_interviews(self) -> None:
+        """A history from before spaced review has dated interviews: replay them into the
+        spoken cards, so that its first schedule already knows them."""
+        for question, entry in self.history.questions.items():
+            if f"{question}:{SPOKEN}" in self.cards or not entry.get("interviews"):
+                continue
+            saved = self.moment
+            for run in entry["interviews"]:
+                try:
+                    day = dt.date.fromisoformat(run["date"][:10])
+                except ValueError:
+                    continue
+                self.moment = dt.datetime.combine(day, dt.time(12)).astimezone()
+                if self.moment <= saved:
+                    self.rate(question, SPOKEN, *spoken_rating(run["hit"], run["of"]))
+            self.moment = saved
+
+
+def _card(raw: dict):
+    from fsrs import Card
+    return Card.from_dict(raw)
+
+
+def _clean(entry) -> dict | None:
+    """A card entry as ``Review`` keeps it, or None when it cannot be used."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("card"), dict):
+        return None
+    try:
+        _card(entry["card"])
+        before = entry.get("before")
+        if before is not None:
+            _card(before)
+        day = dt.date.fromisoformat(str(entry.get("day", ""))[:10]).isoformat()
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    ratings = [entry.get(k) for k in ("first", "rating")]
+    if not all(isinstance(r, int) and AGAIN <= r <= EASY for r in ratings):
+        return None
+    reviews, hints = entry.get("reviews"), entry.get("hints")
+    return {"card": entry["card"], "before": before, "day": day, "first": ratings[0], "rating": ratings[1],
+            "why": str(entry.get("why", ""))[:120],
+            "hints": hints if isinstance(hints, int) and hints >= 0 else 0,
+            "reviews": reviews if isinstance(reviews, int) and reviews >= 0 else 1}
+
+
+def hints_seen(history, question: str) -> int:
+    """How many hints the learner has seen for ``question``, all checks together."""
+    return sum(history.questions.get(question, {}).get("hints_seen", {}).values())
+
+
+def record_code(history, question: str, score: float, max_score: float) -> int:
+    """Rate a grading of ``question`` into ``history`` (hints seen since the last review cap it
+    at Hard); returns the rating used."""
+    review = Review(history)
+    hints = hints_seen(history, question)
+    rating, why = code_rating(score, max_score, hints > review.hints_at_last_review(question))
+    used = review.rate(question, CODE, rating, why, hints)
+    review.store()
+    return used
+
+
+def record_spoken(history, question: str, hit: int, of: int) -> int:
+    """Rate a spoken answer's checklist of ``question`` into ``history``."""
+    review = Review(history)
+    used = review.rate(question, SPOKEN, *spoken_rating(hit, of))
+    review.store()
+    return used

@@ -1,0 +1,75 @@
+"""`grade progress`: the table (full marks out of the total, attempts, hints, interview scores
+over time, mocks, what is due) and `--plot FILE`, a PNG, with matplotlib imported only then."""
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from backprop_traps.grader.cli import main
+from backprop_traps.grader.learner import review
+from backprop_traps.grader.learner.history import History
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("BACKPROP_TRAPS_QUESTIONS", raising=False)
+    monkeypatch.setenv("BACKPROP_TRAPS_NOW", "2026-03-10T10:00")
+    return tmp_path
+
+
+def _history(folder, monkeypatch):
+    h = History.load(folder)
+    h.record_score("routing_trap", 6, 12, "a")
+    h.record_score("routing_trap", 12, 12, "b")
+    h.questions["routing_trap"]["hints_seen"] = {"overlaps": 2, "ties": 1}
+    h.record_score("bptt", 3, 10, "c")
+    for day, hit in (("2026-03-01", 2), ("2026-03-04", 4), ("2026-03-08", 5)):
+        monkeypatch.setenv("BACKPROP_TRAPS_NOW", f"{day}T10:00")
+        h.record_interview("routing_trap", hit, 5, day)
+        review.record_spoken(h, "routing_trap", hit, 5)
+    monkeypatch.setenv("BACKPROP_TRAPS_NOW", "2026-03-10T10:00")
+    h.sections["mocks"] = [{"date": "2026-03-09", "question": "bptt", "elapsed_s": 1800, "timed_out": True,
+                            "spoken": {"hit": 2, "of": 6}, "code": {"score": 3.0, "max_score": 10.0}}]
+    h.save()
+
+
+def test_the_table(here, monkeypatch):
+    _history(here, monkeypatch)
+    out = CliRunner().invoke(main, ["progress"])
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("1/20 questions at full marks; 3 interviews rehearsed; 1 mock interview.")
+    row = next(ln for ln in out.output.splitlines() if " routing_trap " in ln)
+    cells = row.split()
+    assert cells[:5] == ["01", "routing_trap", "12/12", "full", "2"] and cells[5] == "3"  # attempts, hints
+    assert "2/5 > 4/5 > 5/5" in row and "due in" in row
+    assert "3/10" in next(ln for ln in out.output.splitlines() if " bptt " in ln)
+    assert "2026-03-09  bptt: spoken 2/6, code 3/10, 30 min (time ran out)" in out.output
+
+
+def test_the_plot_is_a_png(here, monkeypatch):
+    _history(here, monkeypatch)
+    out = CliRunner().invoke(main, ["progress", "--plot", "me"])
+    assert out.exit_code == 0 and "Drawn into me.png." in out.output
+    assert (here / "me.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    empty = here / "fresh"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    assert CliRunner().invoke(main, ["progress", "--plot", "p.png"]).exit_code == 0  # nothing yet: still a picture
+    assert (empty / "p.png").stat().st_size > 1000
+
+
+def test_a_plot_that_cannot_be_written_is_one_sentence(here):
+    out = CliRunner().invoke(main, ["progress", "--plot", str(here / "no" / "such" / "dir" / "p.png")])
+    assert out.exit_code == 1 and "cannot write" in out.output and "Traceback" not in out.output
+
+
+@pytest.mark.parametrize("args, plotted", [(["progress"], False), (["next"], False), (["progress", "--plot", "x.png"], True)])
+def test_matplotlib_is_imported_only_to_plot(here, args, plotted):
+    code = ("import sys\nfrom backprop_traps.grader.cli import main\n"
+            f"try:\n    main({args!r})\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print('MATPLOTLIB', 'matplotlib' in sys.modules, 'numpy' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=here, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"MATPLOTLIB {plotted} {plotted}" in done.stdout
