@@ -4,13 +4,15 @@ import pytest
 
 from interview_paraphrases import PARAPHRASES, WRONG
 import interview_paraphrases_15_20
+import interview_paraphrases_21_22
 from backprop_traps.grader.authoring import interview, keypoint_proofs
 from backprop_traps.grader.authoring.findings import QuestionReport
 from backprop_traps.grader.learner import keypoints
 from backprop_traps.grader.loading.questions import solution_notebooks
 
-PARAPHRASES = {**PARAPHRASES, **interview_paraphrases_15_20.PARAPHRASES}
-WRONG = {**WRONG, **interview_paraphrases_15_20.WRONG}
+PARAPHRASES = {**PARAPHRASES, **interview_paraphrases_15_20.PARAPHRASES,
+               **interview_paraphrases_21_22.PARAPHRASES}
+WRONG = {**WRONG, **interview_paraphrases_15_20.WRONG, **interview_paraphrases_21_22.WRONG}
 QUESTIONS = solution_notebooks()
 
 
