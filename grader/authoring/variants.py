@@ -46,6 +46,8 @@ def zeros_like_answer(value):
         return 0
     if isinstance(value, (float, np.floating)):
         return 0.0
+    if isinstance(value, str):
+        return ""  # a name answered with nothing (training_symptoms' diagnose)
     return value
 
 
@@ -69,6 +71,8 @@ def random_like_answer(value, rng):
         return int(value) + 1
     if isinstance(value, (float, np.floating)):
         return float(value) + 3.0 + float(rng.standard_normal())
+    if isinstance(value, str):
+        return value + "?"  # not the name asked for
     return value
 
 
