@@ -99,10 +99,12 @@ def forward_values(ctx):
         for skip in (True, False):
             got = ctx.call(FWD, x, weights, skip)
             expected = ctx.ref.residual_forward(x, weights, skip)
+            def details(got=got, expected=expected, L=L, skip=skip):
+                where_ = probes.layers_sentence("hs", got, expected, L, up=True) \
+                    if isinstance(got, np.ndarray) and got.shape == expected.shape else ""
+                return "\n".join(t for t in (where_, probes.forward_example(ctx, skip)()) if t)
             try:
-                ctx.expect_array("hs", got, expected, FWD, example=lambda got=got, expected=expected, L=L:
-                                 probes.layers_sentence("hs", got, expected, L)
-                                 if isinstance(got, np.ndarray) and got.shape == expected.shape else "")
+                ctx.expect_array("hs", got, expected, FWD, example=details)
             except Fail as failure:
                 head, _, rest = failure.feedback.partition("\n")
                 raise Fail(f"{head.rstrip('.')} ({where(L, N, D, H, skip)})." + (f"\n{rest}" if rest else ""),
@@ -172,9 +174,11 @@ def deep_norms(ctx):
     got = ctx.unpack(ctx.call(NORMS, dout, x, weights), 2, NORMS, "with_skip, without_skip")
     want = ctx.ref.gradient_norms(dout, x, weights)
     forms = {"with_skip": traps.norm_forms(dout, x, weights, ctx.ref.residual_forward), "without_skip": None}
-    for name, g, w in zip(("with_skip", "without_skip"), got, want):
-        ctx.expect_array(name, g, w, NORMS, traps=forms[name], example=lambda g=g, w=w, name=name: (
-            probes.layers_sentence(name, g, w, L) if isinstance(g, np.ndarray) and g.shape == w.shape else ""))
+    for index, (name, g, w) in enumerate(zip(("with_skip", "without_skip"), got, want)):
+        def details(g=g, w=w, name=name, index=index):
+            where_ = probes.layers_sentence(name, g, w, L) if isinstance(g, np.ndarray) and g.shape == w.shape else ""
+            return "\n".join(t for t in (where_, probes.norms_example(ctx, index, name)()) if t)
+        ctx.expect_array(name, g, w, NORMS, traps=forms[name], example=details)
 
 
 def expect_std(ctx, shape, mode, slope):

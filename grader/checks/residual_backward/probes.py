@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.grader.checks.residual_backward.traps import BWD
+from backprop_traps.grader.checks.residual_backward.traps import BWD, FWD, NORMS
 from backprop_traps.grader.engine.gradcheck import upstream
 
 MARGIN = 1e-3  # |z| at least this where finite differences (steps of 1e-6) are taken
@@ -53,28 +53,57 @@ def first_wrong_layer(got, expected) -> int | None:
     return None
 
 
-def layers_sentence(name, got, expected, top) -> str:
-    """Where a per-layer answer differs, going down from layer ``top``."""
+def layers_sentence(name, got, expected, top, up=False) -> str:
+    """Where a per-layer answer differs: going down from layer ``top`` (a backward), or going up
+    from layer 0 (``up``, a forward)."""
     wrong = [layer for layer in range(len(expected))
              if not np.allclose(np.asarray(got[layer], dtype=np.float64), expected[layer], rtol=1e-6, atol=1e-8)]
     if not wrong:
         return ""
+    if up:
+        first = min(wrong)
+        right = ("even layer 0 is wrong" if first == 0 else "layer 0 is right" if first == 1
+                 else f"layers 0 to {first - 1} are right")
+        return (f"`{name}` differs at {len(wrong)} of {len(expected)} layers, first at layer {first} going "
+                f"up the stack ({right}).")
     first = max(wrong)
-    right_above = ("even the top layer is wrong" if first == top else f"layer {top} is right" if first + 1 == top
-                   else f"layers {first + 1} to {top} are right")
+    right = ("even the top layer is wrong" if first == top else f"layer {top} is right" if first + 1 == top
+             else f"layers {first + 1} to {top} are right")
     return (f"`{name}` differs at {len(wrong)} of {len(expected)} layers, first at layer {first} going "
-            f"down the stack ({right_above}).")
+            f"down the stack ({right}).")
 
 
-def backward_example(ctx, skip, pick_dhs=True):
-    """A callable giving the smallest stack on which the learner's backward is still wrong."""
+SMALL = [(1, 1, 2, 2), (2, 1, 2, 2), (2, 2, 2, 3)]  # L, N, D, H of the smallest failing stacks
+
+
+def _small_stack(rng, size):
+    L, N, D, H = size
+    x = np.round(rng.standard_normal((N, D)), 1)
+    weights = [(np.round(W1, 1), np.round(W2, 1)) for W1, W2 in stack(rng, L, D, H, branch=1.0)]
+    return x, weights, np.round(upstream(rng, x.shape), 1)
+
+
+def backward_example(ctx, skip):
+    """A callable giving the smallest stack on which the learner's dhs is still wrong."""
     def build(rng, size):
-        L, N, D, H = size
-        x = np.round(rng.standard_normal((N, D)), 1)
-        weights = [(np.round(W1, 1), np.round(W2, 1)) for W1, W2 in stack(rng, L, D, H, branch=1.0)]
-        hs = ctx.ref.residual_forward(x, weights, skip)
-        dout = np.round(upstream(rng, x.shape), 1)
-        return {"dout": dout, "hs": hs, "weights": weights, "skip": skip}
-    return lambda: ctx.smallest_failure(
-        BWD, build, [(1, 1, 2, 2), (2, 1, 2, 2), (2, 2, 2, 3)],
-        lambda *a: ctx.ref.residual_backward(*a)[0], pick=lambda v: v[0], name="dhs")
+        x, weights, dout = _small_stack(rng, size)
+        return {"dout": dout, "hs": ctx.ref.residual_forward(x, weights, skip), "weights": weights, "skip": skip}
+    return lambda: ctx.smallest_failure(BWD, build, SMALL, lambda *a: ctx.ref.residual_backward(*a)[0],
+                                        pick=lambda v: v[0], name="dhs")
+
+
+def forward_example(ctx, skip):
+    """A callable giving the smallest stack on which the learner's forward is still wrong."""
+    def build(rng, size):
+        x, weights, _ = _small_stack(rng, size)
+        return {"x": x, "weights": weights, "skip": skip}
+    return lambda: ctx.smallest_failure(FWD, build, SMALL, ctx.ref.residual_forward, name="hs")
+
+
+def norms_example(ctx, index, name):
+    """A callable giving the smallest stack on which the learner's norms ``index`` are still wrong."""
+    def build(rng, size):
+        x, weights, dout = _small_stack(rng, size)
+        return {"dout": dout, "x": x, "weights": weights}
+    return lambda: ctx.smallest_failure(NORMS, build, SMALL, lambda *a: ctx.ref.gradient_norms(*a)[index],
+                                        pick=lambda v: v[index], name=name)

@@ -113,7 +113,7 @@ diagnosis_check("diagnose: a block added at full scale", 2,
 
 
 # -- the block that starts as the identity ----------------------------------------------------------
-def expect_block_backward(ctx, h, W1, W2, gain, at, differences=True):
+def expect_block_backward(ctx, h, W1, W2, gain, at, differences=True, gain_kind="random"):
     dout = upstream(ctx.rng, h.shape)
     got = ctx.unpack(ctx.call(BWD, dout, h, W1, W2, gain), 4, BWD, ", ".join(GRADS))
     forms = traps.backward_forms(dout, h, W1, W2, gain)
@@ -127,9 +127,10 @@ def expect_block_backward(ctx, h, W1, W2, gain, at, differences=True):
                     changed[i] = value
                     return ctx.ref.gated_block_forward(*changed)
                 ctx.expect_gradient(name, got[i], out_of, args[i], dout, BWD, traps=forms.get(name),
-                                    reference=expected[i])
+                                    reference=expected[i], example=probes.backward_example(ctx, i, name, gain_kind))
             else:
-                ctx.expect_array(name, got[i], expected[i], BWD, traps=forms.get(name))
+                ctx.expect_array(name, got[i], expected[i], BWD, traps=forms.get(name),
+                                 example=probes.backward_example(ctx, i, name, gain_kind))
         except Fail as failure:
             head, _, rest = failure.feedback.partition("\n")
             raise Fail(f"{head.rstrip('.')} ({at})." + (f"\n{rest}" if rest else ""), failure.trap) from None
@@ -162,7 +163,7 @@ def block_backward(ctx):
 ))
 def block_at_zero(ctx):
     h, W1, W2, gain = probes.block(ctx.rng, 5, 4, 6, np.zeros(4))
-    expect_block_backward(ctx, h, W1, W2, gain, "N=5, D=4, H=6, gain 0", differences=False)
+    expect_block_backward(ctx, h, W1, W2, gain, "N=5, D=4, H=6, gain 0", differences=False, gain_kind="zero")
 
 
 @QUESTION.check("gated_block_backward at pre-activations of exactly 0", points=1, kinks=("relu-at-0",), hints=(
@@ -172,7 +173,7 @@ def block_at_zero(ctx):
 def block_kink(ctx):
     h, W1, W2, gain = probes.on_the_kink(ctx.rng, 4, 3, 4)
     expect_block_backward(ctx, h, W1, W2, gain, "N=4, D=3, H=4, pre-activations exactly 0 in places",
-                          differences=False)
+                          differences=False, gain_kind="half")
 
 
 @QUESTION.check("inputs left unchanged (and the answers right)", points=1, hints=(

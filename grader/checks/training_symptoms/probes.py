@@ -31,6 +31,27 @@ def on_the_kink(rng, N, D, H):
     return h, W1, W2, np.full(D, 0.5)
 
 
+def backward_example(ctx, index, name, gain_kind):
+    """A callable giving the smallest block on which the learner's gradient ``index`` is still
+    wrong; ``gain_kind``: "zero", "half" (with integer inputs, so pre-activations hit 0) or
+    "random"."""
+    from backprop_traps.grader.checks.training_symptoms.traps import BWD
+    from backprop_traps.grader.engine.gradcheck import upstream
+
+    def build(rng, size):
+        N, D, H = size
+        if gain_kind == "half":
+            h, W1, W2, gain = on_the_kink(rng, N, D, H)
+        else:
+            h, W1, W2 = (np.round(rng.standard_normal(s), 1) for s in ((N, D), (D, H), (H, D)))
+            gain = np.zeros(D) if gain_kind == "zero" else np.round(rng.uniform(-1.5, 1.5, size=D), 1)
+        dout = np.round(upstream(rng, (N, D)), 1)
+        return {"dout": dout, "h": h, "W1": W1, "W2": W2, "gain": gain}
+    return lambda: ctx.smallest_failure(BWD, build, [(1, 1, 1), (1, 2, 2), (2, 2, 3)],
+                                        lambda *a: ctx.ref.gated_block_backward(*a)[index],
+                                        pick=lambda v: v[index], name=name)
+
+
 def _fmt(values) -> str:
     return "[" + ", ".join(f"{v:.3g}" for v in values) + "]"
 
