@@ -285,7 +285,7 @@ def question_cases(question: str):
 
 QUESTION_FILES = ("layernorm_backward", "attention_backward", "loss_scaling", "grad_accumulation",
                   "reparameterisation", "batchnorm_backward", "backprop_ninja", "adamw_step",
-                  "gradient_clinic", "bptt",
+                  "gradient_clinic", "bptt", "residual_backward", "training_symptoms",
                   "forward_vs_reverse", "straight_through", "maxpool_kernel",
                   "custom_function", "memory_budget")
 BUILDERS = (pool_cases, conv_cases, ce_cases, linear_cases) + tuple(question_cases(q) for q in QUESTION_FILES)

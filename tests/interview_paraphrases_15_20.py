@@ -55,7 +55,7 @@ PARAPHRASES = {
         "tanh you multiply by 1 - h^2 using the saved output. For a 10,000-step sequence you use "
         "truncated BPTT: carry the hidden state forward but detach it every k steps so backprop only "
         "goes k steps back. Because you multiply by W_hh again and again, gradients vanish or explode "
-        "depending on its largest eigenvalue; for exploding ones clip the total norm over all the "
+        "depending on its largest singular value; for exploding ones clip the total norm over all the "
         "gradients.",
         "Walk backwards in time. dW_hh accumulates h_{t-1} dh_raw at each step, same for W_xh and the "
         "bias. The hidden state's gradient carries back to the previous step. The derivative of tanh "
@@ -63,8 +63,8 @@ PARAPHRASES = {
         "gradients: clip by global norm.",
         "The recurrent weight is shared across time, just like a conv filter is shared across "
         "positions, so add up every step's contribution, and the hidden state's gradient flows back "
-        "from the next step too. Long chains vanish because the Jacobian product shrinks when the "
-        "spectral radius is below one and explodes above it. Train long sequences in chunks, "
+        "from the next step too. Long chains vanish because the Jacobian product shrinks when W_hh's "
+        "largest singular value is below one, and can explode above it. Train long sequences in chunks, "
         "detaching the state between them. Clip all the gradients together, not each tensor on "
         "its own, so the direction is kept.",
         "dh_t = W_hy^T dy_t + W_hh^T da_{t+1}; da_t = dh_t * (1 - h^2) with h the tanh output; "

@@ -5,6 +5,7 @@ import pytest
 
 import interview_paraphrases
 import interview_paraphrases_15_20
+import interview_paraphrases_21_22
 import interview_paraphrases_23_24
 from backprop_traps.grader.authoring import interview, keypoint_corpus, keypoint_proofs
 from backprop_traps.grader.authoring.findings import QuestionReport
@@ -13,8 +14,9 @@ from backprop_traps.grader.loading.questions import solution_notebooks
 from conftest import REPO
 
 PARAPHRASES = {**interview_paraphrases.PARAPHRASES, **interview_paraphrases_15_20.PARAPHRASES,
-               **interview_paraphrases_23_24.PARAPHRASES}
-WRONG = {**interview_paraphrases.WRONG, **interview_paraphrases_15_20.WRONG, **interview_paraphrases_23_24.WRONG}
+               **interview_paraphrases_21_22.PARAPHRASES, **interview_paraphrases_23_24.PARAPHRASES}
+WRONG = {**interview_paraphrases.WRONG, **interview_paraphrases_15_20.WRONG,
+         **interview_paraphrases_21_22.WRONG, **interview_paraphrases_23_24.WRONG}
 QUESTIONS = solution_notebooks()
 
 

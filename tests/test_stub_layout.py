@@ -50,7 +50,7 @@ def test_every_stub_passes_the_practice_proofs(question):
     from backprop_traps.grader.authoring.validate import _trap_ids
     report = QuestionReport(question)
     stub_leaks.check_stub_practice(report, question, REPO, _trap_ids(question, REPO))
-    assert [f.status for f in report.findings] == [OK] * 4, report.text()
+    assert [f.status for f in report.findings] == [OK] * 5, report.text()
 
 
 @pytest.fixture
@@ -72,6 +72,9 @@ def _plant(root, text=None, drop_answer=False):
     nbformat.write(nb, str(path))
 
 
+NAMES_MISTAKES = "the specification names graded mistakes (state the convention, not the trap)"
+
+
 def _failed(root):
     report = QuestionReport("routing_trap")
     stub_leaks.check_stub_practice(report, "routing_trap", root, ["avg-routing", "lost-overlap", "tie-order"])
@@ -87,7 +90,15 @@ def test_each_proof_fails_on_a_planted_leak(kit_copy):
 
     shutil.copy(REPO / "exercises" / STUB, kit_copy / "exercises" / STUB)
     _plant(kit_copy, "## The mistakes the grader names\n\n- **lost-overlap**: overwrites")
-    assert _failed(kit_copy) == ["the stub lists the graded mistakes"]
+    assert _failed(kit_copy) == ["the stub lists the graded mistakes",
+                                 NAMES_MISTAKES]
+
+    for spec in ("Careful: overlapping windows must add up.",                  # a warning
+                 "Where windows overlap nothing may be *lost*.",               # a trap's word, emphasised
+                 "Ties follow PyTorch's tie order: the first maximum wins."):  # a trap id in words
+        shutil.copy(REPO / "exercises" / STUB, kit_copy / "exercises" / STUB)
+        _plant(kit_copy, spec)
+        assert _failed(kit_copy) == [NAMES_MISTAKES], spec
 
     shutil.copy(REPO / "exercises" / STUB, kit_copy / "exercises" / STUB)
     _plant(kit_copy, "Route it with `np.add.at(dx, (planes, argmax.reshape(N * C, -1)), dout.reshape(N * C, -1))`.")
@@ -97,6 +108,24 @@ def test_each_proof_fails_on_a_planted_leak(kit_copy):
     _plant(kit_copy, drop_answer=True)
     assert _failed(kit_copy) == ['no "Your derivation" answer cell (a markdown cell with nbgrader grade_id '
                                  'derivation_answer)']
+
+
+def test_a_specification_states_conventions_without_naming_the_mistakes():
+    """Issue 37: the conventions themselves, a bold label, the question's own name and a visible
+    test's failure message are not a specification that names the graded mistakes."""
+    from backprop_traps.grader.authoring.named_mistakes import named_mistakes
+    traps = ["avg-routing", "lost-overlap", "tie-order", "running-var-biased"]
+    clean = {"cells": [
+        {"cell_type": "markdown", "source": "# The routing trap\n\n- **Biased**, the variance over N.\n"
+                                            "Ties: the first maximum in row-major order wins; windows may overlap."},
+        {"cell_type": "code", "metadata": {"nbgrader": {"grade": True, "solution": False, "grade_id": "t"}},
+         "source": 'assert ok, "a tie went to the last maximum: wrong tie order"\n'}]}
+    assert named_mistakes(clean, traps, ["routing_trap"]) == []
+    leaky = {"cells": [{"cell_type": "markdown", "source": "Normalise with the *biased* variance.\n"
+                                                            "The running var is biased: a common slip."}]}
+    found = named_mistakes(leaky, traps, ["routing_trap"])
+    assert len(found) == 2 and found[0].startswith("a warning") and "*biased*" in found[1], found
+    assert named_mistakes({"cells": [{"cell_type": "markdown", "source": "the running var biased"}]}, traps)
 
 
 def test_the_proofs_read_words_names_and_docstrings_not_code():

@@ -1,6 +1,6 @@
 """``grade validate``'s proof that a stub is for practice, not reading (issue 22).
 
-Four findings per question, each a FAIL with the offending text when it does not hold:
+Five findings per question, each a FAIL with the offending text when it does not hold:
 
 1. the stub quotes no run of 12 words of the interview's hired answer;
 2. the stub does not list the graded mistakes: no "mistakes the grader" section, and no
@@ -9,7 +9,9 @@ Four findings per question, each a FAIL with the offending text when it does not
 3. no line of the solution's code (inside ``### BEGIN SOLUTION`` … ``### END SOLUTION``)
    stands in the stub's prose: its markdown, comments and docstrings;
 4. the stub has its "Your derivation" answer cell (an nbgrader manually graded answer with
-   points), and the solution has a derivation for `grade reveal` to show.
+   points), and the solution has a derivation for `grade reveal` to show;
+5. the specification points at no graded mistake: no warning words, no trap id spelled out in
+   words, no trap's word emphasised on its own (``named_mistakes``, issue 37).
 """
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ def quoted_runs(answer: str, text: str, n: int = RUN_WORDS) -> list[str]:
     return hits
 
 
-def _prose_of_code(source: str) -> str:
+def prose_of_code(source: str) -> str:
     """A code cell's comments and string literals (its docstrings), one per line."""
     kinds = {tokenize.COMMENT, tokenize.STRING}
     try:
@@ -65,7 +67,7 @@ def stub_prose(stub: dict) -> str:
     parts = []
     for cell in stub["cells"]:
         source = "".join(cell.get("source", ""))
-        parts.append(source if cell.get("cell_type") == "markdown" else _prose_of_code(source))
+        parts.append(source if cell.get("cell_type") == "markdown" else prose_of_code(source))
     return "\n".join(parts)
 
 
@@ -120,7 +122,7 @@ def _answer_cell_problem(stub: dict) -> str | None:
 
 
 def check_stub_practice(report: QuestionReport, question: str, root: Path, trap_ids=()) -> None:
-    """Add the four findings (see the module docstring) for ``question`` to ``report``."""
+    """Add the five findings (see the module docstring) for ``question`` to ``report``."""
     import json
 
     from backprop_traps.grader.authoring.interview import find_cells, parse
@@ -140,6 +142,11 @@ def check_stub_practice(report: QuestionReport, question: str, root: Path, trap_
          f"the stub quotes the hired answer ({len(runs)} run(s) of {RUN_WORDS}+ words)")
     listed = listed_traps(trap_ids, stub)
     _add(report, listed, "the stub does not list the graded mistakes", "the stub lists the graded mistakes")
+    from backprop_traps.grader.authoring.named_mistakes import named_mistakes
+    from backprop_traps.grader.loading.questions import solution_notebooks
+    named = named_mistakes(stub, trap_ids, list(solution_notebooks(root)))
+    _add(report, named, "the specification names none of the graded mistakes",
+         "the specification names graded mistakes (state the convention, not the trap)")
     code = code_in_prose(solution, stub)
     _add(report, code, "no line of the solution's code stands in the stub's prose",
          "the stub's prose holds lines of the solution's code")

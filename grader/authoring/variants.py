@@ -48,6 +48,8 @@ def zeros_like_answer(value):
         return 0.0
     if isinstance(getattr(value, "data", None), np.ndarray):  # a tensor: a copy holding zeros
         return _with_data(value, np.zeros_like(value.data))
+    if isinstance(value, str):
+        return ""  # a name answered with nothing (training_symptoms' diagnose)
     return value
 
 
@@ -78,6 +80,8 @@ def random_like_answer(value, rng):
         return int(value) + 1
     if isinstance(value, (float, np.floating)):
         return float(value) + 3.0 + float(rng.standard_normal())
+    if isinstance(value, str):
+        return value + "?"  # not the name asked for
     return value
 
 

@@ -57,7 +57,11 @@ def same_answer(got, expected, rtol: float = RTOL, atol: float = ATOL) -> bool:
 
 def unchanged(before, after) -> bool:
     """Whether an argument came back as it was sent: equal arrays (shape and values), equal
-    nested lists and tuples (a list reordered or extended in place is changed), equal rest."""
+    nested lists and tuples (a list reordered or extended in place is changed), dicts with the
+    same keys and unchanged values, equal rest."""
+    if isinstance(before, dict):
+        return isinstance(after, dict) and before.keys() == after.keys() and all(
+            unchanged(before[k], after[k]) for k in before)
     if isinstance(before, np.ndarray):
         return (isinstance(after, np.ndarray) and after.shape == before.shape
                 and bool(np.array_equal(after, before, equal_nan=before.dtype.kind == "f")))

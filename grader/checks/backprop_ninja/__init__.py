@@ -2,8 +2,8 @@
 
 The model (docs/questions/backprop_ninja.md): a tied embedding E, linear -> LayerNorm -> tanh
 -> inverted dropout (mask as bits) -> linear -> logits = z @ E.T -> softmax cross-entropy.
-The backward is always called with the reference's own cache, so each gradient is graded
-on its own: the parameters' against central differences of the reference forward's loss
+The backward is always called with the reference's own cache, so a wrong forward costs the
+backward nothing; the parameters' gradients are checked against central differences of the reference forward's loss
 (``ctx.ref``, the solution notebook), the intermediates' against the reference backward (itself
 checked against PyTorch in tests/test_backprop_ninja.py). When a gradient is wrong, the report
 names the first gradient along the backward pass that is wrong, where the mistake is, and

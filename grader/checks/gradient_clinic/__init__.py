@@ -201,11 +201,13 @@ def expect_diagnosis(ctx, snapshot, where):
 
 def fault_check(fault: str, name: str, hints: tuple):
     """Two patients with ``fault``, in two different layers; lr-too-large's second one also has
-    a frozen layer. An answer that says layer 0 whatever happens (zeros) cannot pass."""
+    two frozen layers of four, so a median over every layer (the two that did not move
+    included) falls below the bound. An answer that says layer 0 whatever happens (zeros)
+    cannot pass."""
     @QUESTION.check(name, points=1, hints=hints)
     def run(ctx):
         layers = [int(i) for i in ctx.rng.permutation(3)[:2]]  # two layers, at least one not 0
-        for layer, second in zip(layers, (None, ("frozen", max(layers)))):
+        for layer, second in zip(layers, (None, [("frozen", i) for i in layers])):
             if fault == "lr-too-large":
                 snapshot, _ = probes.patient(ctx.rng, fault, None, layers=4, second=second)
             else:
@@ -251,7 +253,7 @@ fault_check("vanishing-init", "diagnose: a vanishing initialisation", (
     "Which layer shrinks the scale of what passes through it?",
     "A gain below 1/8 is vanishing.",
 ))
-fault_check("lr-too-large", "diagnose: a learning rate 100 times too large (alone, and with a frozen layer)", (
+fault_check("lr-too-large", "diagnose: a learning rate 100 times too large (alone, and with two frozen layers)", (
     "How large is each step compared with the weight it changes?",
     "Take the median of the update-to-weight ratios over the layers that moved.",
 ))

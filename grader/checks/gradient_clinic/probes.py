@@ -85,11 +85,12 @@ def he_weights(rng, widths):
 
 def patient(rng, fault=None, layer=None, layers=None, second=None):
     """(snapshot, the faults planted as {(fault, layer)}). ``second`` plants another
-    (fault, layer) as well."""
+    (fault, layer) as well, or several: a list of them (two frozen layers, say)."""
     planted = {(fault, layer)} if fault else set()
-    if second:
-        planted.add(second)
-    faults = dict(planted)  # fault -> layer
+    planted |= {second} if isinstance(second, tuple) else set(second or ())
+    faults = {f: i for f, i in planted if f != "frozen"}  # fault -> layer
+    if any(f == "frozen" for f, _ in planted):
+        faults["frozen"] = {i for f, i in planted if f == "frozen"}  # the one fault a patient may have twice
     L = layers or int(rng.integers(3, 6))
     init_layers = {faults.get("exploding-init"), faults.get("vanishing-init")} - {None}
     # BatchNorm rescales whatever reaches it: after a badly scaled layer its own gain would
@@ -136,13 +137,14 @@ def snapshot(rng, net, x, y, faults, update=None):
     grads = net.backward(x, y, stale_layer=faults.get("stale-activation"))
     if "detached" in faults:
         grads[faults["detached"]] = np.zeros_like(grads[faults["detached"]])
-    still = {faults.get("frozen"), faults.get("detached")}
+    frozen = faults.get("frozen", set())
+    still = set(frozen) | {faults.get("detached")}
     ratios = [np.linalg.norm(g) / np.linalg.norm(W) for i, (g, W) in enumerate(zip(grads, net.weights))
               if i not in still]  # the layers that will move: their median ratio is exactly the target
     lr = HEALTHY_RATIO / float(np.median(ratios)) * (100.0 if "lr-too-large" in faults else 1.0)
     after = [W - (lr * g if update is None else update(W)) for W, g in zip(net.weights, grads)]
-    if "frozen" in faults:
-        after[faults["frozen"]] = net.weights[faults["frozen"]].copy()
+    for i in frozen:
+        after[i] = net.weights[i].copy()
     x_eval = rng.normal(size=(N_EVAL, x.shape[1]))
     late = {faults["bn-train-at-eval"]} if "bn-train-at-eval" in faults else set()
 

@@ -1,0 +1,113 @@
+"""The network behind training_symptoms' runs: a small residual MLP classifier, in numpy.
+
+``x (B, D0) -> h = x @ W_in -> blocks -> logits = h @ W_out (C classes)``; block l adds
+``gain_l * relu(h @ W1_l) @ W2_l`` to the stream (its gain 1, or 0 for a block that starts as
+the identity, ReZero's way). A network with BatchNorm normalises every block's pre-activation
+and the stream before the head: with the batch's statistics in training mode (updating running
+averages, momentum 0.1), with the running averages in evaluation mode. The runs are float16
+runs without a loss scaler: every tensor a float16 run would hold is checked against float16's
+range, and a value past it becomes inf, as it would there (float16's rounding is left out: it
+does not change a symptom). The loss is the stable log-softmax cross-entropy (autocast runs it
+in float32). Shapes: B rows, D0 inputs, D stream width, H hidden units, C classes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+FP16_MAX = 65504.0
+BN_EPS = 1e-5
+BN_MOMENTUM = 0.1
+
+
+def fp16(t):
+    """``t`` with every entry past float16's range turned into inf (NaN stays NaN)."""
+    hi, lo = t.max(), t.min()
+    if hi > FP16_MAX or lo < -FP16_MAX:
+        t = np.where(np.abs(t) > FP16_MAX, np.sign(t) * np.inf, t)
+    return t
+
+
+def bn_forward(z, stats, train):
+    """(normalised z, the backward's cache, the running statistics after this call)."""
+    if train:
+        mean = z.mean(axis=0)
+        var = ((z - mean) ** 2).mean(axis=0)
+        stats = (mean, var) if stats is None else ((1 - BN_MOMENTUM) * stats[0] + BN_MOMENTUM * mean,
+                                                   (1 - BN_MOMENTUM) * stats[1] + BN_MOMENTUM * var)
+    else:
+        mean, var = stats
+    rstd = 1.0 / np.sqrt(var + BN_EPS)
+    zn = (z - mean) * rstd
+    return zn, (zn, rstd, train), stats
+
+
+def bn_backward(dzn, cache):
+    xhat, rstd, train = cache
+    if not train:
+        return dzn * rstd
+    return rstd * (dzn - dzn.mean(axis=0) - xhat * (dzn * xhat).mean(axis=0))
+
+
+class Net:
+    """``blocks``: a list of [W1 (D, H), W2 (H, D), gain (a float)]."""
+
+    def __init__(self, W_in, blocks, W_out, bn: bool):
+        self.W_in, self.blocks, self.W_out, self.bn = W_in, blocks, W_out, bn
+        self.stats: dict = {}
+
+    def weights(self) -> list:
+        """Every weight matrix, in the order of a trace's grad_norms columns."""
+        return [self.W_in] + [w for block in self.blocks for w in block[:2]] + [self.W_out]
+
+    def set_weights(self, weights) -> None:
+        self.W_in, self.W_out = weights[0], weights[-1]
+        for i, block in enumerate(self.blocks):
+            block[0], block[1] = weights[1 + 2 * i], weights[2 + 2 * i]
+
+    def forward(self, x, train=True):
+        """(logits, the backward's cache)."""
+        caches = []
+        h = fp16(x @ self.W_in)                              # B, D
+        for i, (W1, W2, gain) in enumerate(self.blocks):
+            z = fp16(h @ W1)                                 # B, H
+            bn = None
+            if self.bn:
+                z, bn, self.stats[i] = bn_forward(z, self.stats.get(i), train)
+            a = np.maximum(z, 0.0)
+            f = fp16(a @ W2)                                 # B, D
+            caches.append((h, z, a, f, bn))
+            h = h + gain * f
+        hn, head = h, None
+        if self.bn:
+            hn, head, self.stats["head"] = bn_forward(h, self.stats.get("head"), train)
+        return fp16(hn @ self.W_out), (x, caches, hn, head)  # B, C
+
+    def backward(self, dlogits, cache):
+        """(every weight's gradient in ``weights()`` order, every block's gain gradient)."""
+        x, caches, hn, head = cache
+        dW_out = fp16(hn.T @ dlogits)
+        dh = fp16(dlogits @ self.W_out.T)
+        if head is not None:
+            dh = bn_backward(dh, head)
+        per_block, dgains = [], []
+        for (W1, W2, gain), (h_in, z, a, f, bn) in zip(reversed(self.blocks), reversed(caches)):
+            dgains.append(float(np.sum(dh * f)))
+            df = gain * dh
+            dW2 = fp16(a.T @ df)
+            dz = fp16(df @ W2.T) * (z > 0)
+            if bn is not None:
+                dz = bn_backward(dz, bn)
+            per_block.append((fp16(h_in.T @ dz), dW2))
+            dh = dh + fp16(dz @ W1.T)
+        grads = [fp16(x.T @ dh)] + [g for pair in reversed(per_block) for g in pair] + [dW_out]
+        return grads, dgains[::-1]
+
+
+def cross_entropy(logits, y):
+    """(the mean loss, dlogits (B, C), log-probabilities, one-hot targets)."""
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    rows = np.arange(len(y))
+    onehot = np.zeros_like(logp)
+    onehot[rows, y] = 1.0
+    return -float(np.mean(logp[rows, y])), (np.exp(logp) - onehot) / len(y), logp, onehot

@@ -1,0 +1,184 @@
+"""training_symptoms' runs: small networks trained for S steps with one cause planted, and the
+trace their training loop logs (docs/questions/training_symptoms.md).
+
+Every run, whatever its cause: a teacher-labelled classification task (C classes, a tenth of
+the labels noisy), the residual MLP of ``net.py`` (2 or 3 blocks, BatchNorm in about half of
+the networks), SGD with momentum 0.9 on batches of 32, and, at a step drawn between 100 and
+200, one more block appended at the end of the stack, as a run that grows its model does (it
+starts as the identity, its gain 0). The validation loss is measured every 15 steps. What a
+trace holds is drawn the same way for every cause (the classes, the depth, the step of the
+growth, the steps of validation), so nothing in it but the losses and the gradients' norms
+tells the causes apart; run i of every cause has them exactly alike (``shared``), and the checks
+pair runs of different causes with one index, so an answer that reads only those cannot pass
+one. The planted causes:
+
+- ``init-scale``: every weight drawn 2.5 to 3.5 times its healthy scale;
+- ``log-zero``: the logged loss is a hand-written KL divergence against one-hot targets,
+  ``sum t (log t - log p)``, whose ``0 * log 0`` is NaN (its gradient, p - t, is still right);
+- ``fp16-overflow``: at a step between 150 and 250 one example of the batch is a corrupted
+  record, 3e4 to 1e5 times too large, whose activations pass float16's range;
+- ``repeated-batch``: the loader hands over the same 32 examples at every step;
+- ``bn-train-mode``: a BatchNorm network whose validation runs in training mode, on batches
+  as the validation set is stored, sorted by class;
+- ``block-not-identity``: the added block starts at full scale, its last layer scaled up until
+  the loss of the step's own batch stands above the median of the last 20 steps' by at least 1
+  and 6 of their standard deviations.
+
+A run whose planted cause did not show as that cause does (an init that did not blow up, a
+grown block that later diverged) is drawn again, up to ATTEMPTS times: a trace shows one cause.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from backprop_traps.grader.checks.training_symptoms.net import Net, cross_entropy
+
+CAUSES = ("healthy", "init-scale", "log-zero", "fp16-overflow", "repeated-batch", "bn-train-mode",
+          "block-not-identity")
+S, VAL_EVERY, BATCH, D, H = 300, 15, 32, 16, 32
+N_TRAIN, N_VAL = 2048, 256
+ATTEMPTS = 20
+
+
+def task(rng, n, D0, C, teacher):
+    """(x (n, D0), labels (n,)): the teacher's classes, a tenth of them noisy."""
+    x = rng.standard_normal((n, D0))
+    y = np.argmax(x @ teacher + 0.5 * rng.standard_normal((n, C)), axis=1)
+    return x, y
+
+
+def block(rng, full: bool):
+    """[W1, W2, gain]: He's scale into the ReLU; the branch's output a fraction of the stream
+    (full: He's scale there too)."""
+    return [rng.standard_normal((D, H)) * np.sqrt(2.0 / D),
+            rng.standard_normal((H, D)) * np.sqrt((2.0 if full else 0.25) / H), 1.0]
+
+
+def loss_of(cause, logits, y):
+    """(the logged loss, dlogits): the KL form of the cross-entropy for log-zero."""
+    loss, dlogits, logp, onehot = cross_entropy(logits, y)
+    if cause == "log-zero":
+        loss = float(np.mean(np.sum(onehot * (np.log(onehot) - logp), axis=1)))
+    return loss, dlogits
+
+
+def grow(rng, net, cause, x, y, recent):
+    """Append the new block: at gain 0, or (block-not-identity) at full scale, its last layer
+    scaled up until the loss of (x, y) stands above the ``recent`` losses' median by at least
+    1 and 6 of their standard deviations (a rise no noise of the run explains)."""
+    new = block(rng, True)
+    if cause != "block-not-identity":
+        new[2] = 0.0
+        net.blocks.append(new)
+        return
+    target = float(np.median(recent)) + max(1.0, 6.0 * float(np.std(recent)))
+    W2 = new[1].copy()
+    net.blocks.append(new)
+    for r in np.geomspace(0.25, 16.0, 19):
+        new[1] = W2 * r
+        if cross_entropy(net.forward(x)[0], y)[0] >= target:
+            break
+
+
+def validation_loss(net, cause, x, y, order):
+    if cause == "bn-train-mode":  # training mode, on the stored batches, one class at a time
+        return float(np.mean([loss_of(cause, net.forward(x[order[s:s + BATCH]], train=True)[0],
+                                      y[order[s:s + BATCH]])[0] for s in range(0, len(x), BATCH)]))
+    return loss_of(cause, net.forward(x, train=False)[0], y)[0]
+
+
+def shared(seed: int, index: int) -> tuple:
+    """(C, L0, t_grow, t_spike): what run ``index`` of every cause has alike. A trace's fields
+    other than its losses and norms (the classes, the depth and when it grows, the columns) come
+    from these only, so the runs of one index differ in their symptoms and nothing else."""
+    rng = np.random.default_rng([seed, index])
+    return (int(rng.integers(4, 11)), int(rng.integers(2, 4)), int(rng.integers(100, 201)),
+            int(rng.integers(150, 251)))
+
+
+def train(rng, cause, alike):
+    """One run with ``cause`` planted, its shared draws ``alike``: (its trace, (t_spike, t_grow))."""
+    C, L0, t_grow, t_spike = alike
+    D0, lr = int(rng.integers(8, 17)), float(rng.uniform(0.03, 0.08))
+    teacher = rng.standard_normal((D0, C))
+    x_train, y_train = task(rng, N_TRAIN, D0, C, teacher)
+    x_val, y_val = task(rng, N_VAL, D0, C, teacher)
+    bn = cause == "bn-train-mode" or (cause not in ("init-scale", "block-not-identity") and rng.random() < 0.5)
+    scale = float(rng.uniform(2.5, 3.5)) if cause == "init-scale" else 1.0
+    blocks = [block(rng, False) for _ in range(L0)]
+    for b in blocks:
+        b[0], b[1] = b[0] * scale, b[1] * scale
+    net = Net(rng.standard_normal((D0, D)) * np.sqrt(1.0 / D0) * scale, blocks,
+              rng.standard_normal((D, C)) * np.sqrt(1.0 / D) * scale, bn)
+    fixed = rng.integers(0, N_TRAIN, BATCH)
+    order = np.argsort(y_val, kind="stable")
+    loss, norms = np.empty(S), np.zeros((S, 2 + 2 * (L0 + 1)))
+    depth, val_steps = np.empty(S, dtype=np.int64), np.arange(VAL_EVERY - 1, S, VAL_EVERY)
+    val, velocity = [], None
+    for t in range(S):
+        rows = fixed if cause == "repeated-batch" else rng.integers(0, N_TRAIN, BATCH)
+        x, y = x_train[rows], y_train[rows]
+        if cause == "fp16-overflow" and t == t_spike:
+            x = x.copy()
+            x[0] *= float(rng.uniform(3e4, 1e5))
+        if t == t_grow:
+            grow(rng, net, cause, x, y, loss[t - 20:t])
+            velocity = None  # the optimiser meets new parameters
+        logits, cache = net.forward(x)
+        loss[t], dlogits = loss_of(cause, logits, y)
+        grads, dgains = net.backward(dlogits, cache)
+        row = [float(np.sqrt(np.dot(g.ravel(), g.ravel()))) for g in grads]
+        norms[t, :len(row) - 1], norms[t, -1] = row[:-1], row[-1]  # a block not yet added: 0
+        depth[t] = len(net.blocks)
+        params = net.weights() + [b[2] for b in net.blocks]
+        if velocity is None:
+            velocity = [np.zeros_like(p) if isinstance(p, np.ndarray) else 0.0 for p in params]
+        velocity = [0.9 * v + g for v, g in zip(velocity, grads + dgains)]
+        stepped = [p - lr * v for p, v in zip(params, velocity)]
+        net.set_weights(stepped[:len(grads)])
+        for b, g in zip(net.blocks, stepped[len(grads):]):
+            b[2] = g
+        if t in val_steps:
+            val.append(validation_loss(net, cause, x_val, y_val, order))
+    return {"num_classes": C, "loss": loss, "grad_norms": norms, "val_steps": val_steps,
+            "val_loss": np.array(val), "depth": depth}, (t_spike, t_grow)
+
+
+def shows(cause, trace, steps) -> bool:
+    """Whether the planted cause did what it does, and nothing else broke."""
+    loss, norms = trace["loss"], trace["grad_norms"]
+    finite = np.isfinite(loss) & np.isfinite(trace["val_loss"]).all()
+    if cause == "init-scale":
+        return bool(np.isfinite(loss[0]) and loss[0] > 3 * np.log(trace["num_classes"]) and not np.isfinite(loss[5]))
+    if cause == "log-zero":
+        return bool(np.isnan(loss).all() and np.isfinite(norms).all())
+    if cause == "fp16-overflow":
+        t_spike = steps[0]
+        return bool(np.isfinite(loss[:t_spike]).all() and not np.isfinite(loss[t_spike:]).any())
+    if cause == "healthy":
+        val = trace["val_loss"]
+        return bool(finite.all() and val[-1] < val[0])
+    if cause == "block-not-identity":
+        t_grow, recent = steps[1], loss[steps[1] - 20:steps[1]]
+        return bool(finite.all() and loss[t_grow] >= np.median(recent) + max(1.0, 6.0 * np.std(recent)))
+    return bool(finite.all())
+
+
+@functools.lru_cache(maxsize=64)
+def trace(seed: int, cause: str, index: int) -> dict:
+    """Run ``index`` of ``cause`` for the grading seed ``seed`` (the same run in every check that
+    asks for it; run ``index`` of another cause shares its ``shared`` draws). Read-only: the
+    arrays are shared between the checks."""
+    rng = np.random.default_rng([seed, index, CAUSES.index(cause)])
+    alike = shared(seed, index)
+    with np.errstate(all="ignore"):
+        for _ in range(ATTEMPTS):
+            logged, steps = train(rng, cause, alike)
+            if shows(cause, logged, steps):
+                break
+    for value in logged.values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+    return logged

@@ -1,0 +1,232 @@
+"""A stack of residual blocks in Numba CUDA: each block's forward above its backward, the
+weight gradients, and the per-layer gradient norms.
+
+Block l computes F(h) = relu(h @ W1) @ W2 and h' = h + F(h) with the skip (``skip`` = 1 in the
+array's dtype) or h' = F(h) without it (``skip`` = 0): the identity is one multiply-add in the
+kernel that writes h', and the same in the backward, where it adds the gradient from above
+once. Every array is flat and C-ordered; the hot loops index it with unsigned 64-bit offsets
+(``_u``), which spares each load the negative-index check a signed index pays.
+
+  forward   1. hidden_forward_kernel: a = relu(h @ W1), one thread per (n, k) of a (N, H).
+            2. output_forward_kernel: h' = skip * h + a @ W2, one thread per (n, j) of h' (N, D).
+  backward  3. hidden_backward_kernel: dz = (g @ W2^T) * [a > 0], one thread per (n, k); a > 0
+               exactly where z > 0, so the forward's a is the ReLU's mask.
+            4. input_backward_kernel: dh = skip * g + dz @ W1^T, one thread per (n, d).
+            5. weight_grad_kernel: dW = A^T B summed over the N rows in a fixed order, one thread
+               per weight, no atomics: dW2 = a^T g and dW1 = h^T dz.
+  norms     6. layer_sum_squares_kernel: one block per layer of dhs (the grid's x is L + 1), a
+               tree in shared memory over that layer's N * D entries; the host takes the roots.
+
+The host functions at the bottom take and return numpy arrays, as the solution notebook's do;
+the backward recomputes each block's a from the state it is given (one launch of kernel 1),
+as the notebook recomputes z. Launches are 1-D (grid x at most 2^31 - 1, THREADS per block).
+
+Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
+    NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_residual_backward_kernels.py
+Check and time it: python -m backprop_traps.kernels.residual_backward (from the repository root)
+runs these kernels on the benchmark's tiny cases (benchmarks/cases_residual_backward.py) in
+float64 and float32 against the solution notebook (kernels/self_check.py).
+
+Shapes: L blocks, N rows, D features, H hidden units. x, h, g, dh (N, D); W1 (D, H); W2 (H, D);
+a, dz (N, H); hs, dhs (L + 1, N, D). Math runs in x's dtype (the zero and the skip come in it).
+"""
+from __future__ import annotations
+
+if __name__ == "__main__":  # python -m backprop_traps.kernels.residual_backward: no GPU? the simulator first
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
+
+import functools
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+THREADS = 128         # elementwise launches: a 1-D grid, one thread per output entry
+REDUCE_THREADS = 128  # kernel 6: a power of two, the tree halves it
+
+
+@cuda.jit(device=True)
+def _u(i):
+    """An unsigned 64-bit offset: a flat index that never needs a negative-index check."""
+    return numba.uint64(i)
+
+
+# 1. + 2. one block, forward --------------------------------------------------------------------
+@cuda.jit
+def hidden_forward_kernel(h, W1, a, rows, D, H, zero):
+    # h: N*D; W1: D*H; a: N*H (written), a = relu(h @ W1)
+    i = cuda.grid(1)
+    if i < rows * H:
+        flat, Du, Hu = _u(i), _u(D), _u(H)
+        n, k = flat // Hu, flat % Hu
+        acc = zero
+        for d in range(Du):
+            acc += h[n * Du + d] * W1[d * Hu + k]
+        a[flat] = acc if acc > zero else zero
+
+
+@cuda.jit
+def output_forward_kernel(h, a, W2, out, rows, D, H, skip):
+    # h: N*D; a: N*H; W2: H*D; out: N*D (written), out = skip * h + a @ W2
+    i = cuda.grid(1)
+    if i < rows * D:
+        flat, Du, Hu = _u(i), _u(D), _u(H)
+        n, j = flat // Du, flat % Du
+        acc = skip * h[flat]
+        for k in range(Hu):
+            acc += a[n * Hu + k] * W2[k * Du + j]
+        out[flat] = acc
+
+
+# 3. + 4. one block, backward -------------------------------------------------------------------
+@cuda.jit
+def hidden_backward_kernel(g, a, W2, dz, rows, D, H, zero):
+    # g: N*D, the gradient at the block's output; a: N*H; W2: H*D; dz: N*H (written)
+    i = cuda.grid(1)
+    if i < rows * H:
+        flat, Du, Hu = _u(i), _u(D), _u(H)
+        n, k = flat // Hu, flat % Hu
+        acc = zero
+        if a[flat] > zero:  # relu' is 0 at z <= 0: nothing passes
+            for j in range(Du):
+                acc += g[n * Du + j] * W2[k * Du + j]
+        dz[flat] = acc
+
+
+@cuda.jit
+def input_backward_kernel(g, dz, W1, dh, rows, D, H, skip):
+    # g: N*D; dz: N*H; W1: D*H; dh: N*D (written), dh = skip * g + dz @ W1^T
+    i = cuda.grid(1)
+    if i < rows * D:
+        flat, Du, Hu = _u(i), _u(D), _u(H)
+        n, d = flat // Du, flat % Du
+        acc = skip * g[flat]  # the identity: the gradient from above, once
+        for k in range(Hu):
+            acc += dz[n * Hu + k] * W1[d * Hu + k]
+        dh[flat] = acc
+
+
+# 5. a weight's gradient ------------------------------------------------------------------------
+@cuda.jit
+def weight_grad_kernel(A, B, dW, rows, R, C, zero):
+    # A: N*R; B: N*C; dW: R*C (written), dW = A^T B, the rows summed in order
+    i = cuda.grid(1)
+    if i < R * C:
+        flat, Ru, Cu = _u(i), _u(R), _u(C)
+        r, c = flat // Cu, flat % Cu
+        acc = zero
+        for n in range(_u(rows)):
+            acc += A[n * Ru + r] * B[n * Cu + c]
+        dW[flat] = acc
+
+
+# 6. the per-layer sums of squares --------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def layer_sum_squares_kernel(dtype: np.dtype):
+    shared_type = numba.from_dtype(dtype)
+    zero = dtype.type(0)
+
+    @cuda.jit
+    def layer_sum_squares(dhs, per_layer, sums):
+        # dhs: (L+1)*per_layer, flat; sums: L+1 (written), block b sums layer b's squares
+        s = cuda.shared.array(REDUCE_THREADS, shared_type)
+        tid = cuda.threadIdx.x
+        base = _u(cuda.blockIdx.x) * _u(per_layer)
+        acc = zero
+        for k in range(_u(tid), _u(per_layer), _u(REDUCE_THREADS)):
+            v = dhs[base + k]
+            acc += v * v
+        s[tid] = acc
+        cuda.syncthreads()
+        stride = REDUCE_THREADS // 2
+        while stride > 0:
+            if tid < stride:
+                s[tid] += s[tid + stride]
+            cuda.syncthreads()
+            stride //= 2
+        if tid == 0:
+            sums[cuda.blockIdx.x] = s[0]
+
+    return layer_sum_squares
+
+
+# host functions: numpy in, numpy out -----------------------------------------------------------
+def _blocks(total: int) -> int:
+    return max(1, math.ceil(total / THREADS))
+
+
+def _device(a, dtype):
+    return cuda.to_device(np.ascontiguousarray(a, dtype=dtype).ravel())
+
+
+def block_forward(d_h, d_W1, d_W2, N, D, H, skip, dtype):
+    """Kernels 1 and 2 on device arrays: (the block's output, its hidden activation a)."""
+    d_a, d_out = cuda.device_array(N * H, dtype=dtype), cuda.device_array(N * D, dtype=dtype)
+    hidden_forward_kernel[_blocks(N * H), THREADS](d_h, d_W1, d_a, N, D, H, dtype.type(0))
+    output_forward_kernel[_blocks(N * D), THREADS](d_h, d_a, d_W2, d_out, N, D, H, dtype.type(skip))
+    return d_out, d_a
+
+
+def block_backward(d_g, d_h, d_a, d_W1, d_W2, N, D, H, skip, dtype):
+    """Kernels 3, 4 and 5 on device arrays: (dh, dW1, dW2)."""
+    zero = dtype.type(0)
+    d_dz, d_dh = cuda.device_array(N * H, dtype=dtype), cuda.device_array(N * D, dtype=dtype)
+    hidden_backward_kernel[_blocks(N * H), THREADS](d_g, d_a, d_W2, d_dz, N, D, H, zero)
+    input_backward_kernel[_blocks(N * D), THREADS](d_g, d_dz, d_W1, d_dh, N, D, H, dtype.type(skip))
+    d_dW1, d_dW2 = cuda.device_array(D * H, dtype=dtype), cuda.device_array(H * D, dtype=dtype)
+    weight_grad_kernel[_blocks(D * H), THREADS](d_h, d_dz, d_dW1, N, D, H, zero)
+    weight_grad_kernel[_blocks(H * D), THREADS](d_a, d_g, d_dW2, N, H, D, zero)
+    return d_dh, d_dW1, d_dW2
+
+
+def residual_forward(x, weights, skip):
+    """hs (L + 1, N, D) as the solution's ``residual_forward``, in x's dtype."""
+    x = np.asarray(x)
+    dtype, (N, D) = x.dtype, x.shape
+    hs, d_h = [x.copy()], _device(x, dtype)
+    for W1, W2 in weights:
+        d_h, _ = block_forward(d_h, _device(W1, dtype), _device(W2, dtype), N, D, W1.shape[1], skip, dtype)
+        hs.append(d_h.copy_to_host().reshape(N, D))
+    return np.stack(hs)
+
+
+def residual_backward(dout, hs, weights, skip):
+    """(dhs, grads) as the solution's ``residual_backward``, in dout's dtype."""
+    dout = np.asarray(dout)
+    dtype, (N, D), L = dout.dtype, dout.shape, len(weights)
+    dhs = np.empty((L + 1, N, D), dtype=dtype)
+    dhs[L] = dout
+    grads = [None] * L
+    d_g = _device(dout, dtype)
+    for layer in reversed(range(L)):
+        W1, W2 = weights[layer]
+        H = W1.shape[1]
+        d_h, d_W1, d_W2 = _device(hs[layer], dtype), _device(W1, dtype), _device(W2, dtype)
+        _, d_a = block_forward(d_h, d_W1, d_W2, N, D, H, skip, dtype)  # a, recomputed
+        d_g, d_dW1, d_dW2 = block_backward(d_g, d_h, d_a, d_W1, d_W2, N, D, H, skip, dtype)
+        dhs[layer] = d_g.copy_to_host().reshape(N, D)
+        grads[layer] = (d_dW1.copy_to_host().reshape(D, H), d_dW2.copy_to_host().reshape(H, D))
+    return dhs, grads
+
+
+def layer_norms(dhs):
+    """The Frobenius norm of every layer of dhs (L + 1, N, D), with kernel 6."""
+    dhs = np.ascontiguousarray(dhs)
+    layers, per_layer = dhs.shape[0], int(np.prod(dhs.shape[1:]))
+    sums = cuda.device_array(layers, dtype=dhs.dtype)
+    layer_sum_squares_kernel(dhs.dtype)[layers, REDUCE_THREADS](cuda.to_device(dhs.ravel()), per_layer, sums)
+    return np.sqrt(sums.copy_to_host())
+
+
+def gradient_norms(dout, x, weights):
+    """(with_skip, without_skip) as the solution's ``gradient_norms``."""
+    return tuple(layer_norms(residual_backward(dout, residual_forward(x, weights, skip), weights, skip)[0])
+                 for skip in (True, False))
+
+
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+    import sys
+    from backprop_traps.kernels.self_check import main
+    sys.exit(main("residual_backward"))

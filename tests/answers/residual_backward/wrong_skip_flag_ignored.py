@@ -1,0 +1,15 @@
+# expect: unnamed
+# not named: identity-missing skip-counted-twice
+# The identity is added whether or not the stack has the skip: right with it, wrong without.
+def residual_backward(dout, hs, weights, skip):
+    L = len(weights)
+    dhs = np.empty(hs.shape)
+    dhs[L] = dout
+    grads = [None] * L
+    for l in reversed(range(L)):
+        W1, W2 = weights[l]
+        z = hs[l] @ W1
+        dz = (dhs[l + 1] @ W2.T) * (z > 0)
+        grads[l] = (hs[l].T @ dz, np.maximum(z, 0.0).T @ dhs[l + 1])
+        dhs[l] = dz @ W1.T + dhs[l + 1]
+    return dhs, grads

@@ -1,0 +1,70 @@
+"""The training_symptoms kernels (the gated block) against the solution notebook's reference,
+under the simulator (and the race checker, tests/conftest.py), with a GPU's launch limits.
+
+Loaded by path, so the same file works in this kit and in an instructor's own folder. The
+kernels import question 21's, so the kit's kernels package must be importable.
+"""
+import importlib.util
+import os
+from pathlib import Path
+
+if os.environ.get("BACKPROP_TRAPS_REAL_GPU") != "1":  # before numba.cuda is imported
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from backprop_traps.grader.loading.reference import load_solution  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+ref = load_solution("training_symptoms", ROOT)
+_spec = importlib.util.spec_from_file_location("kernels_training_symptoms", ROOT / "kernels" / "training_symptoms.py")
+kernels = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(kernels)
+
+
+def problem(seed, N, D, H, gain=None):
+    rng = np.random.default_rng(seed)
+    h, dout = rng.standard_normal((N, D)), rng.standard_normal((N, D))
+    W1, W2 = rng.standard_normal((D, H)) * np.sqrt(2 / D), rng.standard_normal((H, D)) / np.sqrt(H)
+    return h, dout, W1, W2, rng.uniform(-1.5, 1.5, size=D) if gain is None else gain
+
+
+@pytest.mark.parametrize("seed, N, D, H, zero_gain", [
+    (0, 1, 1, 1, False),   # one row, one channel, one unit
+    (1, 3, 4, 5, False),   # D < H
+    (2, 2, 5, 2, False),   # D > H
+    (3, 3, 4, 3, True),    # gain 0: the identity, and only the gain learns
+])
+def test_forward_and_backward_match_the_reference(seed, N, D, H, zero_gain):
+    h, dout, W1, W2, gain = problem(seed, N, D, H, np.zeros(D) if zero_gain else None)
+    np.testing.assert_allclose(kernels.gated_block_forward(h, W1, W2, gain), ref.gated_block_forward(h, W1, W2, gain),
+                               rtol=1e-12, atol=1e-12)
+    for got, want in zip(kernels.gated_block_backward(dout, h, W1, W2, gain),
+                         ref.gated_block_backward(dout, h, W1, W2, gain)):
+        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12)
+    if zero_gain:
+        assert np.array_equal(kernels.gated_block_forward(h, W1, W2, gain), h), "gain 0: out is h exactly"
+
+
+def test_the_backward_is_deterministic():
+    h, dout, W1, W2, gain = problem(4, 4, 3, 5)
+    first, again = (kernels.gated_block_backward(dout, h, W1, W2, gain) for _ in range(2))
+    assert all(np.array_equal(a, b) for a, b in zip(first, again)), "no atomics: the same bits every run"
+
+
+def test_float32_stays_float32_and_close():
+    h, dout, W1, W2, gain = problem(5, 2, 3, 4)
+    got = kernels.gated_block_backward(dout, h.astype(np.float32), W1, W2, gain)
+    assert all(g.dtype == np.float32 for g in got)
+    for g, w in zip(got, ref.gated_block_backward(dout, h, W1, W2, gain)):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_the_benchmarks_launches_are_within_a_gpus_limits():
+    import sys
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.cases_training_symptoms import LARGE
+    N, D, H = LARGE
+    assert all(kernels._blocks(total) <= 2 ** 31 - 1 for total in (N * H, N * D, D * H, D))
+    assert kernels.THREADS <= 1024
