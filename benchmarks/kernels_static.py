@@ -7,7 +7,7 @@ compile, spills, runs float64 arithmetic in a float32 launch, or needs more regi
 REGISTER_BOUND. With --out it writes the markdown table (benchmarks/results/kernels_static.md).
 
 How, without a GPU:
-  1. Which kernels, with which argument types: the benchmark's TINY cases (kernel_cases.py)
+  1. Which kernels, with which argument types: the benchmark's TINY cases (kernels/cases/)
      are launched with numpy arrays standing in for device arrays, and each launch is only
      recorded (the Numba type of each argument), never run. Factory-made kernels (one per
      block size and dtype) are covered as the cases launch them.
@@ -86,9 +86,9 @@ def record_launches() -> list[dict]:
 
     cuda_dispatcher.CUDADispatcher.call = call
     cuda_dispatcher._LaunchConfiguration.__init__ = _plain_launch_config
-    from benchmarks.kernel_cases import TINY, build_cases
+    from backprop_traps.kernels.cases import build_cases
     for dtype in DTYPES:
-        for case in build_cases(TINY, np.dtype(dtype)):
+        for case in build_cases("tiny", np.dtype(dtype)):
             case.launch()
     launches = list(seen.values()) + large_variants(seen.values())
     for entry in launches:
@@ -109,13 +109,12 @@ def launch_dtype(argtypes) -> str:
 def large_variants(recorded) -> list[dict]:
     """Kernels whose code depends on LARGE's sizes (a cases file's ``large_kernels(dtype)``),
     with the argument types their TINY launch recorded."""
-    import importlib
     import numpy as np
-    from benchmarks.kernel_cases import QUESTION_FILES
+    from backprop_traps.kernels import cases
     by_name = {(e["dispatcher"].py_func.__name__, e["argtypes"]): e for e in recorded}
     extra = []
-    for question in QUESTION_FILES:
-        module = importlib.import_module(f"benchmarks.cases_{question}")
+    for question in cases.QUESTIONS:
+        module = cases.module(question)
         if not hasattr(module, "large_kernels"):
             continue
         for dtype in DTYPES:
@@ -283,7 +282,7 @@ def cache_key() -> str:
     import hashlib
     from importlib import metadata
     digest = hashlib.sha256()
-    files = (sorted((REPO / "kernels").glob("*.py")) + sorted((REPO / "benchmarks").glob("*case*.py"))
+    files = (sorted((REPO / "kernels").glob("*.py")) + sorted((REPO / "kernels" / "cases").glob("*.py"))
              + sorted((REPO / "solutions").glob("*_maxpool_kernel.ipynb")))  # question 20's kernels live there
     for path in files + [Path(__file__).resolve()]:
         digest.update(path.name.encode() + path.read_bytes())

@@ -47,8 +47,8 @@ import math
 
 import numba
 import numpy as np
-from numba import cuda
 
+from backprop_traps.kernels.device import cuda
 from backprop_traps.kernels.row_reduction import block_sum
 
 THREADS_PER_BLOCK = 256

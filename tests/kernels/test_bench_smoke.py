@@ -16,8 +16,9 @@ from click.testing import CliRunner
 from conftest import REAL_GPU
 from backprop_traps.grader.commands.bench import bench as bench_command, load_benchmark
 
+from backprop_traps.kernels import cases as kernel_cases
+
 bench = load_benchmark()
-from benchmarks import kernel_cases  # noqa: E402  (importable once the benchmark put the repo on the path)
 
 A_BANDWIDTH = re.compile(r"\d\s*GB/s")
 
@@ -61,7 +62,7 @@ def test_the_simulator_is_not_a_gpu():
 
 @pytest.fixture(scope="module")
 def tiny_cases():
-    return kernel_cases.build_cases(kernel_cases.TINY, np.float64)
+    return kernel_cases.build_cases("tiny", np.float64)
 
 
 def test_every_kernel_has_a_case(tiny_cases):
@@ -89,7 +90,7 @@ def test_torch_counterparts_match_the_solutions_on_cpu(tiny_cases):
 
 def test_timing_loop_and_table_run_under_the_simulator(capsys):
     """The GPU path's code runs (the simulator's events give no times: nothing is printed)."""
-    cases = kernel_cases.build_cases(kernel_cases.TINY, np.float64, builders=(kernel_cases.pool_cases,))
+    cases = kernel_cases.build_cases("tiny", np.float64, questions=("routing_trap",))
     rows = bench.measure(cases, runs=2, warmup=1, copy_gbps=1.0)
     assert [r["kernel"] for r in rows] == [c.name for c in cases]
     assert bench.copy_bandwidth(1024, runs=2, warmup=1) is not None
