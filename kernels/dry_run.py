@@ -98,6 +98,7 @@ class Launch:
     grid: tuple
     block: tuple
     shared: int = 0
+    elements: int = 0    # the size of its largest array argument
 
     def problems(self) -> list[str]:
         return launch_limits.problems(self.grid, self.block, self.shared)
@@ -126,8 +127,10 @@ class _DryLaunch:
     def __call__(self, *args):
         caller = sys._getframe(1)
         module = caller.f_globals.get("__name__", "?").removeprefix("backprop_traps.kernels.")
+        elements = max((a.size for a in args if isinstance(a, ShapeOnly) and a.ndim), default=1)
         self.run.launches.append(Launch(launch_limits.kernel_name(self.py_func),
-                                        f"{module}.{caller.f_code.co_name}", self.grid, self.block, self.shared))
+                                        f"{module}.{caller.f_code.co_name}", self.grid, self.block, self.shared,
+                                        elements))
 
 
 _active: list = []
