@@ -54,12 +54,12 @@ MEASURED_MARK = "<!-- measured on a GPU -->"
 
 # ---------------------------------------------------------------- correctness: tiny shapes vs the solutions
 
-def check_all(size="tiny"):
+def check_all(size="tiny", questions=QUESTIONS):
     """Launch every case once in float64 and float32; one row per (kernel, dtype)."""
     rows = []
     for dtype in (np.float64, np.float32):
         name = np.dtype(dtype).name
-        for case in build_cases(size, dtype):
+        for case in build_cases(size, dtype, questions=questions):
             row = {"kernel": case.name, "dtype": name, "ok": False, "max_err": None, "error": None}
             try:
                 case.launch()
@@ -266,15 +266,21 @@ def main(argv=None) -> int:
                         help="time nothing: only the simulator smoke pass, even with a GPU")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the markdown goes")
     parser.add_argument("--only", default="", metavar="TEXT", help="time only the cases whose name holds TEXT")
+    parser.add_argument("--questions", default=",".join(QUESTIONS), metavar="A,B",
+                        help="the kernel modules whose cases run (kernels/cases/<name>.py); default: all")
     parser.add_argument("--max-seconds", type=float, default=0, metavar="S",
                         help="stop timing new kernel modules once S seconds have gone (0: no limit)")
     parser.add_argument("--check-only", action="store_true", help=argparse.SUPPRESS)  # the child
     args = parser.parse_args(argv)
+    questions = tuple(q for q in args.questions.split(",") if q)
+    unknown = sorted(set(questions) - set(QUESTIONS))
+    if unknown:
+        parser.error(f"no cases for {', '.join(unknown)}: choose from {', '.join(QUESTIONS)}")
 
     if args.check_only:
         if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
             sys.setswitchinterval(1e-4)  # the simulator syncs Python threads at every barrier
-        checks = check_all("tiny")  # kernels/device.py installs the simulator's fix on import
+        checks = check_all("tiny", questions)  # kernels/device.py installs the simulator's fix on import
         print(json.dumps(checks))
         return 0 if all(r["ok"] for r in checks) else 1
 
@@ -282,11 +288,11 @@ def main(argv=None) -> int:
     if present:
         print(f"GPU: {device}. Checking every kernel on tiny shapes, then timing.", flush=True)
         warnings.filterwarnings("ignore", message="Grid size")  # tiny checks under-fill the GPU
-        checks = check_all("tiny")
+        checks = check_all("tiny", questions)
         torch = torch_cuda()
         copy_gbps = copy_bandwidth(1 << 30, args.runs, args.warmup)
         rows, started = [], time.monotonic()
-        for question in QUESTIONS:  # one module's arrays at a time
+        for question in questions:  # one module's arrays at a time
             if args.max_seconds and time.monotonic() - started > args.max_seconds:
                 rows.append({"kernel": f"{question}: not timed (--max-seconds {args.max_seconds:g} spent)"})
                 continue

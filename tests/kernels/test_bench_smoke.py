@@ -99,3 +99,21 @@ def test_timing_loop_and_table_run_under_the_simulator(capsys):
     table = bench.gpu_markdown("simulated", 2, 1, 1.0, rows, [], types.SimpleNamespace(__version__="x"))
     assert table.count("| max-pool") == 4 and bench.MEASURED_MARK in table
     assert capsys.readouterr().out == ""
+
+
+def test_the_rnn_reference_hands_cudnn_contiguous_weights(monkeypatch):
+    """Issue 34: on a GPU, cuDNN views the RNN's weights flat, and a transposed (non-contiguous)
+    W_xh.T made the bptt cases crash before anything was timed. The CPU accepts such views, so
+    the weights torch.rnn_tanh gets are checked here."""
+    torch = pytest.importorskip("torch")
+    real = torch.rnn_tanh
+    seen = []
+
+    def checked(x, h0, params, *rest):
+        seen.extend(p.is_contiguous() for p in params)
+        return real(x, h0, params, *rest)
+
+    monkeypatch.setattr(torch, "rnn_tanh", checked)
+    for case in kernel_cases.build_cases("tiny", np.float32, questions=("bptt",))[:2]:
+        case.torch_op("cpu")()
+    assert seen and all(seen)

@@ -136,6 +136,15 @@ def test_every_kernel_has_simulated_facts_and_a_prediction(static):
     assert int(predicted["adamw_step.adamw_update_kernel"].rstrip("%")) >= 40
 
 
+def test_the_gpu_sessions_sanitizer_covers_every_shared_memory_kernel(static):
+    """benchmarks/gpu_session.py runs compute-sanitizer over the kernel modules that use shared
+    memory: its list must follow the compile (a module gaining a shared array joins it)."""
+    sys.path.insert(0, str(REPO))
+    from benchmarks.gpu_session import SHARED_MEMORY
+    uses = {r["kernel"].split(".")[0] for r in static["rows"] if not r["error"] and r["smem"] > 0}
+    assert uses == set(SHARED_MEMORY)
+
+
 def test_ptx_memory_stats_on_a_planted_listing():
     sys.path.insert(0, str(REPO))
     from benchmarks.ptx_stats import describe, memory_stats
