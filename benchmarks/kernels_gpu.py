@@ -233,9 +233,10 @@ def no_gpu_markdown(reason, checks):
 
 **No GPU measured yet: this file holds no timings and no bandwidth figures.**
 Why: {reason}.
-To measure, run `python benchmarks/kernels_gpu.py` (or `grade bench`) on a machine with an
-NVIDIA GPU and its driver; with torch built for CUDA it adds PyTorch's ops beside each kernel.
-It replaces this file with the table.
+To measure, run `python3 benchmarks/gpu_session.py` (the kernel tests on the device, this
+benchmark and compute-sanitizer, in under 10 minutes) or `python benchmarks/kernels_gpu.py`
+(or `grade bench`) alone, on a machine with an NVIDIA GPU and its driver; with torch built
+for CUDA it adds PyTorch's ops beside each kernel. Either replaces this file with the table.
 
 ## Simulator smoke pass
 

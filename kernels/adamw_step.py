@@ -21,8 +21,8 @@ Bytes per parameter per step: reads 2 (g16) + 12 (master, m, v), writes 12 + 2 (
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_adamw_step_kernels.py
-Check and time it: python -m backprop_traps.kernels.adamw_step (from the repository root) runs these kernels on
-the benchmark's tiny cases (benchmarks/cases_adamw_step.py) in float64 and float32 against the
+Check and time it: python -m backprop_traps.kernels.adamw_step (from any folder) runs these kernels on
+the benchmark's tiny cases (kernels/cases/adamw_step.py) in float64 and float32 against the
 solution notebook, the CPU reference, and times them (kernels/self_check.py; the simulator
 without a GPU).
 

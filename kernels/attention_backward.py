@@ -36,7 +36,7 @@ Shapes: B heads, N tokens, D features per head (``d`` in the notebook); T = tile
 threads per block. q, k, v, o, do, dq, dk, dv are (B, N, D); lse and D are (B, N). The
 math is done in the inputs' dtype (float32 or float64).
 
-Check and time it: python -m backprop_traps.kernels.attention_backward (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.attention_backward (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """

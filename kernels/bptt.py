@@ -27,8 +27,8 @@ dz again for the weight gradients.
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_bptt_kernels.py
-Check and time it: python -m backprop_traps.kernels.bptt (from the repository root) runs these kernels on
-the benchmark's tiny cases (benchmarks/cases_bptt.py) in float64 and float32 against the
+Check and time it: python -m backprop_traps.kernels.bptt (from any folder) runs these kernels on
+the benchmark's tiny cases (kernels/cases/bptt.py) in float64 and float32 against the
 solution notebook, the CPU reference, and times them (kernels/self_check.py; the simulator
 without a GPU).
 

@@ -29,7 +29,7 @@ Shapes: A (M, N) is one layer (``As[i]`` is (m_{i+1}, m_i)); B is the number of 
 or cotangents in a block; V (N, B) -> out (M, B) forward; U (B, M) -> out (B, N) reverse.
 The math runs in the arrays' dtype (float32 or float64).
 
-Check and time it: python -m backprop_traps.kernels.forward_vs_reverse (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.forward_vs_reverse (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """

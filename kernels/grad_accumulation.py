@@ -39,7 +39,7 @@ NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does):
 on a GPU, BACKPROP_TRAPS_REAL_GPU=1. These are plain loops written to be read, a reference for
 the accumulation, not a fast GEMM.
 
-Check and time it: python -m backprop_traps.kernels.grad_accumulation (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.grad_accumulation (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """

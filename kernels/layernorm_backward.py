@@ -32,7 +32,7 @@ Shapes: N rows, D features, TPB threads per block (a power of two), G backward b
 x, y, dy, dx (N, D); gamma, beta, dgamma, dbeta (D,); mean, rstd (N,); partials (2, G, D).
 Math runs in x's dtype (float32 or float64).
 
-Check and time it: python -m backprop_traps.kernels.layernorm_backward (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.layernorm_backward (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """

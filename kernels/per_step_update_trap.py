@@ -33,7 +33,7 @@ Shapes: N batch, C_in / C_out input / output channels, L input length, K filter 
 S stride, P zero padding at each end, L_out = (L + 2P - K) // S + 1 output positions.
 x (N, C_in, L), w (C_out, C_in, K), b (C_out,), out and dout (N, C_out, L_out).
 
-Check and time it: python -m backprop_traps.kernels.per_step_update_trap (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.per_step_update_trap (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """

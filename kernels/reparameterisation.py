@@ -25,7 +25,7 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
 Shapes: N rows, K categories, TPB threads per block (a power of two); logits, gumbel, y, dy,
 dlogits (N, K); tau a float > 0. Math runs in the logits' dtype (float32 or float64).
 
-Check and time it: python -m backprop_traps.kernels.reparameterisation (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.reparameterisation (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """

@@ -31,7 +31,7 @@ Numba's CUDA simulator; on a GPU they compile for the device. The kernels are ge
 the float dtype: scalars they need (zero, 1 / (k * k)) are passed in x's dtype, so float32
 math is not promoted to float64.
 
-Check and time it: python -m backprop_traps.kernels.routing_trap (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.routing_trap (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """

@@ -28,7 +28,7 @@ Run it: tests run it under the simulator (``NUMBA_ENABLE_CUDASIM=1``, set by
 Shapes: N = rows (batch), K = classes; TPB = threads per block (a power of two).
 The math is done in the logits' dtype (float32 or float64).
 
-Check and time it: python -m backprop_traps.kernels.softmax_ce (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.softmax_ce (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """

@@ -36,7 +36,7 @@ them in Numba's CUDA simulator; on a GPU they compile for the device. The kernel
 generic over the float dtype: scale and the ends are passed in the array's dtype, so
 float32 math is not promoted to float64.
 
-Check and time it: python -m backprop_traps.kernels.straight_through (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.straight_through (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """

@@ -34,7 +34,7 @@ over the float dtype: the zero and 1 / N they need are passed in the arrays' dty
 float32 math is not promoted to float64. They are plain loops, written to be read: a
 reference for the memory schedule, not a fast GEMM.
 
-Check and time it: python -m backprop_traps.kernels.vram_trap (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.vram_trap (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
