@@ -37,8 +37,9 @@ Backward
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_backprop_ninja_kernels.py
-``python -m backprop_traps.kernels.backprop_ninja`` validates against the reference and times
-a step; kernels/cases/backprop_ninja.py gives every kernel a benchmark case. The launchers
+Check and time it: python -m backprop_traps.kernels.backprop_ninja (from any folder) runs every
+kernel on the benchmark's tiny cases (kernels/cases/backprop_ninja.py: a whole step of the
+solution) in float64 and float32 against the solution notebook, and times them. The launchers
 (``*_device``) take device arrays and only launch (their grids are what the dry run checks).
 
 Shapes: B examples, T tokens each, V vocabulary, C channels, H hidden units; float64
@@ -390,25 +391,7 @@ def random_problem(rng, B, T, V, C, H, p_drop=0.25):
     return params, idx, targets, keep_bits, p_drop
 
 
-if __name__ == "__main__":  # validate against the solution, then time one step
-    import time
-    from backprop_traps.grader.loading.reference import load_solution
-    ref = load_solution("backprop_ninja")
-    rng = np.random.default_rng(0)
-    for shape in ((4, 3, 9, 4, 6), (64, 8, 512, 32, 128)):
-        params, idx, targets, keep_bits, p = random_problem(rng, *shape)
-        loss, cache = ninja_forward(params, idx, targets, keep_bits, p, 1e-5)
-        ref_loss, ref_cache = ref.ninja_forward(params, idx, targets, keep_bits, p, 1e-5)
-        assert np.isclose(loss, ref_loss) and all(np.allclose(cache[k], ref_cache[k]) for k in ref_cache)
-        want = ref.ninja_backward(params, ref_cache, idx, targets, keep_bits, p)
-        for deterministic in (False, True):
-            grads = ninja_backward(params, ref_cache, idx, targets, keep_bits, p, deterministic)
-            assert all(np.allclose(grads[k], want[k]) for k in want), "a gradient differs"
-        print(f"B, T, V, C, H = {shape}: forward and backward match the reference")
-    start = time.perf_counter()
-    for _ in range(10):
-        ninja_backward(params, ninja_forward(params, idx, targets, keep_bits, p, 1e-5)[1],
-                       idx, targets, keep_bits, p)
-    cuda.synchronize()
-    print(f"one step (forward + backward, host copies included): "
-          f"{(time.perf_counter() - start) / 10 * 1e3:.2f} ms")
+if __name__ == "__main__":  # check every kernel against the solution and time it: kernels/self_check.py
+    import sys
+    from backprop_traps.kernels.self_check import main
+    sys.exit(main("backprop_ninja"))

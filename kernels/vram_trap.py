@@ -6,7 +6,9 @@ Kernels, forward directly above backward:
      computes the 8 outputs that byte covers, so every byte has a single writer: no atomics.
   2. linear_forward_kernel: z = h @ W + b, the network's last layer (no ReLU, no mask).
   3. linear_backward_input_kernel: dh = dz @ W.T, one thread per element of dh, W read
-     coalesced through a transposed tile in shared memory.
+     coalesced through a transposed tile in shared memory. Its grid's y runs over groups of
+     ROWS rows, capped at CUDA's 65,535 with a grid-stride loop: ceil(N / ROWS) blocks along
+     y were refused on a GPU at the benchmark's own N = 524,288 (issue 34).
   4. dW = h.T @ dz and db = sum_n dz as a two-stage reduction over the batch (as
      per_step_update_trap's filter gradient): 4a linear_params_partials_kernel sums each
      part of the rows, threads along j; 4b linear_params_sum_kernel adds the parts (or adds
@@ -27,7 +29,9 @@ Bytes a ReLU layer saves for its backward pass, per layer:
 64 times less in float64 (32 in float32). The layer input h must still be saved as floats
 for dW; mlp_loss_and_grads keeps only every segment_size-th of those and recomputes the rest.
 
-Run: the host functions at the bottom take and return numpy arrays. On a machine with no
+Run: the launchers (``*_device``, ``backward_input``, ``backward_params``) take device arrays
+and only launch: the benchmark times them and kernels/dry_run.py checks their grids at any
+size. The host functions at the bottom take and return numpy arrays. On a machine with no
 GPU set NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does) to run them
 in Numba's CUDA simulator; on a GPU they compile for the device. The kernels are generic
 over the float dtype: the zero and 1 / N they need are passed in the arrays' dtype, so
