@@ -20,7 +20,10 @@ A file that already holds a GPU measurement is not overwritten by a run without 
 The in-place cross-entropy case overwrites its logits on every launch; later launches read
 gradients instead of logits, which costs the same. Conv and linear are naive reference
 kernels (no tiling): their bytes model is far below their real traffic.
-The cases themselves (arrays, launches, references, PyTorch's ops) are in kernel_cases.py.
+The cases themselves (arrays, launches, references, PyTorch's ops) are in the installed package,
+kernels/cases/ (one file per kernel module): this script imports them, never the reverse.
+``--only TEXT`` keeps the cases whose name holds TEXT, ``--max-seconds S`` stops timing (and
+says so in the table) once S seconds have gone: a GPU session's budget (benchmarks/gpu_session.sh).
 """
 from __future__ import annotations
 
@@ -32,44 +35,31 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # run as a script: make `kernels`, `grader`, `benchmarks` importable
+if str(REPO) not in sys.path:  # run as a script from a checkout: make `backprop_traps` importable
     sys.path.insert(0, str(REPO))
 
-from benchmarks.kernel_cases import BUILDERS, LARGE, TINY, build_cases  # noqa: E402
+from backprop_traps.kernels.cases import QUESTIONS, build_cases  # noqa: E402
+from backprop_traps.kernels.cases.common import TOLERANCE, compare  # noqa: E402,F401  (the benchmark's names)
 
 RESULTS = REPO / "benchmarks" / "results" / "kernels_gpu.md"
 MEASURED_MARK = "<!-- measured on a GPU -->"
-TOLERANCE = {"float64": (1e-9, 1e-12), "float32": (1e-4, 1e-5)}  # rtol, atol against the solutions
 
 
 # ---------------------------------------------------------------- correctness: tiny shapes vs the solutions
 
-def compare(got, expected, dtype_name):
-    """(ok, largest absolute difference) of each expected array against the kernel's."""
-    rtol, atol = TOLERANCE[dtype_name]
-    ok, err = True, 0.0
-    for name, want in expected.items():
-        g = np.ravel(got[name]).astype(np.float64)
-        w = np.ravel(np.asarray(want)).astype(np.float64)
-        if g.shape != w.shape:
-            return False, float("inf")
-        ok &= bool(np.allclose(g, w, rtol=rtol, atol=atol))
-        err = max(err, float(np.max(np.abs(g - w), initial=0.0)))
-    return ok, err
-
-
-def check_all(sizes=TINY):
+def check_all(size="tiny", questions=QUESTIONS):
     """Launch every case once in float64 and float32; one row per (kernel, dtype)."""
     rows = []
     for dtype in (np.float64, np.float32):
         name = np.dtype(dtype).name
-        for case in build_cases(sizes, dtype):
+        for case in build_cases(size, dtype, questions=questions):
             row = {"kernel": case.name, "dtype": name, "ok": False, "max_err": None, "error": None}
             try:
                 case.launch()
@@ -200,6 +190,9 @@ def gpu_markdown(device, runs, warmup, copy_gbps, rows, checks, torch):
         sep += "---:|---:|---:|---:|"
     lines = [head, sep]
     for r in rows:
+        if "ms" not in r:  # a module the time budget left out
+            lines.append(f"| {r['kernel']} |" + " |" * (sep.count("|") - 2))
+            continue
         flops = f"{r['gflop'] / r['ms'] * 1e3:.0f}" if r["gflop"] else "-"
         line = (f"| {r['kernel']} | {r['mb']:.0f} | {r['ms']:.3f} | {r['gbps']:.0f} | "
                 f"{r['of_copy']:.0%} | {flops} |")
@@ -240,9 +233,10 @@ def no_gpu_markdown(reason, checks):
 
 **No GPU measured yet: this file holds no timings and no bandwidth figures.**
 Why: {reason}.
-To measure, run `python benchmarks/kernels_gpu.py` (or `grade bench`) on a machine with an
-NVIDIA GPU and its driver; with torch built for CUDA it adds PyTorch's ops beside each kernel.
-It replaces this file with the table.
+To measure, run `python3 benchmarks/gpu_session.py` (the kernel tests on the device, this
+benchmark and compute-sanitizer, in under 10 minutes) or `python benchmarks/kernels_gpu.py`
+(or `grade bench`) alone, on a machine with an NVIDIA GPU and its driver; with torch built
+for CUDA it adds PyTorch's ops beside each kernel. Either replaces this file with the table.
 
 ## Simulator smoke pass
 
@@ -272,15 +266,22 @@ def main(argv=None) -> int:
     parser.add_argument("--simulator", action="store_true",
                         help="time nothing: only the simulator smoke pass, even with a GPU")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the markdown goes")
+    parser.add_argument("--only", default="", metavar="TEXT", help="time only the cases whose name holds TEXT")
+    parser.add_argument("--questions", default=",".join(QUESTIONS), metavar="A,B",
+                        help="the kernel modules whose cases run (kernels/cases/<name>.py); default: all")
+    parser.add_argument("--max-seconds", type=float, default=0, metavar="S",
+                        help="stop timing new kernel modules once S seconds have gone (0: no limit)")
     parser.add_argument("--check-only", action="store_true", help=argparse.SUPPRESS)  # the child
     args = parser.parse_args(argv)
+    questions = tuple(q for q in args.questions.split(",") if q)
+    unknown = sorted(set(questions) - set(QUESTIONS))
+    if unknown:
+        parser.error(f"no cases for {', '.join(unknown)}: choose from {', '.join(QUESTIONS)}")
 
     if args.check_only:
         if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
             sys.setswitchinterval(1e-4)  # the simulator syncs Python threads at every barrier
-            from benchmarks import cudasim_fix
-            cudasim_fix.install()  # else a rare race loses a term of a shared-memory reduction
-        checks = check_all(TINY)
+        checks = check_all("tiny", questions)  # kernels/device.py installs the simulator's fix on import
         print(json.dumps(checks))
         return 0 if all(r["ok"] for r in checks) else 1
 
@@ -288,13 +289,16 @@ def main(argv=None) -> int:
     if present:
         print(f"GPU: {device}. Checking every kernel on tiny shapes, then timing.", flush=True)
         warnings.filterwarnings("ignore", message="Grid size")  # tiny checks under-fill the GPU
-        checks = check_all(TINY)
+        checks = check_all("tiny", questions)
         torch = torch_cuda()
         copy_gbps = copy_bandwidth(1 << 30, args.runs, args.warmup)
-        rows = []
-        for build in BUILDERS:  # one module's arrays at a time
-            rows += measure(build_cases(LARGE, np.float32, builders=(build,)), args.runs,
-                            args.warmup, copy_gbps, torch)
+        rows, started = [], time.monotonic()
+        for question in questions:  # one module's arrays at a time
+            if args.max_seconds and time.monotonic() - started > args.max_seconds:
+                rows.append({"kernel": f"{question}: not timed (--max-seconds {args.max_seconds:g} spent)"})
+                continue
+            cases = [c for c in build_cases("large", np.float32, questions=(question,)) if args.only in c.name]
+            rows += measure(cases, args.runs, args.warmup, copy_gbps, torch)
         text = gpu_markdown(device, args.runs, args.warmup, copy_gbps, rows, checks, torch)
     else:
         print(f"No GPU: {device}. Nothing is timed; running the simulator smoke pass instead.",

@@ -2,12 +2,17 @@
 
 Run: python benchmarks/kernels_static.py [--json] [--out PATH] [--cache DIR]
 Prints one row per (kernel, dtype, target): registers per thread, local-memory spills,
-shared memory, and the float64 instructions in its PTX; exits 1 when a kernel fails to
-compile, spills, runs float64 arithmetic in a float32 launch, or needs more registers than
-REGISTER_BOUND. With --out it writes the markdown table (benchmarks/results/kernels_static.md).
+shared memory, the float64 instructions in its PTX, and what the PTX says about memory
+(benchmarks/ptx_stats.py: global loads and stores, in loops or not, their widths, 64-bit
+integer division, local-memory instructions); then each kernel's predicted speed
+(benchmarks/speed_prediction.py, from the PTX and benchmarks/simulated_facts.py). Exits 1
+when a kernel fails to compile, spills, runs float64 arithmetic in a float32 launch, needs
+more registers than REGISTER_BOUND, or more than a block may have (48 KiB of static shared
+memory; 65,536 registers for its threads). With --out it writes the markdown
+(benchmarks/results/kernels_static.md).
 
 How, without a GPU:
-  1. Which kernels, with which argument types: the benchmark's TINY cases (kernel_cases.py)
+  1. Which kernels, with which argument types: the benchmark's TINY cases (kernels/cases/)
      are launched with numpy arrays standing in for device arrays, and each launch is only
      recorded (the Numba type of each argument), never run. Factory-made kernels (one per
      block size and dtype) are covered as the cases launch them.
@@ -23,20 +28,26 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # run as a script: make `kernels`, `grader`, `benchmarks` importable
+if str(REPO) not in sys.path:  # run as a script: make `backprop_traps` and `benchmarks` importable
     sys.path.insert(0, str(REPO))
+
+from benchmarks import ptx_stats, speed_prediction  # noqa: E402
+from benchmarks.simulated_facts import kernel_key  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results" / "kernels_static.md"
 TARGETS = ((8, 0), (9, 0))
 DTYPES = ("float32", "float64")
 REGISTER_BOUND = 128
 """Per thread: 128 keeps two 256-thread blocks resident per SM (64K registers) on sm_80/sm_90."""
+MAX_SHARED_BYTES, REGISTERS_PER_SM = 48 * 1024, 65_536  # what one block may have: kernels/launch_limits.py
 
 
 # ---------------------------------------------------------------- 1. record the launches
@@ -86,16 +97,14 @@ def record_launches() -> list[dict]:
 
     cuda_dispatcher.CUDADispatcher.call = call
     cuda_dispatcher._LaunchConfiguration.__init__ = _plain_launch_config
-    from benchmarks.kernel_cases import TINY, build_cases
+    from backprop_traps.kernels.cases import build_cases
     for dtype in DTYPES:
-        for case in build_cases(TINY, np.dtype(dtype)):
+        for case in build_cases("tiny", np.dtype(dtype)):
             case.launch()
     launches = list(seen.values()) + large_variants(seen.values())
     for entry in launches:
         entry["dtype"] = launch_dtype(entry["argtypes"])
-        fn = entry["dispatcher"].py_func
-        module = fn.__module__.removeprefix("backprop_traps.kernels.").removeprefix("reference_")  # a solution notebook's
-        entry.setdefault("kernel", f"{module}.{fn.__name__}")
+        entry.setdefault("kernel", kernel_key(entry["dispatcher"].py_func))
     return sorted(launches, key=lambda e: (e["kernel"], e["dtype"]))
 
 
@@ -109,13 +118,12 @@ def launch_dtype(argtypes) -> str:
 def large_variants(recorded) -> list[dict]:
     """Kernels whose code depends on LARGE's sizes (a cases file's ``large_kernels(dtype)``),
     with the argument types their TINY launch recorded."""
-    import importlib
     import numpy as np
-    from benchmarks.kernel_cases import QUESTION_FILES
+    from backprop_traps.kernels import cases
     by_name = {(e["dispatcher"].py_func.__name__, e["argtypes"]): e for e in recorded}
     extra = []
-    for question in QUESTION_FILES:
-        module = importlib.import_module(f"benchmarks.cases_{question}")
+    for question in cases.QUESTIONS:
+        module = cases.module(question)
         if not hasattr(module, "large_kernels"):
             continue
         for dtype in DTYPES:
@@ -201,7 +209,7 @@ def compile_all(launches: list[dict], only: str = "") -> list[dict]:
                    "signature": ", ".join(str(a) for a in entry["argtypes"])}
             try:
                 ptx, _ = cuda.compile_ptx(dispatcher.py_func, entry["argtypes"], cc=cc, **options)
-                row.update(assemble(ptx, cc), f64=f64_instructions(ptx))
+                row.update(assemble(ptx, cc), f64=f64_instructions(ptx), **ptx_stats.memory_stats(ptx))
             except Exception as exc:  # a kernel that does not compile is a row, not a crash
                 row["error"] = f"{type(exc).__name__}: {exc}"[:300]
             rows.append(row)
@@ -221,6 +229,11 @@ def problems(row: dict) -> list[str]:
         found.append(f"{row['f64']} float64 instructions in a float32 launch")
     if row["registers"] > REGISTER_BOUND:
         found.append(f"{row['registers']} registers, over the bound of {REGISTER_BOUND}")
+    if row["smem"] > MAX_SHARED_BYTES:
+        found.append(f"{row['smem']} B of static shared memory, over a block's {MAX_SHARED_BYTES}")
+    threads = math.prod(row["block"])
+    if row["registers"] * threads > REGISTERS_PER_SM:
+        found.append(f"{row['registers']} registers x {threads} threads, over a block's {REGISTERS_PER_SM:,}")
     return found
 
 
@@ -240,24 +253,42 @@ def nvvm_missing() -> str | None:
     return None
 
 
-def markdown(rows: list[dict]) -> str:
+def markdown(rows: list[dict], facts: dict) -> str:
     lines = [f"# Kernels compiled for sm_80 and sm_90 without a GPU ({datetime.date.today()})", "",
              "`python benchmarks/kernels_static.py --out benchmarks/results/kernels_static.md`: NVVM "
              "(PyPI's nvidia-nvvm) to PTX, nvJitLink to machine code, for every kernel the benchmark "
              "launches, with the argument types of its TINY cases. Registers per thread (bound: "
              f"{REGISTER_BOUND}), local-memory spill bytes (stores/loads), static shared memory in "
-             "bytes, float64 PTX instructions (none allowed in a float32 launch).", "",
-             "| kernel | dtype | target | block | registers | spills (st/ld) | smem B | f64 instr | verdict |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "bytes, float64 PTX instructions (none allowed in a float32 launch). From the PTX "
+             "(benchmarks/ptx_stats.py): global load/store instructions (+ atomics), how many of them "
+             "sit in loops, the widths of the loads in bits (`vector`: a .v2/.v4 load or store), 64-bit "
+             "integer div/rem (in loops), and local-memory instructions. Per element, as the simulator "
+             "counts them, and the speed they predict: the section below the table.", "",
+             "| kernel | dtype | target | block | registers | spills (st/ld) | smem B | f64 instr "
+             "| ld/st | in loops | load bits | div64 (loop) | local | verdict |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["error"]:
-            lines.append(f"| {r['kernel']} | {r['dtype']} | {r['target']} | | | | | | does not compile |")
+            lines.append(f"| {r['kernel']} | {r['dtype']} | {r['target']} |" + " |" * 10 + " does not compile |")
             continue
         verdict = "; ".join(problems(r)) or "ok"
         block = "x".join(str(b) for b in r["block"] if b > 1) or "1"
+        cells = ptx_stats.describe(r)
         lines.append(f"| {r['kernel']} | {r['dtype']} | {r['target']} | {block} | {r['registers']} | "
-                     f"{r['spill_stores']}/{r['spill_loads']} | {r['smem']} | {r['f64']} | {verdict} |")
-    return "\n".join(lines) + "\n"
+                     f"{r['spill_stores']}/{r['spill_loads']} | {r['smem']} | {r['f64']} | "
+                     + " | ".join(cells.values()) + f" | {verdict} |")
+    return "\n".join(lines) + "\n\n" + speed_prediction.section(rows, facts)
+
+
+def simulated_facts() -> dict:
+    """benchmarks/simulated_facts.py's result, from a child process (it needs the simulator)."""
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "simulated_facts.py")], env=env,
+                          capture_output=True, text=True, timeout=900)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        raise RuntimeError(f"simulated_facts.py printed nothing (exit {proc.returncode}): {proc.stderr[-2000:]}")
+    return json.loads(lines[-1])
 
 
 def run(only: str = "") -> dict:
@@ -271,7 +302,8 @@ def run(only: str = "") -> dict:
     for row in rows:
         row["block"] = list(row["block"])
     covered = {r["kernel"] for r in rows}
-    return {"rows": rows, "uncovered": [] if only else sorted(module_kernels() - covered),
+    return {"rows": rows, "facts": {} if only else simulated_facts(),
+            "uncovered": [] if only else sorted(module_kernels() - covered),
             "register_bound": REGISTER_BOUND,
             "failures": [f"{r['kernel']} ({r['dtype']}, {r['target']}): {p}"
                          for r in rows for p in problems(r)]}
@@ -283,9 +315,11 @@ def cache_key() -> str:
     import hashlib
     from importlib import metadata
     digest = hashlib.sha256()
-    files = (sorted((REPO / "kernels").glob("*.py")) + sorted((REPO / "benchmarks").glob("*case*.py"))
+    files = (sorted((REPO / "kernels").glob("*.py")) + sorted((REPO / "kernels" / "cases").glob("*.py"))
              + sorted((REPO / "solutions").glob("*_maxpool_kernel.ipynb")))  # question 20's kernels live there
-    for path in files + [Path(__file__).resolve()]:
+    here = Path(__file__).resolve().parent
+    for path in files + [here / name for name in ("kernels_static.py", "ptx_stats.py", "speed_prediction.py",
+                                                  "simulated_facts.py")]:
         digest.update(path.name.encode() + path.read_bytes())
     for dist in ("numba", "numba-cuda", "nvidia-nvvm", "nvidia-nvjitlink"):
         try:
@@ -330,13 +364,13 @@ def main(argv=None) -> int:
     elif "skip" in result:
         print(f"skipped: {result['skip']}")
     else:
-        print(markdown(result["rows"]))
+        print(markdown(result["rows"], result.get("facts", {})))
         for line in result["failures"]:
             print("FAIL", line)
         for name in result["uncovered"]:
             print("FAIL", name, "is launched by no benchmark case: not compiled")
     if args.out and "rows" in result and not args.only:
-        args.out.write_text(markdown(result["rows"]))
+        args.out.write_text(markdown(result["rows"], result.get("facts", {})))
     return 1 if result.get("failures") or result.get("uncovered") else 0
 
 

@@ -21,8 +21,8 @@ Bytes per parameter per step: reads 2 (g16) + 12 (master, m, v), writes 12 + 2 (
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_adamw_step_kernels.py
-Check and time it: python -m backprop_traps.kernels.adamw_step (from the repository root) runs these kernels on
-the benchmark's tiny cases (benchmarks/cases_adamw_step.py) in float64 and float32 against the
+Check and time it: python -m backprop_traps.kernels.adamw_step (from any folder) runs these kernels on
+the benchmark's tiny cases (kernels/cases/adamw_step.py) in float64 and float32 against the
 solution notebook, the CPU reference, and times them (kernels/self_check.py; the simulator
 without a GPU).
 
@@ -39,7 +39,8 @@ import math
 
 import numba
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
 
 THREADS_PER_BLOCK = 256
 FLAG_BLOCKS = 64
@@ -80,7 +81,6 @@ def adamw_update_kernel(p, g, m, v, lr_corrected, rsqrt_bc2, beta1, beta2, one_m
             p16[i] = pi
 
 
-# host functions: numpy in, numpy out ----------------------------------------------------------------
 def _scalars(dtype, t, lr, beta1, beta2, eps, weight_decay, decay):
     """The step's scalars, once per step on the host, in the master dtype."""
     to = dtype.type
@@ -89,12 +89,30 @@ def _scalars(dtype, t, lr, beta1, beta2, eps, weight_decay, decay):
             to(1 - beta1), to(1 - beta2), to(eps), to(1 - lr * weight_decay if decay else 1.0), to(1.0))
 
 
+# launchers: device arrays in, launched -------------------------------------------------------------
+def flag_blocks(n: int) -> int:
+    """Kernel 1's grid (it strides over the rest): one flag per block, at most FLAG_BLOCKS."""
+    return max(1, min(FLAG_BLOCKS, math.ceil(n / THREADS_PER_BLOCK)))
+
+
+def nonfinite_flags_device(d_g, d_flags):
+    """Kernel 1: d_flags (flag_blocks(P),) int32, 1 where the block saw an inf or a NaN."""
+    nonfinite_flags_kernel[d_flags.size, THREADS_PER_BLOCK](d_g, d_flags)
+
+
+def adamw_update_device(d_p, d_g, d_m, d_v, scalars, d_p_out, d_m_out, d_v_out, d_16):
+    """Kernel 2, one thread per parameter: the outputs may be the inputs (an in-place step);
+    ``scalars`` from ``_scalars``; d_16 the 16-bit copy (P,), or one element for none."""
+    blocks = max(1, math.ceil(d_p.size / THREADS_PER_BLOCK))  # <= 2**31 - 1 up to 5.5e11 parameters
+    adamw_update_kernel[blocks, THREADS_PER_BLOCK](d_p, d_g, d_m, d_v, *scalars, d_p_out, d_m_out, d_v_out, d_16)
+
+
+# host functions: numpy in, numpy out ----------------------------------------------------------------
 def has_nonfinite(g) -> bool:
     """Kernel 1: whether the gradients hold an inf or a NaN."""
     flat = cuda.to_device(np.ascontiguousarray(g).ravel())
-    blocks = max(1, min(FLAG_BLOCKS, math.ceil(flat.size / THREADS_PER_BLOCK)))
-    flags = cuda.device_array(blocks, dtype=np.int32)
-    nonfinite_flags_kernel[blocks, THREADS_PER_BLOCK](flat, flags)
+    flags = cuda.device_array(flag_blocks(flat.size), dtype=np.int32)
+    nonfinite_flags_device(flat, flags)
     return bool(flags.copy_to_host().any())
 
 
@@ -103,10 +121,8 @@ def _update(p, g, m, v, t, lr, beta1, beta2, eps, weight_decay, decay, half=None
     d_p, d_m, d_v = (cuda.to_device(np.ascontiguousarray(a, dtype=dtype).ravel()) for a in (p, m, v))
     d_g = cuda.to_device(np.ascontiguousarray(g).ravel())
     d_16 = cuda.device_array(d_p.size if half else 1, dtype=half or dtype)
-    blocks = max(1, math.ceil(d_p.size / THREADS_PER_BLOCK))
-    adamw_update_kernel[blocks, THREADS_PER_BLOCK](
-        d_p, d_g, d_m, d_v, *_scalars(dtype, t, lr, beta1, beta2, eps, weight_decay, decay),
-        d_p, d_m, d_v, d_16)  # in place
+    adamw_update_device(d_p, d_g, d_m, d_v, _scalars(dtype, t, lr, beta1, beta2, eps, weight_decay, decay),
+                        d_p, d_m, d_v, d_16)  # in place
     out = [a.copy_to_host().reshape(shape) for a in (d_p, d_m, d_v)]
     return out + ([d_16.copy_to_host().reshape(shape)] if half else [])
 

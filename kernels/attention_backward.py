@@ -3,7 +3,8 @@ recomputes each tile of probabilities from the saved log-sum-exp. No (N, N) arra
 
 The plan (FlashAttention-2's, one thread per row to keep it readable):
 
-1. ``forward``: one block per tile of T queries of one head, one thread per query. The
+1. ``forward``: one block per tile of T queries of one head, one thread per query (the
+   blocks of all heads along grid x: ``head_and_first_row``). The
    block walks over the key tiles; each K/V tile is loaded into shared memory once, by all
    T threads together (consecutive threads on consecutive columns: coalesced), and then
    read by every thread. A thread keeps a running max ``m`` and a running sum ``l`` in
@@ -35,7 +36,7 @@ Shapes: B heads, N tokens, D features per head (``d`` in the notebook); T = tile
 threads per block. q, k, v, o, do, dq, dk, dv are (B, N, D); lse and D are (B, N). The
 math is done in the inputs' dtype (float32 or float64).
 
-Check and time it: python -m backprop_traps.kernels.attention_backward (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.attention_backward (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
@@ -50,7 +51,8 @@ import math
 
 import numba
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
 
 SHARED_BYTES = 48 * 1024  # static shared memory per block that every CUDA device allows
 ROW_THREADS = 128
@@ -70,6 +72,15 @@ def bounded_jit(bounds):
     """cuda.jit with ptxas's launch bounds; the simulator's jit takes no such option."""
     from numba.core import config
     return cuda.jit if config.ENABLE_CUDASIM else cuda.jit(launch_bounds=bounds)
+
+
+@cuda.jit(device=True)
+def head_and_first_row(N, T):
+    """(head b, first row of the block's tile). The grid is 1-D, B * ceil(N / T) blocks, head
+    0's tiles first: heads along grid y would stop at CUDA's 65,535 (a batch of 4,096 x 16
+    heads is past it), grid x takes 2**31 - 1."""
+    tiles = (N + T - 1) // T
+    return cuda.blockIdx.x // tiles, (cuda.blockIdx.x % tiles) * T
 
 
 @functools.lru_cache(maxsize=None)
@@ -102,10 +113,10 @@ def _kernels(tile: int, d: int, dtype: np.dtype):
     # 1. forward: online softmax over key tiles, K/V tiles in shared memory
     @bounded_jit(bounds)
     def forward(q, k, v, scale, causal, o, lse):
-        b, t = cuda.blockIdx.y, cuda.threadIdx.x
-        first = cuda.blockIdx.x * T          # the block's first query
-        i = first + t                        # this thread's query
         N = q.shape[1]
+        b, first = head_and_first_row(N, T)  # the block's head and its first query
+        t = cuda.threadIdx.x
+        i = first + t                        # this thread's query
         active = i < N
         k_tile = cuda.shared.array((T, D), st)
         v_tile = cuda.shared.array((T, D), st)
@@ -146,10 +157,10 @@ def _kernels(tile: int, d: int, dtype: np.dtype):
     # 3. backward, pass over keys: dk and dv of one key per thread, Q/dO tiles in shared memory
     @bounded_jit(bounds)
     def backward_dk_dv(do, q, k, v, lse, rowdot, scale, causal, dk, dv):
-        b, t = cuda.blockIdx.y, cuda.threadIdx.x
-        first = cuda.blockIdx.x * T          # the block's first key
-        j = first + t                        # this thread's key
         N = q.shape[1]
+        b, first = head_and_first_row(N, T)  # the block's head and its first key
+        t = cuda.threadIdx.x
+        j = first + t                        # this thread's key
         active = j < N
         q_tile = cuda.shared.array((T, D), st)
         do_tile = cuda.shared.array((T, D), st)
@@ -194,10 +205,10 @@ def _kernels(tile: int, d: int, dtype: np.dtype):
     # 4. backward, pass over queries: dq of one query per thread, K/V tiles in shared memory
     @bounded_jit(bounds)
     def backward_dq(do, q, k, v, lse, rowdot, scale, causal, dq):
-        b, t = cuda.blockIdx.y, cuda.threadIdx.x
-        first = cuda.blockIdx.x * T
-        i = first + t
         N = q.shape[1]
+        b, first = head_and_first_row(N, T)
+        t = cuda.threadIdx.x
+        i = first + t
         active = i < N
         k_tile = cuda.shared.array((T, D), st)
         v_tile = cuda.shared.array((T, D), st)
@@ -250,7 +261,8 @@ def row_dot(do, o, out):
 
 # -- launchers on device arrays (what the benchmark times), then numpy in, numpy out -------
 def _grid(B, N, tile):
-    return (max(1, math.ceil(N / tile)), B), tile
+    """(grid, block) of the tiled kernels: one block per tile of one head, all in grid x."""
+    return max(1, B * math.ceil(N / tile)), tile
 
 
 def forward_device(d_q, d_k, d_v, causal, d_o, d_lse, tile=None):

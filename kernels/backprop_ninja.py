@@ -37,7 +37,10 @@ Backward
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_backprop_ninja_kernels.py
-On a GPU, ``python kernels/backprop_ninja.py`` validates against the reference and times a step.
+Check and time it: python -m backprop_traps.kernels.backprop_ninja (from any folder) runs every
+kernel on the benchmark's tiny cases (kernels/cases/backprop_ninja.py: a whole step of the
+solution) in float64 and float32 against the solution notebook, and times them. The launchers
+(``*_device``) take device arrays and only launch (their grids are what the dry run checks).
 
 Shapes: B examples, T tokens each, V vocabulary, C channels, H hidden units; float64
 throughout (the host functions allocate float64, the kernels' constants are float64).
@@ -45,10 +48,15 @@ idx (B, T) int64; E (V, C); W1 (T*C, H); W2 (H, C).
 """
 from __future__ import annotations
 
+if __name__ == "__main__":  # python -m backprop_traps.kernels.backprop_ninja: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
+
 import math
 
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
 
 THREADS = 64
 
@@ -237,19 +245,78 @@ def embedding_backward_gather_kernel(idx, demb, dE):
         dE[v, c] = acc
 
 
+# launchers: device arrays in, launched ------------------------------------------------------------
+# One thread per element, row or column, in 1-D grids of THREADS: past 2**31 - 1 blocks only
+# beyond 1.3e11 threads, far more than 80 GB holds.
+def embedding_forward_device(d_idx, d_E, d_emb):
+    """Kernel 1: d_emb (B, T, C) = E[idx]."""
+    embedding_forward_kernel[launch(d_emb.size)](d_idx, d_E, d_emb)
+
+
+def matmul_device(d_A, d_W, d_bias, d_out):
+    """Kernel 2: d_out (M, N) = A @ W + bias."""
+    matmul_bias_kernel[launch(d_out.size)](d_A, d_W, d_bias, d_out)
+
+
+def layernorm_forward_device(d_hpre, d_gamma, d_beta, eps, d_mean, d_rstd, d_xhat, d_hln):
+    """Kernel 3: one thread per row of d_hpre (B, H)."""
+    layernorm_forward_kernel[launch(d_hpre.shape[0])](d_hpre, d_gamma, d_beta, float(eps), d_mean, d_rstd,
+                                                     d_xhat, d_hln)
+
+
+def tanh_dropout_forward_device(d_hln, d_keep_bits, scale, d_h, d_hdrop):
+    """Kernel 4: d_h and d_hdrop (B, H), one thread per unit."""
+    tanh_dropout_forward_kernel[launch(d_hln.size)](d_hln, d_keep_bits, float(scale), d_h, d_hdrop)
+
+
+def cross_entropy_forward_device(d_logits, d_targets, d_row_max, d_row_sum, d_losses):
+    """Kernel 5: the row statistics and losses (B,), one thread per row."""
+    cross_entropy_forward_kernel[launch(d_logits.shape[0])](d_logits, d_targets, d_row_max, d_row_sum, d_losses)
+
+
+def cross_entropy_backward_device(d_logits, d_targets, d_row_max, d_row_sum, d_dlogits):
+    """Kernel 6: d_dlogits (B, V), one thread per logit."""
+    cross_entropy_backward_kernel[launch(d_logits.size)](d_logits, d_targets, d_row_max, d_row_sum, d_dlogits)
+
+
+def column_sum_device(d_grad, d_out):
+    """Kernel 7: d_out (N,) = the column sums of d_grad (M, N), one thread per column."""
+    column_sum_kernel[launch(d_grad.shape[1])](d_grad, d_out)
+
+
+def dropout_tanh_backward_device(d_dhdrop, d_keep_bits, scale, d_h, d_dh, d_dhln):
+    """Kernel 8: d_dh and d_dhln (B, H), one thread per unit."""
+    dropout_tanh_backward_kernel[launch(d_h.size)](d_dhdrop, d_keep_bits, float(scale), d_h, d_dh, d_dhln)
+
+
+def layernorm_backward_device(d_dhln, d_gamma, d_xhat, d_rstd, d_dhpre, d_dgamma, d_dbeta):
+    """Kernel 9: d_dhpre (B, H), one thread per row; then dgamma and dbeta (H,), one per unit."""
+    layernorm_backward_kernel[launch(d_dhln.shape[0])](d_dhln, d_gamma, d_xhat, d_rstd, d_dhpre)
+    layernorm_param_kernel[launch(d_dhln.shape[1])](d_dhln, d_xhat, d_dgamma, d_dbeta)
+
+
+def embedding_backward_device(d_idx, d_demb, d_dE, deterministic=False):
+    """Kernel 10 (atomic scatter, one thread per (position, channel)) or, ``deterministic``,
+    kernel 11 (one thread per (id, channel)): adds demb into d_dE (V, C)."""
+    if deterministic:
+        embedding_backward_gather_kernel[launch(d_dE.size)](d_idx, d_demb, d_dE)
+    else:
+        embedding_backward_kernel[launch(d_demb.size)](d_idx, d_demb, d_dE)
+
+
 # host functions: numpy in, numpy out -------------------------------------------------------------
 def matmul(A, W, bias=None):
     """A @ W (+ bias) with kernel 2; operands made contiguous (transposes are copied)."""
     A, W = np.ascontiguousarray(A), np.ascontiguousarray(W)
     bias = np.zeros(W.shape[1], A.dtype) if bias is None else np.ascontiguousarray(bias)
     out = cuda.device_array((A.shape[0], W.shape[1]), dtype=A.dtype)
-    matmul_bias_kernel[launch(out.size)](cuda.to_device(A), cuda.to_device(W), cuda.to_device(bias), out)
+    matmul_device(cuda.to_device(A), cuda.to_device(W), cuda.to_device(bias), out)
     return out.copy_to_host()
 
 
 def column_sum(grad):
     out = cuda.device_array(grad.shape[1], dtype=grad.dtype)
-    column_sum_kernel[launch(grad.shape[1])](cuda.to_device(np.ascontiguousarray(grad)), out)
+    column_sum_device(cuda.to_device(np.ascontiguousarray(grad)), out)
     return out.copy_to_host()
 
 
@@ -260,22 +327,21 @@ def ninja_forward(params, idx, targets, keep_bits, p_drop, eps):
     (B, T), (V, C), H = idx.shape, E.shape, W1.shape[1]
     d_idx = cuda.to_device(np.ascontiguousarray(idx))
     emb = cuda.device_array((B, T, C), dtype=E.dtype)
-    embedding_forward_kernel[launch(B * T * C)](d_idx, cuda.to_device(E), emb)
+    embedding_forward_device(d_idx, cuda.to_device(E), emb)
     emb = emb.copy_to_host()
     x = emb.reshape(B, T * C)
     hpre = matmul(x, W1, b1)
     mean, rstd = cuda.device_array(B), cuda.device_array(B)
     xhat, hln = cuda.device_array((B, H)), cuda.device_array((B, H))
-    layernorm_forward_kernel[launch(B)](cuda.to_device(hpre), cuda.to_device(gamma),
-                                        cuda.to_device(beta), float(eps), mean, rstd, xhat, hln)
+    layernorm_forward_device(cuda.to_device(hpre), cuda.to_device(gamma), cuda.to_device(beta), eps,
+                             mean, rstd, xhat, hln)
     h, hdrop = cuda.device_array((B, H)), cuda.device_array((B, H))
-    tanh_dropout_forward_kernel[launch(B * H)](hln, cuda.to_device(keep_bits), 1.0 / (1.0 - p_drop), h, hdrop)
+    tanh_dropout_forward_device(hln, cuda.to_device(keep_bits), 1.0 / (1.0 - p_drop), h, hdrop)
     hdrop_host = hdrop.copy_to_host()
     z = matmul(hdrop_host, W2, b2)
     logits = matmul(z, E.T)  # the tied output layer
     row_max, row_sum, losses = (cuda.device_array(B) for _ in range(3))
-    cross_entropy_forward_kernel[launch(B)](cuda.to_device(logits), cuda.to_device(targets),
-                                            row_max, row_sum, losses)
+    cross_entropy_forward_device(cuda.to_device(logits), cuda.to_device(targets), row_max, row_sum, losses)
     cache = {"emb": emb, "x": x, "hpre": hpre, "mean": mean.copy_to_host(), "rstd": rstd.copy_to_host(),
              "xhat": xhat.copy_to_host(), "hln": hln.copy_to_host(), "h": h.copy_to_host(),
              "hdrop": hdrop_host, "z": z, "logits": logits}
@@ -290,29 +356,24 @@ def ninja_backward(params, cache, idx, targets, keep_bits, p_drop, deterministic
     logits = cuda.to_device(cache["logits"])
     row_max, row_sum, losses = (cuda.device_array(B) for _ in range(3))
     d_targets = cuda.to_device(targets)
-    cross_entropy_forward_kernel[launch(B)](logits, d_targets, row_max, row_sum, losses)
+    cross_entropy_forward_device(logits, d_targets, row_max, row_sum, losses)
     dlogits = cuda.device_array(cache["logits"].shape)
-    cross_entropy_backward_kernel[launch(cache["logits"].size)](logits, d_targets, row_max, row_sum, dlogits)
+    cross_entropy_backward_device(logits, d_targets, row_max, row_sum, dlogits)
     dlogits = dlogits.copy_to_host()
     dz = matmul(dlogits, E)
     dE_output = matmul(dlogits.T, cache["z"])  # the tied matrix's first gradient
     dW2, db2, dhdrop = matmul(cache["hdrop"].T, dz), column_sum(dz), matmul(dz, W2.T)
     dh, dhln = cuda.device_array((B, H)), cuda.device_array((B, H))
-    dropout_tanh_backward_kernel[launch(B * H)](cuda.to_device(dhdrop), cuda.to_device(keep_bits),
-                                                1.0 / (1.0 - p_drop), cuda.to_device(cache["h"]), dh, dhln)
-    xhat = cuda.to_device(cache["xhat"])
+    dropout_tanh_backward_device(cuda.to_device(dhdrop), cuda.to_device(keep_bits), 1.0 / (1.0 - p_drop),
+                                 cuda.to_device(cache["h"]), dh, dhln)
     dhpre, dgamma, dbeta = cuda.device_array((B, H)), cuda.device_array(H), cuda.device_array(H)
-    layernorm_backward_kernel[launch(B)](dhln, cuda.to_device(gamma), xhat, cuda.to_device(cache["rstd"]), dhpre)
-    layernorm_param_kernel[launch(H)](dhln, xhat, dgamma, dbeta)
+    layernorm_backward_device(dhln, cuda.to_device(gamma), cuda.to_device(cache["xhat"]),
+                              cuda.to_device(cache["rstd"]), dhpre, dgamma, dbeta)
     dhpre = dhpre.copy_to_host()
     dW1, db1, dx = matmul(cache["x"].T, dhpre), column_sum(dhpre), matmul(dhpre, W1.T)
     demb = dx.reshape(cache["emb"].shape)
     dE = cuda.to_device(dE_output)
-    d_idx, d_demb = cuda.to_device(np.ascontiguousarray(idx)), cuda.to_device(demb)
-    if deterministic:
-        embedding_backward_gather_kernel[launch(dE_output.size)](d_idx, d_demb, dE)
-    else:
-        embedding_backward_kernel[launch(demb.size)](d_idx, d_demb, dE)
+    embedding_backward_device(cuda.to_device(np.ascontiguousarray(idx)), cuda.to_device(demb), dE, deterministic)
     return {"dlogits": dlogits, "dz": dz, "dW2": dW2, "db2": db2, "dhdrop": dhdrop,
             "dh": dh.copy_to_host(), "dhln": dhln.copy_to_host(), "dgamma": dgamma.copy_to_host(),
             "dbeta": dbeta.copy_to_host(), "dhpre": dhpre, "dW1": dW1, "db1": db1, "dx": dx,
@@ -330,28 +391,7 @@ def random_problem(rng, B, T, V, C, H, p_drop=0.25):
     return params, idx, targets, keep_bits, p_drop
 
 
-if __name__ == "__main__":  # validate against the solution, then time one step
+if __name__ == "__main__":  # check every kernel against the solution and time it: kernels/self_check.py
     import sys
-    import time
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from backprop_traps.grader.loading.reference import load_solution
-    ref = load_solution("backprop_ninja")
-    rng = np.random.default_rng(0)
-    for shape in ((4, 3, 9, 4, 6), (64, 8, 512, 32, 128)):
-        params, idx, targets, keep_bits, p = random_problem(rng, *shape)
-        loss, cache = ninja_forward(params, idx, targets, keep_bits, p, 1e-5)
-        ref_loss, ref_cache = ref.ninja_forward(params, idx, targets, keep_bits, p, 1e-5)
-        assert np.isclose(loss, ref_loss) and all(np.allclose(cache[k], ref_cache[k]) for k in ref_cache)
-        want = ref.ninja_backward(params, ref_cache, idx, targets, keep_bits, p)
-        for deterministic in (False, True):
-            grads = ninja_backward(params, ref_cache, idx, targets, keep_bits, p, deterministic)
-            assert all(np.allclose(grads[k], want[k]) for k in want), "a gradient differs"
-        print(f"B, T, V, C, H = {shape}: forward and backward match the reference")
-    start = time.perf_counter()
-    for _ in range(10):
-        ninja_backward(params, ninja_forward(params, idx, targets, keep_bits, p, 1e-5)[1],
-                       idx, targets, keep_bits, p)
-    cuda.synchronize()
-    print(f"one step (forward + backward, host copies included): "
-          f"{(time.perf_counter() - start) / 10 * 1e3:.2f} ms")
+    from backprop_traps.kernels.self_check import main
+    sys.exit(main("backprop_ninja"))

@@ -28,8 +28,8 @@ merge of their partial triples, is the next step (llm.c's later LayerNorm kernel
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_batchnorm_backward_kernels.py
-Check and time it: python -m backprop_traps.kernels.batchnorm_backward (from the repository root) runs these kernels on
-the benchmark's tiny cases (benchmarks/cases_batchnorm_backward.py) in float64 and float32 against the
+Check and time it: python -m backprop_traps.kernels.batchnorm_backward (from any folder) runs these kernels on
+the benchmark's tiny cases (kernels/cases/batchnorm_backward.py) in float64 and float32 against the
 solution notebook, the CPU reference, and times them (kernels/self_check.py; the simulator
 without a GPU).
 
@@ -48,7 +48,8 @@ import math
 
 import numba
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
 
 from backprop_traps.kernels.layernorm_backward import welford_merge
 
@@ -178,11 +179,39 @@ def train_backward_kernel(features: int, lanes: int, dtype: np.dtype):
     return train_backward
 
 
-# host functions: numpy in, numpy out ----------------------------------------------------------
+# launchers: device arrays in, launched --------------------------------------------------------
 def _blocks(n_features: int, features: int) -> int:
-    return max(1, math.ceil(n_features / features))
+    return max(1, math.ceil(n_features / features))  # grid x: D / F blocks, far below 2**31 - 1
 
 
+def train_forward_device(d_x, d_gamma, d_beta, d_running_mean, d_running_var, momentum, eps,
+                         d_y, d_mean, d_rstd, d_new_mean, d_new_var,
+                         features_per_block=FEATURES_PER_BLOCK, row_lanes=ROW_LANES):
+    """Kernel 1: d_y (N, D) and the five (D,) statistics, one block per F features."""
+    dtype, d = np.dtype(d_x.dtype), d_x.shape[1]
+    train_forward_kernel(features_per_block, row_lanes, dtype)[
+        _blocks(d, features_per_block), (features_per_block, row_lanes)](
+        d_x, d_gamma, d_beta, d_running_mean, d_running_var, dtype.type(momentum), dtype.type(eps),
+        d_y, d_mean, d_rstd, d_new_mean, d_new_var)
+
+
+def eval_forward_device(d_x, d_gamma, d_beta, d_running_mean, d_running_var, eps, d_y, d_mean, d_rstd):
+    """Kernel 2: d_y (N, D) from the running statistics, one thread per element."""
+    dtype, (n, d) = np.dtype(d_x.dtype), d_x.shape
+    eval_forward_kernel(dtype)[max(1, math.ceil(n * d / EVAL_THREADS)), EVAL_THREADS](
+        d_x, d_gamma, d_beta, d_running_mean, d_running_var, dtype.type(eps), d_y, d_mean, d_rstd)
+
+
+def train_backward_device(d_dy, d_x, d_gamma, d_mean, d_rstd, d_dx, d_dgamma, d_dbeta,
+                          features_per_block=FEATURES_PER_BLOCK, row_lanes=ROW_LANES):
+    """Kernel 3: d_dx (N, D), d_dgamma and d_dbeta (D,), one block per F features."""
+    dtype, d = np.dtype(d_x.dtype), d_x.shape[1]
+    train_backward_kernel(features_per_block, row_lanes, dtype)[
+        _blocks(d, features_per_block), (features_per_block, row_lanes)](
+        d_dy, d_x, d_gamma, d_mean, d_rstd, d_dx, d_dgamma, d_dbeta)
+
+
+# host functions: numpy in, numpy out ----------------------------------------------------------
 def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum, eps,
                       features_per_block=FEATURES_PER_BLOCK, row_lanes=ROW_LANES):
     """(y, mean, rstd, new_running_mean, new_running_var) as the solution's
@@ -196,17 +225,14 @@ def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momen
     y = cuda.device_array((n, d), dtype=dtype)
     mean, rstd = cuda.device_array(d, dtype=dtype), cuda.device_array(d, dtype=dtype)
     d_x, d_gamma, d_beta = cuda.to_device(x), cuda.to_device(gamma), cuda.to_device(beta)
+    d_rm, d_rv = cuda.to_device(running_mean), cuda.to_device(running_var)
     if not training:
         if n:
-            eval_forward_kernel(dtype)[math.ceil(n * d / EVAL_THREADS), EVAL_THREADS](
-                d_x, d_gamma, d_beta, cuda.to_device(running_mean), cuda.to_device(running_var),
-                dtype.type(eps), y, mean, rstd)
+            eval_forward_device(d_x, d_gamma, d_beta, d_rm, d_rv, eps, y, mean, rstd)
         return y.copy_to_host(), running_mean.copy(), rstd.copy_to_host(), running_mean.copy(), running_var.copy()
     new_mean, new_var = cuda.device_array(d, dtype=dtype), cuda.device_array(d, dtype=dtype)
-    train_forward_kernel(features_per_block, row_lanes, dtype)[
-        _blocks(d, features_per_block), (features_per_block, row_lanes)](
-        d_x, d_gamma, d_beta, cuda.to_device(running_mean), cuda.to_device(running_var),
-        dtype.type(momentum), dtype.type(eps), y, mean, rstd, new_mean, new_var)
+    train_forward_device(d_x, d_gamma, d_beta, d_rm, d_rv, momentum, eps, y, mean, rstd, new_mean, new_var,
+                         features_per_block, row_lanes)
     return (y.copy_to_host(), mean.copy_to_host(), rstd.copy_to_host(), new_mean.copy_to_host(),
             new_var.copy_to_host())
 
@@ -220,10 +246,8 @@ def batchnorm_backward(dy, x, gamma, mean, rstd, features_per_block=FEATURES_PER
     gamma, mean, rstd = (np.ascontiguousarray(a, dtype=dtype) for a in (gamma, mean, rstd))  # D
     dx = cuda.device_array((n, d), dtype=dtype)
     dgamma, dbeta = cuda.device_array(d, dtype=dtype), cuda.device_array(d, dtype=dtype)
-    train_backward_kernel(features_per_block, row_lanes, dtype)[
-        _blocks(d, features_per_block), (features_per_block, row_lanes)](
-        cuda.to_device(dy), cuda.to_device(x), cuda.to_device(gamma), cuda.to_device(mean),
-        cuda.to_device(rstd), dx, dgamma, dbeta)
+    train_backward_device(cuda.to_device(dy), cuda.to_device(x), cuda.to_device(gamma), cuda.to_device(mean),
+                          cuda.to_device(rstd), dx, dgamma, dbeta, features_per_block, row_lanes)
     return dx.copy_to_host(), dgamma.copy_to_host(), dbeta.copy_to_host()
 
 

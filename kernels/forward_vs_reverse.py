@@ -29,7 +29,7 @@ Shapes: A (M, N) is one layer (``As[i]`` is (m_{i+1}, m_i)); B is the number of 
 or cotangents in a block; V (N, B) -> out (M, B) forward; U (B, M) -> out (B, N) reverse.
 The math runs in the arrays' dtype (float32 or float64).
 
-Check and time it: python -m backprop_traps.kernels.forward_vs_reverse (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.forward_vs_reverse (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
@@ -39,7 +39,9 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.forward_vs_revers
     choose_simulator_without_a_gpu()
 
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.launch_limits import MAX_GRID
 
 THREADS = (16, 16)  # (contiguous axis, other axis): 256 threads per block
 
@@ -47,9 +49,11 @@ THREADS = (16, 16)  # (contiguous axis, other axis): 256 threads per block
 # 1. forward mode: one JVP step for a block of tangents, out = A V
 @cuda.jit
 def jvp_step_kernel(A, V, out):
-    # A: M, N; V: N, B; out: M, B
-    b, i = cuda.grid(2)
-    if i < out.shape[0] and b < out.shape[1]:
+    # A: M, N; V: N, B; out: M, B. Rows i stride on past grid y's 65,535 blocks.
+    b, first = cuda.grid(2)
+    if b >= out.shape[1]:
+        return
+    for i in range(first, out.shape[0], cuda.gridsize(2)[1]):
         acc = A[i, 0] * V[0, b]  # the first term, not a literal: float32 stays float32
         for j in range(1, A.shape[1]):
             acc += A[i, j] * V[j, b]
@@ -59,17 +63,34 @@ def jvp_step_kernel(A, V, out):
 # 2. reverse mode: one VJP step for a block of cotangents, out = U A (A^T never formed)
 @cuda.jit
 def vjp_step_kernel(U, A, out):
-    # U: B, M; A: M, N; out: B, N
-    j, b = cuda.grid(2)
-    if b < out.shape[0] and j < out.shape[1]:
+    # U: B, M; A: M, N; out: B, N. Cotangents b stride on past grid y's 65,535 blocks.
+    j, first = cuda.grid(2)
+    if j >= out.shape[1]:
+        return
+    for b in range(first, out.shape[0], cuda.gridsize(2)[1]):
         acc = U[b, 0] * A[0, j]
         for i in range(1, A.shape[0]):
             acc += U[b, i] * A[i, j]
         out[b, j] = acc
 
 
+# launchers: device arrays in, launched -------------------------------------------------------
 def _blocks(columns: int, rows: int) -> tuple[int, int]:
-    return ((columns + THREADS[0] - 1) // THREADS[0], (rows + THREADS[1] - 1) // THREADS[1])
+    """(x, y) blocks over (columns, rows); y capped at CUDA's 65,535 (the kernels stride on)."""
+    return (max(1, -(-columns // THREADS[0])), max(1, min(-(-rows // THREADS[1]), MAX_GRID[1])))
+
+
+def jvp_step_device(d_A, d_V, d_out):
+    """Kernel 1: d_out (M, B) = A V."""
+    jvp_step_kernel[_blocks(d_out.shape[1], d_out.shape[0]), THREADS](d_A, d_V, d_out)
+
+
+def vjp_step_device(d_U, d_A, d_out):
+    """Kernel 2: d_out (B, N) = U A."""
+    vjp_step_kernel[_blocks(d_out.shape[1], d_out.shape[0]), THREADS](d_U, d_A, d_out)
+
+
+# host functions: numpy in, numpy out ---------------------------------------------------------
 
 
 def jvp_block(As, V: np.ndarray) -> np.ndarray:
@@ -78,8 +99,7 @@ def jvp_block(As, V: np.ndarray) -> np.ndarray:
     d_V = cuda.to_device(np.ascontiguousarray(V))
     for A in As:  # A_1 first
         d_out = cuda.device_array((A.shape[0], d_V.shape[1]), dtype=d_V.dtype)  # m_i, B
-        jvp_step_kernel[_blocks(d_out.shape[1], d_out.shape[0]), THREADS](
-            cuda.to_device(np.ascontiguousarray(A, dtype=d_V.dtype)), d_V, d_out)
+        jvp_step_device(cuda.to_device(np.ascontiguousarray(A, dtype=d_V.dtype)), d_V, d_out)
         d_V = d_out
     return d_V.copy_to_host()
 
@@ -89,8 +109,7 @@ def vjp_block(As, U: np.ndarray) -> np.ndarray:
     d_U = cuda.to_device(np.ascontiguousarray(U))
     for A in reversed(As):  # A_k first
         d_out = cuda.device_array((d_U.shape[0], A.shape[1]), dtype=d_U.dtype)  # B, m_{i-1}
-        vjp_step_kernel[_blocks(d_out.shape[1], d_out.shape[0]), THREADS](
-            d_U, cuda.to_device(np.ascontiguousarray(A, dtype=d_U.dtype)), d_out)
+        vjp_step_device(d_U, cuda.to_device(np.ascontiguousarray(A, dtype=d_U.dtype)), d_out)
         d_U = d_out
     return d_U.copy_to_host()
 

@@ -39,7 +39,7 @@ NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does):
 on a GPU, BACKPROP_TRAPS_REAL_GPU=1. These are plain loops written to be read, a reference for
 the accumulation, not a fast GEMM.
 
-Check and time it: python -m backprop_traps.kernels.grad_accumulation (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.grad_accumulation (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
@@ -52,11 +52,11 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.grad_accumulation
 import math
 
 import numpy as np
-from numba import cuda
 
+from backprop_traps.kernels.device import cuda
 from backprop_traps.kernels.vram_trap import (THREADS_PER_BLOCK as ELEMENTWISE_TPB, backward_input, backward_params,
-                               linear_forward_kernel, linear_relu_forward_kernel, mse_loss_backward_kernel,
-                               partials_shape)
+                                              linear_forward_device, linear_relu_forward_device,
+                                              mse_loss_backward_device, partials_shape)
 
 THREADS_PER_BLOCK = 128  # kernels 4 and 6: threads along a weight row, at most
 
@@ -73,8 +73,10 @@ def accumulate_kernel(buffer, grad):
 
 # ---------------------------------------------------------------- host side: device arrays in, out
 
-def _launch(kernel, threads, *args):
-    kernel[max(1, math.ceil(threads / ELEMENTWISE_TPB)), ELEMENTWISE_TPB](*args)
+def accumulate_device(d_buffer, d_grad):
+    """accumulate_kernel on 1-D views: d_buffer += d_grad, one thread per element."""
+    blocks = max(1, math.ceil(d_buffer.size / ELEMENTWISE_TPB))
+    accumulate_kernel[blocks, ELEMENTWISE_TPB](d_buffer.reshape(d_buffer.size), d_grad.reshape(d_grad.size))
 
 
 def workspace(micro_batch, params, dtype, buffer_dtype=None):
@@ -105,7 +107,7 @@ def _accumulate_layer(d_up, d_mask, relu, d_input, d_dW, d_db, zero, ws, index, 
     s_dW, s_db = ws["scratch"][index], ws["scratch"][index + 1]
     backward_params(d_up, d_mask, relu, d_input, s_dW, s_db, zero, False, None, tpb)
     for buffer, grad in ((d_dW, s_dW), (d_db, s_db)):
-        _launch(accumulate_kernel, buffer.size, buffer.reshape(buffer.size), grad.reshape(grad.size))
+        accumulate_device(buffer, grad)
 
 
 def accumulate_micro_batch_dev(d_params, d_x, d_y, d_buffers, inv_n, ws, fused=True,
@@ -118,9 +120,9 @@ def accumulate_micro_batch_dev(d_params, d_x, d_y, d_buffers, inv_n, ws, fused=T
     zero = d_x.dtype.type(0)
     d_h, d_dh, d_out, d_dout = ws["h"][:n_k], ws["dh"][:n_k], ws["out"][:n_k], ws["dout"][:n_k]
     d_mask = ws["mask"][:math.ceil(n_k * hidden / 8)]
-    _launch(linear_relu_forward_kernel, d_mask.size, d_x, d_W1, d_b1, d_h, d_mask, zero)
-    _launch(linear_forward_kernel, d_out.size, d_h, d_W2, d_b2, d_out)
-    _launch(mse_loss_backward_kernel, n_k, d_out, d_y, d_dout, ws["row_sq"][:n_k], d_x.dtype.type(inv_n), zero)
+    linear_relu_forward_device(d_x, d_W1, d_b1, d_h, d_mask)
+    linear_forward_device(d_h, d_W2, d_b2, d_out)
+    mse_loss_backward_device(d_out, d_y, d_dout, ws["row_sq"][:n_k], inv_n)
     _accumulate_layer(d_dout, ws["no_mask"], False, d_h, d_buffers[2], d_buffers[3], zero, ws, 2, fused,
                       threads_per_block)
     backward_input(d_dout, ws["no_mask"], False, d_W2, d_dh, zero)

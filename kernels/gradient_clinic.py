@@ -23,18 +23,23 @@ are three divisions per layer, done on the host.
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_gradient_clinic_kernels.py
-On a GPU, ``python kernels/gradient_clinic.py`` validates against the reference and times.
+``python -m backprop_traps.kernels.gradient_clinic`` validates against the reference and times.
 
 Shapes: one layer's W (D_in, D_out), flattened to P values; G blocks of TPB threads;
 z (N, D) per layer. float64.
 """
 from __future__ import annotations
 
+if __name__ == "__main__":  # python -m backprop_traps.kernels.gradient_clinic: no GPU? the simulator, before numba loads
+    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    choose_simulator_without_a_gpu()
+
 import math
 
 import numba
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
 
 THREADS_PER_BLOCK = 64  # a power of two: the tree halves it
 MAX_BLOCKS = 256
@@ -92,15 +97,30 @@ def dead_units_kernel(z, dead):
                 break
 
 
+# launchers: device arrays in, launched -------------------------------------------------------------
+def norm_blocks(n: int) -> int:
+    """G, kernel 1's blocks (they stride over the rest): at most MAX_BLOCKS."""
+    return max(1, min(MAX_BLOCKS, math.ceil(n / THREADS_PER_BLOCK)))
+
+
+def norms_device(d_grad, d_before, d_after, d_partials, d_norms):
+    """Kernels 1 and 2 on flat float64 device arrays (P,): d_norms (3,) through d_partials (G, 3)."""
+    norm_partials_kernel[d_partials.shape[0], THREADS_PER_BLOCK](d_grad, d_before, d_after, d_partials)
+    norm_finish_kernel[1, 32](d_partials, d_norms)
+
+
+def dead_units_device(d_z, d_dead):
+    """Kernel 3: d_dead (D,) int32 from d_z (N, D), one thread per unit."""
+    dead_units_kernel[max(1, math.ceil(d_z.shape[1] / 64)), 64](d_z, d_dead)
+
+
 # host functions: numpy in, numpy out ---------------------------------------------------------------
 def layer_norms(grad, before, after, blocks=None):
     """(gradient norm, update norm, weight norm) of one layer, with kernels 1 and 2."""
     flat = [np.ascontiguousarray(a, dtype=np.float64).ravel() for a in (grad, before, after)]
-    g = blocks or max(1, min(MAX_BLOCKS, math.ceil(flat[0].size / THREADS_PER_BLOCK)))
-    partials = cuda.device_array((g, 3))
+    partials = cuda.device_array((blocks or norm_blocks(flat[0].size), 3))
     norms = cuda.device_array(3)
-    norm_partials_kernel[g, THREADS_PER_BLOCK](*(cuda.to_device(a) for a in flat), partials)
-    norm_finish_kernel[1, 32](partials, norms)
+    norms_device(*(cuda.to_device(a) for a in flat), partials, norms)
     return tuple(float(v) for v in norms.copy_to_host())
 
 
@@ -120,16 +140,13 @@ def dead_relu_fraction(pre_acts):
     fractions = []
     for z in pre_acts:
         dead = cuda.device_array(z.shape[1], dtype=np.int32)
-        dead_units_kernel[max(1, math.ceil(z.shape[1] / 64)), 64](cuda.to_device(np.ascontiguousarray(z)), dead)
+        dead_units_device(cuda.to_device(np.ascontiguousarray(z)), dead)
         fractions.append(float(dead.copy_to_host().mean()))
     return np.array(fractions)
 
 
 if __name__ == "__main__":  # validate against the solution, then time a 100M-parameter model's step
-    import sys
     import time
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from backprop_traps.grader.loading.reference import load_solution
     ref = load_solution("gradient_clinic")
     rng = np.random.default_rng(0)

@@ -5,7 +5,7 @@ layernorm_backward.cu): each row is reduced by one thread block with a shared-me
 the statistics are cached as two numbers per row (mean, rstd), and the backward recomputes
 x-hat from them rather than keeping it.
 
-1. ``layernorm_forward_kernel``, one block per row. Pass 1: each thread runs Welford's
+1. ``layernorm_forward_kernel``, one block per row (past CUDA's 2**31 - 1 blocks, several). Pass 1: each thread runs Welford's
    update, a running (count, mean, M2), over its strided share of the row; the tree merges
    the threads' triples with Chan's formula (the same move as softmax's online max and sum:
    partial statistics that merge exactly). One pass over x, and no cancellation: the
@@ -32,7 +32,7 @@ Shapes: N rows, D features, TPB threads per block (a power of two), G backward b
 x, y, dy, dx (N, D); gamma, beta, dgamma, dbeta (D,); mean, rstd (N,); partials (2, G, D).
 Math runs in x's dtype (float32 or float64).
 
-Check and time it: python -m backprop_traps.kernels.layernorm_backward (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.layernorm_backward (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
@@ -47,7 +47,9 @@ import math
 
 import numba
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.launch_limits import MAX_GRID
 
 THREADS_PER_BLOCK = 256
 MAX_BACKWARD_BLOCKS = 512  # G: enough blocks to fill a GPU, few partial rows to add up
@@ -81,36 +83,38 @@ def forward_kernel(threads_per_block: int, dtype: np.dtype):
     def layernorm_forward_kernel(x, gamma, beta, eps, n_features, y, mean, rstd):
         # x: N, D; gamma, beta: D; eps, n_features (D): scalars in x's dtype;
         # y: N, D; mean, rstd: N (written)
-        row = cuda.blockIdx.x
         tid = cuda.threadIdx.x
-        count, m, m2 = zero, zero, zero  # this thread's Welford state over columns tid, tid + TPB, ...
-        for j in range(tid, x.shape[1], tpb):
-            v = x[row, j]
-            count += one
-            delta = v - m
-            m += delta / count
-            m2 += delta * (v - m)
-
         s_count = cuda.shared.array(tpb, shared_type)
         s_mean = cuda.shared.array(tpb, shared_type)
         s_m2 = cuda.shared.array(tpb, shared_type)
-        s_count[tid], s_mean[tid], s_m2[tid] = count, m, m2
-        cuda.syncthreads()
-        stride = tpb // 2
-        while stride > 0:
-            if tid < stride:
-                c, mm, q = welford_merge(s_count[tid], s_mean[tid], s_m2[tid],
-                                         s_count[tid + stride], s_mean[tid + stride], s_m2[tid + stride])
-                s_count[tid], s_mean[tid], s_m2[tid] = c, mm, q
+        # One row per block at a time; a grid smaller than N (CUDA's 2**31 - 1 blocks) strides on.
+        for row in range(cuda.blockIdx.x, x.shape[0], cuda.gridDim.x):
+            count, m, m2 = zero, zero, zero  # this thread's Welford state over columns tid, tid + TPB, ...
+            for j in range(tid, x.shape[1], tpb):
+                v = x[row, j]
+                count += one
+                delta = v - m
+                m += delta / count
+                m2 += delta * (v - m)
+
+            s_count[tid], s_mean[tid], s_m2[tid] = count, m, m2
             cuda.syncthreads()
-            stride //= 2
-        row_mean = s_mean[0]
-        row_rstd = one / math.sqrt(s_m2[0] / n_features + eps)  # biased variance; eps inside the root
-        if tid == 0:
-            mean[row] = row_mean
-            rstd[row] = row_rstd
-        for j in range(tid, x.shape[1], tpb):  # pass 2: the row again, from the cache
-            y[row, j] = (x[row, j] - row_mean) * row_rstd * gamma[j] + beta[j]
+            stride = tpb // 2
+            while stride > 0:
+                if tid < stride:
+                    c, mm, q = welford_merge(s_count[tid], s_mean[tid], s_m2[tid],
+                                             s_count[tid + stride], s_mean[tid + stride], s_m2[tid + stride])
+                    s_count[tid], s_mean[tid], s_m2[tid] = c, mm, q
+                cuda.syncthreads()
+                stride //= 2
+            row_mean = s_mean[0]
+            row_rstd = one / math.sqrt(s_m2[0] / n_features + eps)  # biased variance; eps inside the root
+            if tid == 0:
+                mean[row] = row_mean
+                rstd[row] = row_rstd
+            for j in range(tid, x.shape[1], tpb):  # pass 2: the row again, from the cache
+                y[row, j] = (x[row, j] - row_mean) * row_rstd * gamma[j] + beta[j]
+            cuda.syncthreads()  # every thread has read the row's statistics before the next tree
 
     return layernorm_forward_kernel
 
@@ -177,7 +181,7 @@ def param_sum_kernel(partials, dgamma, dbeta):
         dbeta[j] = acc_beta
 
 
-# host functions: numpy in, numpy out ---------------------------------------------------------
+# launchers: device arrays in, launched ---------------------------------------------------------
 def backward_blocks(n_rows: int) -> int:
     """G, the backward's blocks: one per row up to MAX_BACKWARD_BLOCKS."""
     return max(1, min(n_rows, MAX_BACKWARD_BLOCKS))
@@ -186,9 +190,28 @@ def backward_blocks(n_rows: int) -> int:
 def param_launch(n_features: int) -> tuple[int, int]:
     """(blocks, threads) for ``param_sum_kernel``: whole warps, no more threads than D needs."""
     threads = min(PARAM_THREADS, 32 * math.ceil(max(n_features, 1) / 32))
-    return math.ceil(n_features / threads), threads
+    return max(1, math.ceil(n_features / threads)), threads
 
 
+def forward_device(d_x, d_gamma, d_beta, eps, d_y, d_mean, d_rstd, threads_per_block=THREADS_PER_BLOCK):
+    """Kernel 1: d_y (N, D), d_mean and d_rstd (N,). One block per row, at most 2**31 - 1
+    blocks (the kernel strides on)."""
+    dtype, (n, d) = np.dtype(d_x.dtype), d_x.shape
+    forward_kernel(threads_per_block, dtype)[max(1, min(n, MAX_GRID[0])), threads_per_block](
+        d_x, d_gamma, d_beta, dtype.type(eps), dtype.type(d), d_y, d_mean, d_rstd)
+
+
+def backward_device(d_dy, d_x, d_gamma, d_mean, d_rstd, d_dx, d_partials, d_dgamma, d_dbeta,
+                    threads_per_block=THREADS_PER_BLOCK):
+    """Kernels 2 and 3: d_dx (N, D), d_dgamma and d_dbeta (D,), through d_partials (2, G, D):
+    G blocks (``backward_blocks``), each taking rows b, b + G, ..."""
+    dtype, d = np.dtype(d_x.dtype), d_x.shape[1]
+    backward_kernel(threads_per_block, dtype)[d_partials.shape[1], threads_per_block](
+        d_dy, d_x, d_gamma, d_mean, d_rstd, dtype.type(d), d_dx, d_partials)
+    param_sum_kernel[param_launch(d)](d_partials, d_dgamma, d_dbeta)
+
+
+# host functions: numpy in, numpy out ---------------------------------------------------------
 def layernorm_forward(x, gamma, beta, eps, threads_per_block=THREADS_PER_BLOCK):
     """(y, mean, rstd) as the solution's ``layernorm_forward``, in x's dtype."""
     x = np.ascontiguousarray(x)  # N, D
@@ -197,9 +220,8 @@ def layernorm_forward(x, gamma, beta, eps, threads_per_block=THREADS_PER_BLOCK):
     y = cuda.device_array((n, d), dtype=dtype)
     mean, rstd = cuda.device_array(n, dtype=dtype), cuda.device_array(n, dtype=dtype)
     if n:
-        forward_kernel(threads_per_block, dtype)[n, threads_per_block](
-            cuda.to_device(x), cuda.to_device(gamma), cuda.to_device(beta),
-            dtype.type(eps), dtype.type(d), y, mean, rstd)
+        forward_device(cuda.to_device(x), cuda.to_device(gamma), cuda.to_device(beta), eps, y, mean, rstd,
+                       threads_per_block)
     return y.copy_to_host(), mean.copy_to_host(), rstd.copy_to_host()
 
 
@@ -217,10 +239,8 @@ def layernorm_backward(dy, x, gamma, mean, rstd, threads_per_block=THREADS_PER_B
     dx = cuda.device_array((n, d), dtype=dtype)
     partials = cuda.device_array((2, g, d), dtype=dtype)
     dgamma, dbeta = cuda.device_array(d, dtype=dtype), cuda.device_array(d, dtype=dtype)
-    backward_kernel(threads_per_block, dtype)[g, threads_per_block](
-        cuda.to_device(dy), cuda.to_device(x), cuda.to_device(gamma), cuda.to_device(mean),
-        cuda.to_device(rstd), dtype.type(d), dx, partials)
-    param_sum_kernel[param_launch(d)](partials, dgamma, dbeta)
+    backward_device(cuda.to_device(dy), cuda.to_device(x), cuda.to_device(gamma), cuda.to_device(mean),
+                    cuda.to_device(rstd), dx, partials, dgamma, dbeta, threads_per_block)
     return dx.copy_to_host(), dgamma.copy_to_host(), dbeta.copy_to_host()
 
 

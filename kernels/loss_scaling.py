@@ -32,7 +32,7 @@ at most MAX_BLOCKS (grid-stride loops cover the rest). scale and stats live on t
 Run: tests run these under the simulator (NUMBA_ENABLE_CUDASIM=1, tests/conftest.py); with
 a GPU, BACKPROP_TRAPS_REAL_GPU=1 python -m pytest tests/kernels/test_loss_scaling_kernels.py.
 
-Check and time it: python -m backprop_traps.kernels.loss_scaling (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.loss_scaling (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
@@ -47,8 +47,8 @@ import math
 
 import numba
 import numpy as np
-from numba import cuda
 
+from backprop_traps.kernels.device import cuda
 from backprop_traps.kernels.row_reduction import block_sum
 
 THREADS_PER_BLOCK = 256

@@ -27,8 +27,8 @@ Numba's CUDA simulator:
 On a GPU they compile for the device (BACKPROP_TRAPS_REAL_GPU=1 for the tests). Generic over
 the float dtype: the zero and 1 / N the kernels need come in the arrays' dtype.
 
-Check and time it: python -m backprop_traps.kernels.mlp_backprop (from the repository root) runs these kernels on the
-benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
+Check and time it: python -m backprop_traps.kernels.mlp_backprop runs these kernels on the
+benchmark's tiny cases (vram_trap's: kernels/cases/vram_trap.py) in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 
@@ -39,18 +39,10 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.mlp_backprop: no 
 import math
 
 import numpy as np
-from numba import cuda
 
-from backprop_traps.kernels.vram_trap import (THREADS_PER_BLOCK, backward_input, backward_params, linear_forward_kernel,
-                               linear_relu_forward_kernel, mse_loss_backward_kernel)
-
-
-# ---------------------------------------------------------------- the one launch config
-
-def _launch(kernel, threads, *args):
-    """A 1-D grid of THREADS_PER_BLOCK-thread blocks, one thread per flat index."""
-    blocks = max(1, math.ceil(threads / THREADS_PER_BLOCK))
-    kernel[blocks, THREADS_PER_BLOCK](*args)
+from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.vram_trap import (backward_input, backward_params, linear_forward_device,
+                                              linear_relu_forward_device, mse_loss_backward_device)
 
 
 def _zero(d_array):
@@ -62,15 +54,17 @@ def _to_device(array):
 
 
 # ---------------------------------------------------------------- device arrays in, out
+# Every launch goes through kernels/vram_trap.py's launchers: their grids are the ones the
+# benchmark's cases and the launch-limit test (kernels/dry_run.py) check.
 
 def _forward_dev(d_x, d_W1, d_b1, d_W2, d_b2):
     """Kernels 1, 2: (out, h, mask) on the device."""
     N, H, D_out = d_x.shape[0], d_W1.shape[1], d_W2.shape[1]
     d_h = cuda.device_array((N, H), dtype=d_x.dtype)
     d_mask = cuda.device_array(math.ceil(N * H / 8), dtype=np.uint8)
-    _launch(linear_relu_forward_kernel, d_mask.size, d_x, d_W1, d_b1, d_h, d_mask, _zero(d_x))
+    linear_relu_forward_device(d_x, d_W1, d_b1, d_h, d_mask)
     d_out = cuda.device_array((N, D_out), dtype=d_x.dtype)
-    _launch(linear_forward_kernel, d_out.size, d_h, d_W2, d_b2, d_out)
+    linear_forward_device(d_h, d_W2, d_b2, d_out)
     return d_out, d_h, d_mask
 
 
@@ -79,8 +73,7 @@ def _mse_loss_dev(d_out, d_y):
     N = d_out.shape[0]
     d_dout = cuda.device_array(d_out.shape, dtype=d_out.dtype)
     d_row_sq = cuda.device_array(N, dtype=d_out.dtype)
-    _launch(mse_loss_backward_kernel, N, d_out, d_y, d_dout, d_row_sq,
-            d_out.dtype.type(1.0 / N), _zero(d_out))
+    mse_loss_backward_device(d_out, d_y, d_dout, d_row_sq)
     return 0.5 * float(d_row_sq.copy_to_host().sum()) / N, d_dout
 
 

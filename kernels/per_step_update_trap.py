@@ -22,7 +22,8 @@ each result once; no kernel in this file uses atomics.
 The input gradient needs no reduction across threads: each ``dx`` element gathers the
 (window, tap) pairs that read it, so every thread owns exactly one output element.
 
-Run: host functions take and return numpy arrays in any float dtype (results take the
+Run: the launchers (``*_device``) take device arrays and only launch (the benchmark times
+them, kernels/dry_run.py checks their grids); host functions take and return numpy arrays in any float dtype (results take the
 dtype of the first array argument; zeros come from ``arr.dtype.type(0)`` so float32 math
 is never promoted to float64). Under ``NUMBA_ENABLE_CUDASIM=1`` (set by tests/conftest.py
 before numba.cuda is imported) they run on the CPU simulator; without it, on the GPU.
@@ -32,7 +33,7 @@ Shapes: N batch, C_in / C_out input / output channels, L input length, K filter 
 S stride, P zero padding at each end, L_out = (L + 2P - K) // S + 1 output positions.
 x (N, C_in, L), w (C_out, C_in, K), b (C_out,), out and dout (N, C_out, L_out).
 
-Check and time it: python -m backprop_traps.kernels.per_step_update_trap (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.per_step_update_trap (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
@@ -44,7 +45,8 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.per_step_update_t
 import math
 
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
 
 # Launch config. A power of two: the tree reduction halves the active threads each round.
 THREADS_PER_BLOCK = 64
@@ -194,7 +196,7 @@ def sum_partials_kernel(partials, totals):
         totals[row] = shared[0]
 
 
-# ---- host functions: numpy in, numpy out ---------------------------------------------
+# ---- launchers: device arrays in, launched -------------------------------------------
 
 def reduction_launch(kernel, grid, threads=THREADS_PER_BLOCK):
     """``kernel[grid, threads]`` for the three reduction kernels, refusing a block their tree
@@ -208,20 +210,38 @@ def _elementwise_blocks(total):
     return max(1, min(math.ceil(total / THREADS_PER_BLOCK), MAX_BLOCKS))
 
 
-def _partials_per_value(terms):
+def partials_per_value(terms):
     """Stage-1 blocks per reduced value: enough for one term per thread, at most MAX_PARTIALS."""
     return max(1, min(math.ceil(terms / THREADS_PER_BLOCK), MAX_PARTIALS))
 
 
-def _sum_partials(d_partials):
-    """Stage 2 on the device: fold each row of partial sums into one value, as numpy."""
-    rows, partials = d_partials.shape
-    if partials == 1:  # stage 1 used one block per value: its tree already gave the total
-        return d_partials.copy_to_host()[:, 0].copy()
-    d_totals = cuda.device_array(rows, dtype=d_partials.dtype)
-    reduction_launch(sum_partials_kernel, rows)(d_partials, d_totals)
-    return d_totals.copy_to_host()
+def conv1d_forward_device(d_x, d_w, d_b, stride, padding, d_out):
+    """Kernel 1: d_out (N, C_out, L_out); grid-stride, at most MAX_BLOCKS blocks."""
+    conv1d_forward_kernel[_elementwise_blocks(d_out.size), THREADS_PER_BLOCK](
+        d_x, d_w, d_b, int(stride), int(padding), d_out)
 
+
+def conv1d_backward_data_device(d_dout, d_w, stride, padding, d_dx):
+    """Kernel 2: d_dx (N, C_in, L), gathered."""
+    conv1d_backward_data_kernel[_elementwise_blocks(d_dx.size), THREADS_PER_BLOCK](
+        d_dout, d_w, int(stride), int(padding), d_dx)
+
+
+def conv1d_backward_weight_device(d_dout, d_x, kernel_size, stride, padding, d_partials, d_dw, threads=THREADS_PER_BLOCK):
+    """Kernel 3, both stages: d_dw (C_out * C_in * K,) through d_partials (C_out * C_in * K, P).
+    Grid (values, P): values <= 2**31 - 1 along x, P <= MAX_PARTIALS along y."""
+    reduction_launch(conv1d_backward_weight_partials_kernel, d_partials.shape, threads)(
+        d_dout, d_x, int(kernel_size), int(stride), int(padding), d_partials)
+    reduction_launch(sum_partials_kernel, d_partials.shape[0], threads)(d_partials, d_dw)
+
+
+def conv1d_backward_bias_device(d_dout, d_partials, d_db, threads=THREADS_PER_BLOCK):
+    """Kernel 3's bias, both stages: d_db (C_out,) through d_partials (C_out, P)."""
+    reduction_launch(conv1d_backward_bias_partials_kernel, d_partials.shape, threads)(d_dout, d_partials)
+    reduction_launch(sum_partials_kernel, d_partials.shape[0], threads)(d_partials, d_db)
+
+
+# ---- host functions: numpy in, numpy out ---------------------------------------------
 
 def _as(a, dtype):
     return np.ascontiguousarray(a, dtype=dtype)
@@ -235,9 +255,7 @@ def conv1d_forward(x, w, b, stride, padding):
     C_out, _, K = w.shape
     L_out = (L + 2 * padding - K) // stride + 1
     d_out = cuda.device_array((N, C_out, L_out), dtype=x.dtype)
-    conv1d_forward_kernel[_elementwise_blocks(d_out.size), THREADS_PER_BLOCK](
-        cuda.to_device(x), cuda.to_device(w), cuda.to_device(b),
-        int(stride), int(padding), d_out)
+    conv1d_forward_device(cuda.to_device(x), cuda.to_device(w), cuda.to_device(b), stride, padding, d_out)
     return d_out.copy_to_host()
 
 
@@ -245,11 +263,8 @@ def conv1d_backward_data(dout, w, input_length, stride, padding):
     """dx (N, C_in, L) with L = input_length, gathered: no two threads write one element."""
     dout = np.ascontiguousarray(dout)
     w = _as(w, dout.dtype)
-    N = dout.shape[0]
-    C_in = w.shape[1]
-    d_dx = cuda.device_array((N, C_in, int(input_length)), dtype=dout.dtype)
-    conv1d_backward_data_kernel[_elementwise_blocks(d_dx.size), THREADS_PER_BLOCK](
-        cuda.to_device(dout), cuda.to_device(w), int(stride), int(padding), d_dx)
+    d_dx = cuda.device_array((dout.shape[0], w.shape[1], int(input_length)), dtype=dout.dtype)
+    conv1d_backward_data_device(cuda.to_device(dout), cuda.to_device(w), stride, padding, d_dx)
     return d_dx.copy_to_host()
 
 
@@ -260,21 +275,21 @@ def conv1d_backward_weight(dout, x, kernel_size, stride, padding):
     N, C_in, _ = x.shape
     C_out, L_out = dout.shape[1], dout.shape[2]
     values = C_out * C_in * int(kernel_size)
-    d_partials = cuda.device_array((values, _partials_per_value(N * L_out)), dtype=x.dtype)
-    reduction_launch(conv1d_backward_weight_partials_kernel, d_partials.shape)(
-        cuda.to_device(dout), cuda.to_device(x), int(kernel_size), int(stride), int(padding),
-        d_partials)
-    return _sum_partials(d_partials).reshape(C_out, C_in, int(kernel_size))
+    d_partials = cuda.device_array((values, partials_per_value(N * L_out)), dtype=x.dtype)
+    d_dw = cuda.device_array(values, dtype=x.dtype)
+    conv1d_backward_weight_device(cuda.to_device(dout), cuda.to_device(x), kernel_size, stride, padding,
+                                  d_partials, d_dw)
+    return d_dw.copy_to_host().reshape(C_out, C_in, int(kernel_size))
 
 
 def conv1d_backward_bias(dout):
     """db (C_out,): the sum of dout over batch and positions, in two stages."""
     dout = np.ascontiguousarray(dout)
     N, C_out, L_out = dout.shape
-    d_partials = cuda.device_array((C_out, _partials_per_value(N * L_out)), dtype=dout.dtype)
-    reduction_launch(conv1d_backward_bias_partials_kernel, d_partials.shape)(
-        cuda.to_device(dout), d_partials)
-    return _sum_partials(d_partials)
+    d_partials = cuda.device_array((C_out, partials_per_value(N * L_out)), dtype=dout.dtype)
+    d_db = cuda.device_array(C_out, dtype=dout.dtype)
+    conv1d_backward_bias_device(cuda.to_device(dout), d_partials, d_db)
+    return d_db.copy_to_host()
 
 
 def conv1d_backward(dout, x, w, stride, padding):

@@ -1,4 +1,5 @@
-"""Gumbel-softmax, Numba CUDA: a fused forward and a fused backward, one block per row.
+"""Gumbel-softmax, Numba CUDA: a fused forward and a fused backward, one block per row (past
+CUDA's 2**31 - 1 blocks, each block takes several).
 
 The relaxed categorical sample is y = softmax((logits + gumbel) / tau), row by row, with the
 Gumbel noise given (the same contract as the solution). Unfused, a framework writes the
@@ -24,7 +25,7 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
 Shapes: N rows, K categories, TPB threads per block (a power of two); logits, gumbel, y, dy,
 dlogits (N, K); tau a float > 0. Math runs in the logits' dtype (float32 or float64).
 
-Check and time it: python -m backprop_traps.kernels.reparameterisation (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.reparameterisation (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
@@ -39,7 +40,9 @@ import math
 
 import numba
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.launch_limits import MAX_GRID
 
 from backprop_traps.kernels.row_reduction import block_max_sum, block_sum, online_add
 
@@ -62,21 +65,23 @@ def forward_kernel(threads_per_block: int, dtype: np.dtype):
     @cuda.jit
     def gumbel_softmax_forward_kernel(logits, gumbel, inv_tau, y):
         # logits, gumbel: N, K (read); inv_tau: 1 / tau in the logits' dtype; y: N, K (written)
-        row = cuda.blockIdx.x
         tid = cuda.threadIdx.x
         k = logits.shape[1]
-        # This thread's online (max, sum) over columns tid, tid + TPB, ... It starts from the
-        # row's first h with an empty sum, so a thread with no columns (K < TPB) holds a
-        # finite max and no merge computes exp(-inf - -inf).
-        m = (logits[row, 0] + gumbel[row, 0]) * inv_tau
-        s = zero
-        for j in range(tid, k, tpb):
-            m, s = online_add(m, s, (logits[row, j] + gumbel[row, j]) * inv_tau, one)
         shared_m = cuda.shared.array(tpb, shared_type)
         shared_s = cuda.shared.array(tpb, shared_type)
-        row_max, total = block_max_sum(shared_m, shared_s, m, s, tid, tpb)  # kernels/row_reduction.py
-        for j in range(tid, k, tpb):  # pass 2: h again, from the inputs, never stored
-            y[row, j] = math.exp((logits[row, j] + gumbel[row, j]) * inv_tau - row_max) / total
+        # One row per block at a time; a grid smaller than N (CUDA's 2**31 - 1 blocks) strides on.
+        for row in range(cuda.blockIdx.x, logits.shape[0], cuda.gridDim.x):
+            # This thread's online (max, sum) over columns tid, tid + TPB, ... It starts from the
+            # row's first h with an empty sum, so a thread with no columns (K < TPB) holds a
+            # finite max and no merge computes exp(-inf - -inf).
+            m = (logits[row, 0] + gumbel[row, 0]) * inv_tau
+            s = zero
+            for j in range(tid, k, tpb):
+                m, s = online_add(m, s, (logits[row, j] + gumbel[row, j]) * inv_tau, one)
+            row_max, total = block_max_sum(shared_m, shared_s, m, s, tid, tpb)  # kernels/row_reduction.py
+            for j in range(tid, k, tpb):  # pass 2: h again, from the inputs, never stored
+                y[row, j] = math.exp((logits[row, j] + gumbel[row, j]) * inv_tau - row_max) / total
+            cuda.syncthreads()  # the row's max and sum are read by all before the next tree
 
     return gumbel_softmax_forward_kernel
 
@@ -92,18 +97,39 @@ def backward_kernel(threads_per_block: int, dtype: np.dtype):
     @cuda.jit
     def gumbel_softmax_backward_kernel(dy, y, inv_tau, dlogits):
         # dy, y: N, K (read); inv_tau: 1 / tau; dlogits: N, K (written; may be dy's buffer)
-        row = cuda.blockIdx.x
         tid = cuda.threadIdx.x
         k = y.shape[1]
-        acc = zero  # pass 1: this thread's share of <dy, y>
-        for j in range(tid, k, tpb):
-            acc += dy[row, j] * y[row, j]
         shared = cuda.shared.array(tpb, shared_type)
-        dot = block_sum(shared, acc, tid, tpb)
-        for j in range(tid, k, tpb):  # pass 2: softmax's backward, then the division's
-            dlogits[row, j] = y[row, j] * (dy[row, j] - dot) * inv_tau
+        for row in range(cuda.blockIdx.x, y.shape[0], cuda.gridDim.x):  # as the forward
+            acc = zero  # pass 1: this thread's share of <dy, y>
+            for j in range(tid, k, tpb):
+                acc += dy[row, j] * y[row, j]
+            dot = block_sum(shared, acc, tid, tpb)
+            for j in range(tid, k, tpb):  # pass 2: softmax's backward, then the division's
+                dlogits[row, j] = y[row, j] * (dy[row, j] - dot) * inv_tau
+            cuda.syncthreads()  # the row's dot is read by all before the next tree
 
     return gumbel_softmax_backward_kernel
+
+
+# launchers: device arrays in, launched ---------------------------------------------------------
+def _row_blocks(n_rows: int) -> int:
+    """One block per row, at most 2**31 - 1 (the kernels stride over the rest)."""
+    return max(1, min(n_rows, MAX_GRID[0]))
+
+
+def forward_device(d_logits, d_gumbel, tau, d_y, threads_per_block=THREADS_PER_BLOCK):
+    """Kernel 1: d_y (N, K) from d_logits and d_gumbel (N, K)."""
+    dtype = np.dtype(d_logits.dtype)
+    forward_kernel(threads_per_block, dtype)[_row_blocks(d_logits.shape[0]), threads_per_block](
+        d_logits, d_gumbel, dtype.type(1.0 / tau), d_y)
+
+
+def backward_device(d_dy, d_y, tau, d_dlogits, threads_per_block=THREADS_PER_BLOCK):
+    """Kernel 2: d_dlogits (N, K) from d_dy and d_y (N, K)."""
+    dtype = np.dtype(d_y.dtype)
+    backward_kernel(threads_per_block, dtype)[_row_blocks(d_y.shape[0]), threads_per_block](
+        d_dy, d_y, dtype.type(1.0 / tau), d_dlogits)
 
 
 # host functions: numpy in, numpy out ---------------------------------------------------------
@@ -116,8 +142,7 @@ def gumbel_softmax_forward(logits, gumbel, tau, threads_per_block=THREADS_PER_BL
     gumbel = np.ascontiguousarray(gumbel, dtype=dtype)  # N, K
     y = cuda.device_array((n, k), dtype=dtype)
     if n:
-        forward_kernel(threads_per_block, dtype)[n, threads_per_block](
-            cuda.to_device(logits), cuda.to_device(gumbel), dtype.type(1.0 / tau), y)
+        forward_device(cuda.to_device(logits), cuda.to_device(gumbel), tau, y, threads_per_block)
     return y.copy_to_host()
 
 
@@ -128,8 +153,7 @@ def gumbel_softmax_backward(dy, y, tau, threads_per_block=THREADS_PER_BLOCK):
     dy = np.ascontiguousarray(dy, dtype=dtype)  # N, K
     dlogits = cuda.device_array((n, k), dtype=dtype)
     if n:
-        backward_kernel(threads_per_block, dtype)[n, threads_per_block](
-            cuda.to_device(dy), cuda.to_device(y), dtype.type(1.0 / tau), dlogits)
+        backward_device(cuda.to_device(dy), cuda.to_device(y), tau, dlogits, threads_per_block)
     return dlogits.copy_to_host()
 
 

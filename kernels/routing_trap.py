@@ -22,14 +22,16 @@ Shape letters: N batch, C channels, H, W input plane, k window (k x k), s stride
 padding, Ho = (H - k) // s + 1, Wo = (W - k) // s + 1. argmax holds the flat index
 h * W + w inside the (H, W) plane, as torch.nn.functional.max_pool2d(return_indices=True).
 
-Run: the host functions at the bottom take and return numpy arrays, with the same
-arguments and results as the solution notebook's functions. On a machine with no GPU set
+Run: the launchers (``*_device``) take device arrays and only launch: the benchmark times
+them and the dry run checks their grids (kernels/dry_run.py). The host functions at the
+bottom take and return numpy arrays, with the same arguments and results as the solution
+notebook's functions. On a machine with no GPU set
 NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does) to run them in
 Numba's CUDA simulator; on a GPU they compile for the device. The kernels are generic over
 the float dtype: scalars they need (zero, 1 / (k * k)) are passed in x's dtype, so float32
 math is not promoted to float64.
 
-Check and time it: python -m backprop_traps.kernels.routing_trap (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.routing_trap (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
@@ -41,7 +43,8 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.routing_trap: no 
 import math
 
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
 
 THREADS_PER_BLOCK = 128  # the one launch config: a 1-D grid, one thread per element
 
@@ -190,11 +193,48 @@ def avgpool2d_backward_kernel(dout, dx, k, s, inv_area, zero):
         dx[n, c, h, w] = acc * inv_area
 
 
-# ---------------------------------------------------------------- host functions
+# ---------------------------------------------------------------- launchers: device arrays in, launched
 
 def _blocks(n_threads):
-    return max(1, math.ceil(n_threads / THREADS_PER_BLOCK))
+    return max(1, math.ceil(n_threads / THREADS_PER_BLOCK))  # <= 2**31 - 1 up to 2.7e11 threads
 
+
+def maxpool2d_forward_inference_device(d_x, d_out, k, s):
+    """Kernel 1: d_out (N, C, Ho, Wo) from d_x (N, C, H, W)."""
+    maxpool2d_forward_inference_kernel[_blocks(d_out.size), THREADS_PER_BLOCK](d_x, d_out, k, s)
+
+
+def maxpool2d_forward_device(d_x, d_out, d_argmax, k, s):
+    """Kernel 2: d_out and d_argmax (int64), both (N, C, Ho, Wo), from d_x (N, C, H, W)."""
+    maxpool2d_forward_kernel[_blocks(d_out.size), THREADS_PER_BLOCK](d_x, d_out, d_argmax, k, s)
+
+
+def maxpool2d_backward_device(d_dout, d_argmax, d_dx, k, s):
+    """Kernel 3 (gather): d_dx (N, C, H, W), every element written."""
+    maxpool2d_backward_kernel[_blocks(d_dx.size), THREADS_PER_BLOCK](
+        d_dout, d_argmax, d_dx, k, s, d_dout.dtype.type(0))
+
+
+def maxpool2d_backward_atomic_device(d_dout, d_argmax, d_dx):
+    """Kernel 4 (scatter): adds into d_dx, which must start at zero."""
+    maxpool2d_backward_atomic_kernel[_blocks(d_dout.size), THREADS_PER_BLOCK](d_dout, d_argmax, d_dx)
+
+
+def avgpool2d_forward_device(d_x, d_out, k, s):
+    """Kernel 5: d_out (N, C, Ho, Wo) from d_x (N, C, H, W)."""
+    dtype = d_x.dtype
+    avgpool2d_forward_kernel[_blocks(d_out.size), THREADS_PER_BLOCK](
+        d_x, d_out, k, s, dtype.type(1.0 / (k * k)), dtype.type(0))
+
+
+def avgpool2d_backward_device(d_dout, d_dx, k, s):
+    """Kernel 6 (gather): d_dx (N, C, H, W), every element written."""
+    dtype = d_dout.dtype
+    avgpool2d_backward_kernel[_blocks(d_dx.size), THREADS_PER_BLOCK](
+        d_dout, d_dx, k, s, dtype.type(1.0 / (k * k)), dtype.type(0))
+
+
+# ---------------------------------------------------------------- host functions: numpy in, out
 
 def _pooled_shape(input_shape, k, s):
     N, C, H, W = input_shape
@@ -204,10 +244,8 @@ def _pooled_shape(input_shape, k, s):
 def maxpool2d_forward_inference(x, kernel_size, stride):
     """Kernel 1 on numpy x (N, C, H, W) -> out (N, C, Ho, Wo). Values only."""
     x = np.ascontiguousarray(x)
-    shape = _pooled_shape(x.shape, kernel_size, stride)
-    d_out = cuda.device_array(shape, dtype=x.dtype)
-    maxpool2d_forward_inference_kernel[_blocks(d_out.size), THREADS_PER_BLOCK](
-        cuda.to_device(x), d_out, kernel_size, stride)
+    d_out = cuda.device_array(_pooled_shape(x.shape, kernel_size, stride), dtype=x.dtype)
+    maxpool2d_forward_inference_device(cuda.to_device(x), d_out, kernel_size, stride)
     return d_out.copy_to_host()
 
 
@@ -217,8 +255,7 @@ def maxpool2d_forward(x, kernel_size, stride):
     shape = _pooled_shape(x.shape, kernel_size, stride)
     d_out = cuda.device_array(shape, dtype=x.dtype)
     d_argmax = cuda.device_array(shape, dtype=np.int64)
-    maxpool2d_forward_kernel[_blocks(d_out.size), THREADS_PER_BLOCK](
-        cuda.to_device(x), d_out, d_argmax, kernel_size, stride)
+    maxpool2d_forward_device(cuda.to_device(x), d_out, d_argmax, kernel_size, stride)
     return d_out.copy_to_host(), d_argmax.copy_to_host()
 
 
@@ -227,9 +264,7 @@ def maxpool2d_backward(dout, argmax, input_shape, kernel_size, stride):
     dout = np.ascontiguousarray(dout)
     argmax = np.ascontiguousarray(argmax, dtype=np.int64)
     d_dx = cuda.device_array(tuple(input_shape), dtype=dout.dtype)
-    maxpool2d_backward_kernel[_blocks(d_dx.size), THREADS_PER_BLOCK](
-        cuda.to_device(dout), cuda.to_device(argmax), d_dx, kernel_size, stride,
-        dout.dtype.type(0))
+    maxpool2d_backward_device(cuda.to_device(dout), cuda.to_device(argmax), d_dx, kernel_size, stride)
     return d_dx.copy_to_host()
 
 
@@ -242,19 +277,15 @@ def maxpool2d_backward_atomic(dout, argmax, input_shape, kernel_size, stride):
     dout = np.ascontiguousarray(dout)
     argmax = np.ascontiguousarray(argmax, dtype=np.int64)
     d_dx = cuda.to_device(np.zeros(tuple(input_shape), dtype=dout.dtype))
-    maxpool2d_backward_atomic_kernel[_blocks(dout.size), THREADS_PER_BLOCK](
-        cuda.to_device(dout), cuda.to_device(argmax), d_dx)
+    maxpool2d_backward_atomic_device(cuda.to_device(dout), cuda.to_device(argmax), d_dx)
     return d_dx.copy_to_host()
 
 
 def avgpool2d_forward(x, kernel_size, stride):
     """Kernel 5 on numpy x (N, C, H, W) -> out (N, C, Ho, Wo)."""
     x = np.ascontiguousarray(x)
-    shape = _pooled_shape(x.shape, kernel_size, stride)
-    d_out = cuda.device_array(shape, dtype=x.dtype)
-    avgpool2d_forward_kernel[_blocks(d_out.size), THREADS_PER_BLOCK](
-        cuda.to_device(x), d_out, kernel_size, stride,
-        x.dtype.type(1.0 / (kernel_size * kernel_size)), x.dtype.type(0))
+    d_out = cuda.device_array(_pooled_shape(x.shape, kernel_size, stride), dtype=x.dtype)
+    avgpool2d_forward_device(cuda.to_device(x), d_out, kernel_size, stride)
     return d_out.copy_to_host()
 
 
@@ -262,9 +293,7 @@ def avgpool2d_backward(dout, input_shape, kernel_size, stride):
     """Kernel 6 (gather): dout (N, C, Ho, Wo) -> dx of input_shape."""
     dout = np.ascontiguousarray(dout)
     d_dx = cuda.device_array(tuple(input_shape), dtype=dout.dtype)
-    avgpool2d_backward_kernel[_blocks(d_dx.size), THREADS_PER_BLOCK](
-        cuda.to_device(dout), d_dx, kernel_size, stride,
-        dout.dtype.type(1.0 / (kernel_size * kernel_size)), dout.dtype.type(0))
+    avgpool2d_backward_device(cuda.to_device(dout), d_dx, kernel_size, stride)
     return d_dx.copy_to_host()
 
 

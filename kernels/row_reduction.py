@@ -12,7 +12,7 @@ test_reparameterisation_kernels.py), under the simulator and the race checker.
 """
 import math
 
-from numba import cuda
+from backprop_traps.kernels.device import cuda
 
 
 @cuda.jit(device=True)

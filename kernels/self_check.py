@@ -1,34 +1,31 @@
 """What every kernel file's ``__main__`` runs: check its kernels against the solution notebook
 (the CPU reference) on the benchmark's tiny cases, in float64 and float32, and time them.
 
-``python -m backprop_traps.kernels.<file>`` from the repository root (benchmarks/ must be importable). Without
-a GPU the file's header has already chosen Numba's CUDA simulator, and the times are the
-simulator's (Python threads: a smoke test, not a measurement); on a GPU they are the device's,
-and benchmarks/kernels_gpu.py measures properly (large sizes, CUDA events, PyTorch beside).
+``python -m backprop_traps.kernels.<file>``, from any folder: the tiny cases come with the
+installed package (kernels/cases/), so a wheel checks its own kernels. Without a GPU the
+file's header has already chosen Numba's CUDA simulator, and the times are the simulator's
+(Python threads: a smoke test, not a measurement); on a GPU they are the device's, and
+benchmarks/kernels_gpu.py measures properly (large sizes, CUDA events, PyTorch beside).
+Nothing here imports benchmarks/: the benchmark imports the kernels, never the reverse.
 """
 import sys
 import time
 
 import numpy as np
 
-BUILDER = {"routing_trap": "pool_cases", "per_step_update_trap": "conv_cases", "softmax_ce": "ce_cases",
-           "vram_trap": "linear_cases", "mlp_backprop": "linear_cases"}  # mlp_backprop launches vram_trap's
-
 
 def main(question: str, runs: int = 3) -> int:
-    from numba import cuda
-    from benchmarks import kernel_cases
-    from benchmarks.kernels_gpu import compare
-    if question in BUILDER:
-        build = getattr(kernel_cases, BUILDER[question])
-    else:
-        build = kernel_cases.question_cases(question)
-    where = "the Numba CUDA simulator" if cuda.is_available.__module__.startswith("numba.cuda.simulator") \
-        else cuda.get_current_device().name
-    print(f"{question}: its kernels ({build.__name__}) against the solution notebooks, on {where}")
+    from backprop_traps.kernels import cases
+    from backprop_traps.kernels.cases.common import compare
+    from backprop_traps.kernels.device import BACKEND, cuda, simulated
+    if simulated():
+        sys.setswitchinterval(1e-4)  # the simulator syncs Python threads at every barrier
+    where = "the Numba CUDA simulator" if simulated() else f"{cuda.get_current_device().name} ({BACKEND})"
+    print(f"{question}: its kernels (kernels/cases/{cases.module(question).__name__.rsplit('.', 1)[-1]}.py) "
+          f"against the solution notebooks, on {where}")
     failed = 0
     for dtype in (np.float64, np.float32):
-        for case in build(kernel_cases.TINY, np.dtype(dtype), np.random.default_rng(0)):
+        for case in cases.build_cases("tiny", dtype, questions=(question,)):
             case.launch()  # checked on the first launch: an in-place case then overwrites its input
             cuda.synchronize()
             got = {name: array.copy_to_host() for name, array in case.writes.items()}

@@ -1,6 +1,6 @@
 """Fused softmax + cross-entropy (forward and backward in one kernel), Numba CUDA.
 
-One block per row. Each thread walks its strided share of the row once, keeping an
+One block per row (past 2**31 - 1 rows, CUDA's grid limit, each block takes several). Each thread walks its strided share of the row once, keeping an
 ONLINE max and sum: a running max ``m`` and a running sum ``s = sum exp(x - m)`` that is
 rescaled by ``exp(m_old - m_new)`` whenever the max grows, so no exp ever sees a
 positive argument (finite for |logits| ~ 1e4). A shared-memory tree reduction merges the
@@ -28,7 +28,7 @@ Run it: tests run it under the simulator (``NUMBA_ENABLE_CUDASIM=1``, set by
 Shapes: N = rows (batch), K = classes; TPB = threads per block (a power of two).
 The math is done in the logits' dtype (float32 or float64).
 
-Check and time it: python -m backprop_traps.kernels.softmax_ce (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.softmax_ce (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
@@ -43,11 +43,13 @@ import math
 
 import numba
 import numpy as np
-from numba import cuda
 
+from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.launch_limits import MAX_GRID
 from backprop_traps.kernels.row_reduction import block_max_sum, online_add
 
 THREADS_PER_BLOCK = 256
+MAX_GRID_X = MAX_GRID[0]  # one block per row up to here; past it, blocks take several rows
 
 
 @functools.lru_cache(maxsize=None)
@@ -64,40 +66,51 @@ def _fused_kernel(threads_per_block: int, dtype: np.dtype):
     def softmax_ce_fused(logits, labels, n_rows, losses, dlogits):
         # logits: N, K (read); labels: N; n_rows: N in the logits' dtype; losses: N;
         # dlogits: N, K (written; may be the same buffer as logits).
-        row = cuda.blockIdx.x
         tid = cuda.threadIdx.x
         n_classes = logits.shape[1]
-
-        # Pass 1: this thread's online (max, sum) over columns tid, tid + TPB, ...
-        # It starts from the row's first logit with an empty sum, not from -inf: a thread
-        # with no columns (K < TPB) then holds a finite max, and no merge computes
-        # exp(-inf - -inf) = nan.
-        m = logits[row, 0]
-        s = zero
-        for j in range(tid, n_classes, tpb):
-            m, s = online_add(m, s, logits[row, j], one)
-
-        # Tree reduction of the TPB pairs in shared memory (kernels/row_reduction.py).
         shared_m = cuda.shared.array(tpb, shared_type)
         shared_s = cuda.shared.array(tpb, shared_type)
-        row_max, total = block_max_sum(shared_m, shared_s, m, s, tid, tpb)
-        log_sum = math.log(total)
+        # One row per block at a time; a grid smaller than N (CUDA's 2**31 - 1 blocks) strides on.
+        for row in range(cuda.blockIdx.x, logits.shape[0], cuda.gridDim.x):
+            # Pass 1: this thread's online (max, sum) over columns tid, tid + TPB, ...
+            # It starts from the row's first logit with an empty sum, not from -inf: a thread
+            # with no columns (K < TPB) then holds a finite max, and no merge computes
+            # exp(-inf - -inf) = nan.
+            m = logits[row, 0]
+            s = zero
+            for j in range(tid, n_classes, tpb):
+                m, s = online_add(m, s, logits[row, j], one)
 
-        # Pass 2: each element is read, then (maybe in place) overwritten by the same thread.
-        # A label outside [0, K) has no column: its row's loss is NaN (the host refuses such
-        # labels before they get here; device callers see the NaN), never stale memory.
-        label = labels[row]
-        if tid == 0 and (label < 0 or label >= n_classes):
-            losses[row] = nan
-        for j in range(tid, n_classes, tpb):
-            shifted = logits[row, j] - row_max
-            p = math.exp(shifted - log_sum)
-            if j == label:
-                losses[row] = log_sum - shifted  # -log p[label], from the logit before it is overwritten
-                p -= one
-            dlogits[row, j] = p / n_rows
+            # Tree reduction of the TPB pairs in shared memory (kernels/row_reduction.py).
+            row_max, total = block_max_sum(shared_m, shared_s, m, s, tid, tpb)
+            log_sum = math.log(total)
+
+            # Pass 2: each element is read, then (maybe in place) overwritten by the same thread.
+            # A label outside [0, K) has no column: its row's loss is NaN (the host refuses such
+            # labels before they get here; device callers see the NaN), never stale memory.
+            label = labels[row]
+            if tid == 0 and (label < 0 or label >= n_classes):
+                losses[row] = nan
+            for j in range(tid, n_classes, tpb):
+                shifted = logits[row, j] - row_max
+                p = math.exp(shifted - log_sum)
+                if j == label:
+                    losses[row] = log_sum - shifted  # -log p[label], from the logit before it is overwritten
+                    p -= one
+                dlogits[row, j] = p / n_rows
+            cuda.syncthreads()  # the shared pairs are read by all before the next row's tree
 
     return softmax_ce_fused
+
+
+def fused_device(d_logits, d_labels, d_losses, d_dlogits, threads_per_block=THREADS_PER_BLOCK):
+    """Launch kernel 1 on device arrays: writes ``d_losses (N,)`` and ``d_dlogits (N, K)`` (which
+    may be ``d_logits``). One block per row, at most 2**31 - 1 blocks (the kernel strides on)."""
+    n_rows = d_logits.shape[0]
+    dtype = np.dtype(d_logits.dtype)
+    kernel = _fused_kernel(threads_per_block, dtype)
+    kernel[max(1, min(n_rows, MAX_GRID_X)), threads_per_block](
+        d_logits, d_labels, dtype.type(n_rows), d_losses, d_dlogits)
 
 
 def softmax_cross_entropy_device(d_logits, d_labels, inplace=False,
@@ -113,9 +126,7 @@ def softmax_cross_entropy_device(d_logits, d_labels, inplace=False,
     d_losses = cuda.device_array(n_rows, dtype=dtype)
     d_dlogits = d_logits if inplace else cuda.device_array((n_rows, n_classes), dtype=dtype)
     if n_rows:
-        kernel = _fused_kernel(threads_per_block, dtype)
-        kernel[n_rows, threads_per_block](d_logits, d_labels, dtype.type(n_rows),
-                                          d_losses, d_dlogits)
+        fused_device(d_logits, d_labels, d_losses, d_dlogits, threads_per_block)
     return d_losses, d_dlogits
 
 

@@ -36,7 +36,7 @@ them in Numba's CUDA simulator; on a GPU they compile for the device. The kernel
 generic over the float dtype: scale and the ends are passed in the array's dtype, so
 float32 math is not promoted to float64.
 
-Check and time it: python -m backprop_traps.kernels.straight_through (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.straight_through (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
@@ -48,7 +48,8 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.straight_through:
 import math
 
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
 
 THREADS_PER_BLOCK = 128  # the one launch config: a 1-D grid, one thread per byte or element
 
@@ -97,10 +98,30 @@ def fake_quant_backward_kernel(dout, mask, dx, zero):
             dx[f] = zero
 
 
-# ---------------------------------------------------------------- host functions: numpy in, out
+# ---------------------------------------------------------------- launchers: device arrays in, launched
 
 def _blocks(n_threads):
-    return max(1, math.ceil(n_threads / THREADS_PER_BLOCK))
+    return max(1, math.ceil(n_threads / THREADS_PER_BLOCK))  # <= 2**31 - 1 up to 2.7e11 threads
+
+
+def magic_number(dtype) -> float:
+    """1.5 * 2**p (p the mantissa bits): (v + M) - M rounds v half to even in that dtype."""
+    return 1.5 * 2 ** np.finfo(dtype).nmant
+
+
+def fake_quant_forward_device(d_x, scale, qmin, qmax, d_out, d_mask):
+    """Kernel 1 on flat device arrays: d_out (E,) and d_mask (ceil(E / 8),), one thread per byte."""
+    dtype = d_x.dtype.type
+    fake_quant_forward_kernel[_blocks(d_mask.size), THREADS_PER_BLOCK](
+        d_x, dtype(scale), dtype(qmin), dtype(qmax), dtype(magic_number(d_x.dtype)), d_out, d_mask)
+
+
+def fake_quant_backward_device(d_dout, d_mask, d_dx):
+    """Kernel 2 on flat device arrays: d_dx (E,), one thread per element."""
+    fake_quant_backward_kernel[_blocks(d_dx.size), THREADS_PER_BLOCK](d_dout, d_mask, d_dx, d_dx.dtype.type(0))
+
+
+# ---------------------------------------------------------------- host functions: numpy in, out
 
 
 def fake_quant_forward(x, scale, qmin, qmax):
@@ -110,15 +131,13 @@ def fake_quant_forward(x, scale, qmin, qmax):
     x: float array, any shape; scale > 0 the grid step; qmin <= qmax ints.
     """
     x = np.ascontiguousarray(x)
-    dtype = x.dtype.type
     precision = np.finfo(x.dtype).nmant  # p: 23 for float32, 52 for float64
     if max(abs(qmin), abs(qmax)) > 2 ** (precision - 1):
         raise ValueError(f"qmin and qmax must lie within +-2^{precision - 1} for {x.dtype} inputs")
     d_x = cuda.to_device(x.ravel())
     d_out = cuda.device_array(x.size, dtype=x.dtype)
     d_mask = cuda.device_array(math.ceil(x.size / 8), dtype=np.uint8)
-    fake_quant_forward_kernel[_blocks(d_mask.size), THREADS_PER_BLOCK](
-        d_x, dtype(scale), dtype(qmin), dtype(qmax), dtype(1.5 * 2 ** precision), d_out, d_mask)
+    fake_quant_forward_device(d_x, scale, qmin, qmax, d_out, d_mask)
     return d_out.copy_to_host().reshape(x.shape), d_mask.copy_to_host()
 
 
@@ -130,9 +149,7 @@ def fake_quant_backward(dout, mask):
     """
     dout = np.ascontiguousarray(dout)
     d_dx = cuda.device_array(dout.size, dtype=dout.dtype)
-    fake_quant_backward_kernel[_blocks(dout.size), THREADS_PER_BLOCK](
-        cuda.to_device(dout.ravel()), cuda.to_device(np.ascontiguousarray(mask)), d_dx,
-        dout.dtype.type(0))
+    fake_quant_backward_device(cuda.to_device(dout.ravel()), cuda.to_device(np.ascontiguousarray(mask)), d_dx)
     return d_dx.copy_to_host().reshape(dout.shape)
 
 

@@ -6,7 +6,9 @@ Kernels, forward directly above backward:
      computes the 8 outputs that byte covers, so every byte has a single writer: no atomics.
   2. linear_forward_kernel: z = h @ W + b, the network's last layer (no ReLU, no mask).
   3. linear_backward_input_kernel: dh = dz @ W.T, one thread per element of dh, W read
-     coalesced through a transposed tile in shared memory.
+     coalesced through a transposed tile in shared memory. Its grid's y runs over groups of
+     ROWS rows, capped at CUDA's 65,535 with a grid-stride loop: ceil(N / ROWS) blocks along
+     y were refused on a GPU at the benchmark's own N = 524,288 (issue 34).
   4. dW = h.T @ dz and db = sum_n dz as a two-stage reduction over the batch (as
      per_step_update_trap's filter gradient): 4a linear_params_partials_kernel sums each
      part of the rows, threads along j; 4b linear_params_sum_kernel adds the parts (or adds
@@ -27,14 +29,16 @@ Bytes a ReLU layer saves for its backward pass, per layer:
 64 times less in float64 (32 in float32). The layer input h must still be saved as floats
 for dW; mlp_loss_and_grads keeps only every segment_size-th of those and recomputes the rest.
 
-Run: the host functions at the bottom take and return numpy arrays. On a machine with no
+Run: the launchers (``*_device``, ``backward_input``, ``backward_params``) take device arrays
+and only launch: the benchmark times them and kernels/dry_run.py checks their grids at any
+size. The host functions at the bottom take and return numpy arrays. On a machine with no
 GPU set NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does) to run them
 in Numba's CUDA simulator; on a GPU they compile for the device. The kernels are generic
 over the float dtype: the zero and 1 / N they need are passed in the arrays' dtype, so
 float32 math is not promoted to float64. They are plain loops, written to be read: a
 reference for the memory schedule, not a fast GEMM.
 
-Check and time it: python -m backprop_traps.kernels.vram_trap (from the repository root) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.vram_trap (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
@@ -46,7 +50,9 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.vram_trap: no GPU
 import math
 
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.launch_limits import MAX_GRID
 
 THREADS_PER_BLOCK = 128  # elementwise launches: a 1-D grid, one thread per flat index
 TILE, ROWS = 32, 4       # kernel 3's block: TILE threads along i, ROWS rows of the batch
@@ -125,48 +131,53 @@ def linear_backward_input_kernel(dout, mask, relu, W, dh, zero):
     rows n. W is read a TILE x TILE tile at a time by consecutive threads on consecutive j
     (coalesced) and stored transposed in shared memory (row length TILE + 1: no bank
     conflicts), with the block's rows of dz beside it; every thread of the block reaches
-    both barriers of every tile, so there is no early return.
+    both barriers of every tile, so there is no early return. Grid y is capped at CUDA's
+    65,535: a block then takes row groups n0, n0 + gridDim.y * ROWS, ... (a grid-stride loop;
+    at the benchmark's N = 524,288 there are 131,072 groups of ROWS rows).
     """
     w_t = cuda.shared.array((TILE, PADDED), dtype=W.dtype)   # w_t[j - j0, i - i0] = W[i, j]
     g_t = cuda.shared.array((ROWS, TILE), dtype=W.dtype)       # g_t[r, j - j0] = dz[n0 + r, j]
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     i0 = cuda.blockIdx.x * TILE
-    n = cuda.blockIdx.y * ROWS + ty
     N, D_in, D_out = dh.shape[0], dh.shape[1], dout.shape[1]
-    acc = zero
-    for j0 in range(0, D_out, TILE):
-        j = j0 + tx
-        for r in range(ty, TILE, ROWS):  # W[i0 + r, j0 + tx]: consecutive tx, consecutive j
-            w_t[tx, r] = W[i0 + r, j] if i0 + r < D_in and j < D_out else zero
-        g_t[ty, tx] = upstream_grad(dout, mask, relu, n, j, zero) if n < N and j < D_out else zero
-        cuda.syncthreads()
-        for jj in range(TILE):
-            acc += g_t[ty, jj] * w_t[jj, tx]
-        cuda.syncthreads()
-    if n < N and i0 + tx < D_in:
-        dh[n, i0 + tx] = acc
+    for n0 in range(cuda.blockIdx.y * ROWS, N, cuda.gridDim.y * ROWS):  # the same trip count block-wide
+        n = n0 + ty
+        acc = zero
+        for j0 in range(0, D_out, TILE):
+            j = j0 + tx
+            for r in range(ty, TILE, ROWS):  # W[i0 + r, j0 + tx]: consecutive tx, consecutive j
+                w_t[tx, r] = W[i0 + r, j] if i0 + r < D_in and j < D_out else zero
+            g_t[ty, tx] = upstream_grad(dout, mask, relu, n, j, zero) if n < N and j < D_out else zero
+            cuda.syncthreads()
+            for jj in range(TILE):
+                acc += g_t[ty, jj] * w_t[jj, tx]
+            cuda.syncthreads()
+        if n < N and i0 + tx < D_in:
+            dh[n, i0 + tx] = acc
 
 
 @cuda.jit
 def linear_params_partials_kernel(dout, mask, relu, h, partials, zero, acc_zero):
     """4a. partials (P, D_in + 1, D_out): part p's sum over its share of the N rows of
-    h[n, i] * dz[n, j] (row i = D_in: of dz alone, the bias). Grid (j blocks, D_in + 1, P):
+    h[n, i] * dz[n, j] (row i = D_in: of dz alone, the bias). Grid (j blocks, i blocks, P):
     threads run along j, the contiguous axis of dout and partials (coalesced); h[n, i] is one
-    address for the whole block. acc_zero is a zero in the partials' dtype."""
+    address for the whole block. Grid y is capped at CUDA's 65,535: a block then takes rows
+    i, i + gridDim.y, ... of the D_in + 1. acc_zero is a zero in the partials' dtype."""
     j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    i, p = cuda.blockIdx.y, cuda.blockIdx.z
+    p = cuda.blockIdx.z
     N, D_in, D_out = h.shape[0], h.shape[1], dout.shape[1]
     if j >= D_out:
         return
     rows = (N + partials.shape[0] - 1) // partials.shape[0]
-    acc = acc_zero
-    for n in range(p * rows, min(p * rows + rows, N)):
-        g = upstream_grad(dout, mask, relu, n, j, zero)
-        if i < D_in:
-            acc += h[n, i] * g
-        else:
-            acc += g
-    partials[p, i, j] = acc
+    for i in range(cuda.blockIdx.y, D_in + 1, cuda.gridDim.y):
+        acc = acc_zero
+        for n in range(p * rows, min(p * rows + rows, N)):
+            g = upstream_grad(dout, mask, relu, n, j, zero)
+            if i < D_in:
+                acc += h[n, i] * g
+            else:
+                acc += g
+        partials[p, i, j] = acc
 
 
 @cuda.jit
@@ -203,29 +214,24 @@ def mse_loss_backward_kernel(out, y, dout, row_sq, inv_n, zero):
         row_sq[n] = acc
 
 
-# ---------------------------------------------------------------- host side: device arrays in, out
+# ---------------------------------------------------------------- launchers: device arrays in, launched
 
 def _blocks(n_threads):
-    return max(1, math.ceil(n_threads / THREADS_PER_BLOCK))
+    return max(1, math.ceil(n_threads / THREADS_PER_BLOCK))  # <= 2**31 - 1 up to 2.7e11 threads
 
 
 def _zero(d_array):
     return d_array.dtype.type(0)
 
 
-def _linear_relu_forward_dev(d_h, d_W, d_b):
-    N, D_out = d_h.shape[0], d_W.shape[1]
-    d_a = cuda.device_array((N, D_out), dtype=d_h.dtype)
-    d_mask = cuda.device_array(math.ceil(N * D_out / 8), dtype=np.uint8)
-    linear_relu_forward_kernel[_blocks(d_mask.size), THREADS_PER_BLOCK](
-        d_h, d_W, d_b, d_a, d_mask, _zero(d_h))
-    return d_a, d_mask
+def linear_relu_forward_device(d_h, d_W, d_b, d_a, d_mask):
+    """Kernel 1: d_a (N, D_out) and d_mask (ceil(N * D_out / 8),), one thread per mask byte."""
+    linear_relu_forward_kernel[_blocks(d_mask.size), THREADS_PER_BLOCK](d_h, d_W, d_b, d_a, d_mask, _zero(d_h))
 
 
-def _linear_forward_dev(d_h, d_W, d_b):
-    d_z = cuda.device_array((d_h.shape[0], d_W.shape[1]), dtype=d_h.dtype)
+def linear_forward_device(d_h, d_W, d_b, d_z):
+    """Kernel 2: d_z (N, D_out), one thread per element."""
     linear_forward_kernel[_blocks(d_z.size), THREADS_PER_BLOCK](d_h, d_W, d_b, d_z)
-    return d_z
 
 
 def partials_shape(n_rows, d_in, d_out):
@@ -234,10 +240,11 @@ def partials_shape(n_rows, d_in, d_out):
 
 
 def backward_input(d_dout, d_mask, relu, d_W, d_dh, zero):
-    """Kernel 3 on device arrays: d_dh (N, D_in) = dz @ W.T."""
+    """Kernel 3 on device arrays: d_dh (N, D_in) = dz @ W.T. Grid (i tiles, row groups), the
+    row groups capped at CUDA's 65,535 (the kernel strides over the rest)."""
     N, D_in = d_dh.shape
-    linear_backward_input_kernel[(math.ceil(D_in / TILE), math.ceil(N / ROWS)), (TILE, ROWS)](
-        d_dout, d_mask, relu, d_W, d_dh, zero)
+    grid = (math.ceil(D_in / TILE), max(1, min(math.ceil(N / ROWS), MAX_GRID[1])))
+    linear_backward_input_kernel[grid, (TILE, ROWS)](d_dout, d_mask, relu, d_W, d_dh, zero)
 
 
 def backward_params(d_dout, d_mask, relu, d_h, d_dW, d_db, zero, accumulate=False, d_partials=None,
@@ -248,9 +255,34 @@ def backward_params(d_dout, d_mask, relu, d_h, d_dW, d_db, zero, accumulate=Fals
     if d_partials is None:
         d_partials = cuda.device_array(partials_shape(N, D_in, D_out), dtype=d_dW.dtype)
     tx = min(threads, 32 * math.ceil(D_out / 32))
-    linear_params_partials_kernel[(math.ceil(D_out / tx), D_in + 1, d_partials.shape[0]), tx](
-        d_dout, d_mask, relu, d_h, d_partials, zero, d_dW.dtype.type(0))
+    grid = (math.ceil(D_out / tx), min(D_in + 1, MAX_GRID[1]), d_partials.shape[0])  # P <= MAX_PARTS along z
+    linear_params_partials_kernel[grid, tx](d_dout, d_mask, relu, d_h, d_partials, zero, d_dW.dtype.type(0))
     linear_params_sum_kernel[_blocks((D_in + 1) * D_out), THREADS_PER_BLOCK](d_partials, d_dW, d_db, accumulate)
+
+
+def mse_loss_backward_device(d_out, d_y, d_dout, d_row_sq, inv_n=None):
+    """Kernel 5: d_dout (N, D) = (out - y) * inv_n (default 1 / N) and d_row_sq (N,), one
+    thread per row."""
+    N = d_out.shape[0]
+    inv_n = 1.0 / N if inv_n is None else inv_n
+    mse_loss_backward_kernel[_blocks(N), THREADS_PER_BLOCK](
+        d_out, d_y, d_dout, d_row_sq, d_out.dtype.type(inv_n), _zero(d_out))
+
+
+# ---------------------------------------------------------------- device arrays in, new device arrays out
+
+def _linear_relu_forward_dev(d_h, d_W, d_b):
+    N, D_out = d_h.shape[0], d_W.shape[1]
+    d_a = cuda.device_array((N, D_out), dtype=d_h.dtype)
+    d_mask = cuda.device_array(math.ceil(N * D_out / 8), dtype=np.uint8)
+    linear_relu_forward_device(d_h, d_W, d_b, d_a, d_mask)
+    return d_a, d_mask
+
+
+def _linear_forward_dev(d_h, d_W, d_b):
+    d_z = cuda.device_array((d_h.shape[0], d_W.shape[1]), dtype=d_h.dtype)
+    linear_forward_device(d_h, d_W, d_b, d_z)
+    return d_z
 
 
 def _linear_backward_dev(d_dout, d_mask, d_h, d_W, need_dh=True):
@@ -332,8 +364,7 @@ def mlp_loss_and_grads(params, x, y, segment_size):
         d_h, _ = layer_forward(i, d_h)
     d_dh = cuda.device_array(d_h.shape, dtype=d_h.dtype)
     d_row_sq = cuda.device_array(N, dtype=d_h.dtype)
-    mse_loss_backward_kernel[_blocks(N), THREADS_PER_BLOCK](
-        d_h, _to_device(y), d_dh, d_row_sq, d_h.dtype.type(1.0 / N), _zero(d_h))
+    mse_loss_backward_device(d_h, _to_device(y), d_dh, d_row_sq)
     del d_h
     loss = 0.5 * float(d_row_sq.copy_to_host().sum()) / N
 

@@ -15,12 +15,10 @@ if not REAL_GPU:
     # The simulator runs every CUDA thread as a Python thread and syncs them at each
     # barrier; a short switch interval makes barrier-heavy kernels much faster.
     sys.setswitchinterval(1e-4)
-    import importlib.util  # noqa: E402
-    _fix = importlib.util.spec_from_file_location(  # the simulator's shared arrays race without it
-        "cudasim_fix", os.path.join(os.path.dirname(__file__), "..", "benchmarks", "cudasim_fix.py"))
-    cudasim_fix = importlib.util.module_from_spec(_fix)
-    _fix.loader.exec_module(cudasim_fix)
-    cudasim_fix.install()
+    # Where the kernels get `cuda`: under the simulator it installs the shared-array lock
+    # (kernels/simulator_fixes.py) and the launch-limit check (kernels/launch_limits.py), so a
+    # launch a GPU would refuse fails here too. Before the race checker wraps the same class.
+    import backprop_traps.kernels.device  # noqa: E402,F401
 
 from pathlib import Path  # noqa: E402
 

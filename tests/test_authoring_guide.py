@@ -88,7 +88,7 @@ def test_the_guide_end_to_end(tmp_path):
     assert unfilled.exit_code == 1 and "Traceback" not in unfilled.output
     assert unfilled.output.count("FILL ") == 13
     assert "solutions/01_tanh_layer.ipynb (cell 5, line 6): the forward's solution" in unfilled.output
-    assert "kernels/tanh_layer.py (line 21): the forward of one element" in unfilled.output
+    assert "kernels/tanh_layer.py (line 22): the forward of one element" in unfilled.output
     assert "fill in the lines above" in unfilled.output
 
     fill(tmp_path)

@@ -41,7 +41,9 @@ def test_every_package_folder_is_in_the_wheel_list():
     listed = set(_toml()["tool"]["setuptools"]["packages"])
     on_disk = {".".join(("backprop_traps",) + p.parent.relative_to(REPO).parts)
                for p in (REPO / "grader").rglob("*.py") if "__pycache__" not in p.parts}
-    on_disk |= {"backprop_traps", "backprop_traps.kernels"}
+    on_disk |= {".".join(("backprop_traps",) + p.parent.relative_to(REPO).parts)
+                for p in (REPO / "kernels").rglob("*.py") if "__pycache__" not in p.parts}
+    on_disk |= {"backprop_traps"}
     assert on_disk <= listed, f"add to [tool.setuptools] packages: {sorted(on_disk - listed)}"
 
 
@@ -104,6 +106,7 @@ def test_wheel_carries_the_questions_and_nothing_else(installed):
     assert all(f"{kit}/content/exercises/{n}" in names for n in solutions)
     for question in ("routing_trap", "softmax_ce"):
         assert f"backprop_traps/kernels/{question}.py" in names
+        assert f"backprop_traps/kernels/cases/{question}.py" in names  # the self-check's tiny cases
     assert f"{kit}/checks/softmax_ce.py" in names  # one file, and a package of three (issue 27)
     assert {f"{kit}/checks/routing_trap/{part}.py" for part in ("__init__", "probes", "traps")} <= names
     assert f"{kit}/content/docs/contract.md" in names
@@ -170,6 +173,23 @@ def test_installed_wheel_runs_the_learners_loop_from_an_empty_folder(installed, 
     assert doc["score"] == doc["max_score"] == 12.0 and doc["seed"] == 7
     missing = grade("no_such_file.ipynb")
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+@pytest.mark.packaging
+def test_installed_kernels_check_themselves_outside_the_repository(installed, tmp_path):
+    """``python -m backprop_traps.kernels.<id>`` from the wheel, in an empty folder (issue 34): the
+    tiny cases travel in the package (kernels/cases/), and nothing under kernels/ needs benchmarks/."""
+    _, venv, env = installed
+    env = {**env, "NUMBA_ENABLE_CUDASIM": "1"}  # the same pass a machine with no driver picks by itself
+    for question in ("straight_through", "vram_trap"):
+        done = subprocess.run([str(venv / "bin" / "python"), "-m", f"backprop_traps.kernels.{question}"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        assert "the Numba CUDA simulator" in done.stdout and "FAIL" not in done.stdout
+        assert done.stdout.count(" ok ") >= 4, done.stdout
+    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import backprop_traps.kernels.cases as c; "
+                            "print(c.__file__)"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert str(venv) in where.stdout and str(REPO) not in where.stdout, where.stdout + where.stderr
 
 
 @pytest.mark.packaging

@@ -149,7 +149,8 @@ elementwise, one thread per element of the flattened arrays.
 import math  # noqa: F401  (device math: math.exp, math.tanh, ...)
 
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda  # numba.cuda, its simulator (launches checked) or numba-cuda-mlir
 
 THREADS_PER_BLOCK = 64
 

@@ -16,8 +16,9 @@ from click.testing import CliRunner
 from conftest import REAL_GPU
 from backprop_traps.grader.commands.bench import bench as bench_command, load_benchmark
 
+from backprop_traps.kernels import cases as kernel_cases
+
 bench = load_benchmark()
-from benchmarks import kernel_cases  # noqa: E402  (importable once the benchmark put the repo on the path)
 
 A_BANDWIDTH = re.compile(r"\d\s*GB/s")
 
@@ -61,7 +62,7 @@ def test_the_simulator_is_not_a_gpu():
 
 @pytest.fixture(scope="module")
 def tiny_cases():
-    return kernel_cases.build_cases(kernel_cases.TINY, np.float64)
+    return kernel_cases.build_cases("tiny", np.float64)
 
 
 def test_every_kernel_has_a_case(tiny_cases):
@@ -89,7 +90,7 @@ def test_torch_counterparts_match_the_solutions_on_cpu(tiny_cases):
 
 def test_timing_loop_and_table_run_under_the_simulator(capsys):
     """The GPU path's code runs (the simulator's events give no times: nothing is printed)."""
-    cases = kernel_cases.build_cases(kernel_cases.TINY, np.float64, builders=(kernel_cases.pool_cases,))
+    cases = kernel_cases.build_cases("tiny", np.float64, questions=("routing_trap",))
     rows = bench.measure(cases, runs=2, warmup=1, copy_gbps=1.0)
     assert [r["kernel"] for r in rows] == [c.name for c in cases]
     assert bench.copy_bandwidth(1024, runs=2, warmup=1) is not None
@@ -98,3 +99,21 @@ def test_timing_loop_and_table_run_under_the_simulator(capsys):
     table = bench.gpu_markdown("simulated", 2, 1, 1.0, rows, [], types.SimpleNamespace(__version__="x"))
     assert table.count("| max-pool") == 4 and bench.MEASURED_MARK in table
     assert capsys.readouterr().out == ""
+
+
+def test_the_rnn_reference_hands_cudnn_contiguous_weights(monkeypatch):
+    """Issue 34: on a GPU, cuDNN views the RNN's weights flat, and a transposed (non-contiguous)
+    W_xh.T made the bptt cases crash before anything was timed. The CPU accepts such views, so
+    the weights torch.rnn_tanh gets are checked here."""
+    torch = pytest.importorskip("torch")
+    real = torch.rnn_tanh
+    seen = []
+
+    def checked(x, h0, params, *rest):
+        seen.extend(p.is_contiguous() for p in params)
+        return real(x, h0, params, *rest)
+
+    monkeypatch.setattr(torch, "rnn_tanh", checked)
+    for case in kernel_cases.build_cases("tiny", np.float32, questions=("bptt",))[:2]:
+        case.torch_op("cpu")()
+    assert seen and all(seen)

@@ -65,7 +65,7 @@ def test_long_reduction_uses_several_blocks_per_weight():
     # N * L_out = 2 * 75 = 150 terms per weight: three stage-1 blocks, then stage 2 folds them.
     shape, stride, padding = (2, 2, 1, 77, 3), 1, 0
     x, w, _, dout = make_problem(4, shape, stride, padding)
-    assert kernels._partials_per_value(dout.shape[0] * dout.shape[2]) > 1
+    assert kernels.partials_per_value(dout.shape[0] * dout.shape[2]) > 1
     dw = kernels.conv1d_backward_weight(dout, x, w.shape[2], stride, padding)
     db = kernels.conv1d_backward_bias(dout)
     _, expected_dw, expected_db = ref.conv1d_backward(dout, x, w, stride, padding)

@@ -1,15 +1,25 @@
 """Every kernel file's __main__ (kernels/self_check.py): it checks its kernels against the
-solution notebook and times them; the same pass, in process, under the simulator."""
+solution notebook and times them; the same pass, in process, under the simulator (on the GPU
+with BACKPROP_TRAPS_REAL_GPU=1), and as ``python -m`` from a folder outside the repository."""
+import os
+import subprocess
+import sys
+
 import pytest
 
+from conftest import REAL_GPU
 from backprop_traps.kernels import self_check
+
+# Where the pass says it ran: the simulator, or the device's name and the backend (numba-cuda
+# or numba-cuda-mlir, kernels/device.py) on a real GPU.
+WHERE = "(numba-cuda" if REAL_GPU else "the Numba CUDA simulator"
 
 
 @pytest.mark.parametrize("question", ["straight_through", "forward_vs_reverse"])
 def test_a_kernel_files_main_checks_its_kernels_against_the_solution(question, capsys):
     assert self_check.main(question, runs=1) == 0
     out = capsys.readouterr().out
-    assert "the Numba CUDA simulator" in out and "FAIL" not in out
+    assert WHERE in out and "FAIL" not in out
     assert out.count(" ok ") >= 4  # two kernels, two dtypes
 
 
@@ -30,3 +40,27 @@ def test_every_kernel_file_has_the_plan():
 def test_an_in_place_kernel_is_checked_on_fresh_inputs_however_many_timed_runs():
     # the fused softmax-CE overwrites its logits: timing it again must not change what is compared
     assert self_check.main("softmax_ce", runs=2) == 0
+
+
+def test_a_kernel_file_checks_itself_from_a_folder_outside_the_repository(tmp_path):
+    """Issue 34: it imported benchmarks/, which only the repository root has. From elsewhere,
+    with nothing of the repository on sys.path, the tiny cases come with the package."""
+    # PYTHONPATH less any folder that holds benchmarks/ (benchmarks/gpu_session.py puts the
+    # clone there, beside its links that make the kit importable)
+    env = dict(os.environ)
+    kept = [p for p in env.pop("PYTHONPATH", "").split(os.pathsep)
+            if p and not os.path.isdir(os.path.join(p, "benchmarks"))]
+    if kept:
+        env["PYTHONPATH"] = os.pathsep.join(kept)
+    if not REAL_GPU:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    code = ("import runpy, sys\n"
+            "assert not any(p and 'benchmarks' in __import__('os').listdir(p) for p in sys.path "
+            "if __import__('os').path.isdir(p)), 'a folder holding benchmarks/ is on sys.path'\n"
+            "sys.argv = ['x']\n"
+            "try:\n    runpy.run_module('backprop_traps.kernels.straight_through', run_name='__main__')\n"
+            "except SystemExit as exit:\n    assert 'benchmarks' not in sys.modules\n    raise\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert WHERE in done.stdout and done.stdout.count(" ok ") >= 4 and "FAIL" not in done.stdout

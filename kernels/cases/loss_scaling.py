@@ -1,6 +1,4 @@
-"""Benchmark cases for kernels/loss_scaling.py, in the form of benchmarks/kernel_cases.py.
-
-``cases(tiny, dtype, rng)`` returns two ``Case`` objects over one flat buffer of N float16
+"""Cases for kernels/loss_scaling.py: two ``Case`` objects over one flat buffer of N float16
 gradients (``dtype`` is the parameters' and unscaled gradients' type, float32 or float64):
 
 - the fused pass: unscale + inf/NaN check + squared norm (kernel 1), then the one-block
@@ -17,39 +15,44 @@ are the ops GradScaler and clip_grad_norm_ call: ``_amp_foreach_non_finite_check
 ``linalg.vector_norm``, an in-place multiply and add, ``_amp_update_scale_``; it needs a
 float32 (or float64) copy of the float16 gradients first, which ours never materialises.
 TINY keeps a simulated launch near 512 threads; LARGE is 2^26 gradients (128 MB of float16,
-256 MB per fp32 buffer).
+256 MB per fp32 buffer); HUGE fills an 80 GB GPU.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.kernel_cases import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch
 
-TINY = 300
+TINY = 300            # N
 LARGE = 2 ** 26
+HUGE = (4_900_000_000,)
 SCALE = 2.0 ** 12  # a power of two: scale * g is exact, so the solution sees the same float16s
 LR = 0.01
 
 
-def cases(tiny: bool, dtype, rng) -> list:
-    from numba import cuda
+def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import loss_scaling as ls
+    from backprop_traps.kernels.device import cuda
     ref = load_solution("loss_scaling")
-    dtype = np.dtype(dtype)
-    n = TINY if tiny else LARGE
-    scaled = (rng.standard_normal(n) * 100.0).astype(np.float16)     # N, the float16 backward's output
-    grads64 = scaled.astype(np.float64) / SCALE                        # N, d loss / d params
-    params = rng.standard_normal(n).astype(dtype)                      # N
-    unscaled, _ = ref.unscale_grads([scaled], SCALE)
-    total_norm = ref.clip_grad_norm(unscaled, 1.0)[1]
+    n = shape
+
+    def fill(rng):
+        scaled = (rng.standard_normal(n) * 100.0).astype(np.float16)    # N, the float16 backward's output
+        params = rng.standard_normal(n).astype(dtype)                     # N
+        unscaled, _ = ref.unscale_grads([scaled], SCALE)
+        return {"scaled": scaled, "params": params, "total_norm": ref.clip_grad_norm(unscaled, 1.0)[1]}
+
+    host = arrays.make({"scaled": (n, np.float16), "params": (n, dtype), "total_norm": 1.0}, fill)
+    scaled, params, total_norm = host.scaled, host.params, host.total_norm
     hp = {"lr": LR, "max_norm": 0.5 * total_norm, "growth_factor": 2.0, "backoff_factor": 0.5,
           "growth_interval": 3}
     tpb = ls.THREADS_PER_BLOCK
     blocks = ls.grid(n, tpb)
 
     def buffers():
-        return {"bits": cuda.to_device(scaled.view(np.uint16)), "grads": cuda.device_array(n, dtype=dtype),
+        return {"bits": cuda.to_device(scaled.view(np.uint16)) if not arrays.dry else cuda.device_array(n, np.uint16),
+                "grads": cuda.device_array(n, dtype=dtype),
                 "partials": cuda.device_array(blocks, dtype=dtype), "stats": cuda.device_array(2, dtype=dtype),
                 "found_inf": cuda.to_device(np.zeros(1, np.int32)),
                 "scale": cuda.to_device(np.array([SCALE], dtype=dtype)),
@@ -68,10 +71,12 @@ def cases(tiny: bool, dtype, rng) -> list:
                            step["partials"], step["found_inf"], step["stats"], hp, tpb)
 
     def expected_fused():
+        unscaled, _ = ref.unscale_grads([scaled], SCALE)
         coef = min(hp["max_norm"] / (total_norm + 1e-6), 1.0)
         return {"grads": unscaled[0], "found_inf": np.zeros(1), "stats": np.array([total_norm, coef])}
 
     def expected_step():
+        grads64 = scaled.astype(np.float64) / SCALE                    # N, d loss / d params
         new_params, (scale, tracker), clipped, _ = ref.amp_step(
             [params.astype(np.float64)], [grads64], 1.0, (SCALE, 0), hp)
         return {"params": new_params[0], "grads": clipped[0], "scale": np.array([scale]),

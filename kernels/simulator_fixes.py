@@ -4,7 +4,8 @@
 with no lock: two simulated threads of one block can both miss, each get a private array,
 and one thread's writes vanish from the block's reduction. It shows up as a rare, load-
 dependent wrong sum in tree reductions. Same logic as upstream, under a lock. Installed
-by the test suite (tests/conftest.py) and by the benchmark's simulator smoke pass.
+whenever the simulator is chosen (kernels/device.py, on its import): the test suite, the
+benchmark's simulator smoke pass and ``python -m backprop_traps.kernels.<id>`` all get it.
 """
 import sys
 import threading

@@ -1,6 +1,4 @@
-"""Benchmark cases for kernels/gradient_clinic.py, in the form of benchmarks/kernel_cases.py.
-
-``cases(tiny, dtype, rng)`` returns two ``Case`` objects, the measurements a training loop
+"""Cases for kernels/gradient_clinic.py: two ``Case`` objects, the measurements a training loop
 logs every step, so both must cost one read of what they measure:
 
 - the per-layer norms: one layer's gradient, weight before and weight after, P values each,
@@ -12,43 +10,42 @@ logs every step, so both must cost one read of what they measure:
   is ``(z <= 0).all(dim=0)``.
 
 TINY keeps a simulated launch near 300 threads; LARGE is a 4096 x 8192 layer (128 MB per
-fp32 tensor, 384 MB read for the norms) and a 8192 x 8192 batch of pre-activations (256 MB).
+fp32 tensor, 384 MB read for the norms) and a 8192 x 8192 batch of pre-activations (256 MB);
+HUGE fills an 80 GB GPU with one layer, and with 2M units.
 Shape letters as in the kernel module.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from benchmarks.kernel_cases import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch
 
 TINY = ((13, 17), (6, 50))       # W (D_in, D_out); z (N, D)
 LARGE = ((4096, 8192), (8192, 8192))
+HUGE = (((80_000, 65_536), (8192, 8192)), ((4096, 8192), (8192, 2_000_000)))
 
 
-def cases(tiny: bool, dtype, rng) -> list:
-    from numba import cuda
+def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import gradient_clinic as gc
+    from backprop_traps.kernels.device import cuda
     ref = load_solution("gradient_clinic")
-    dtype = np.dtype(dtype)
-    w_shape, z_shape = TINY if tiny else LARGE
-    before = rng.standard_normal(w_shape).astype(dtype)
-    grad = (1e-2 * rng.standard_normal(w_shape)).astype(dtype)
-    after = (before - 0.5 * grad).astype(dtype)
-    z = (rng.standard_normal(z_shape) - 2.0).astype(dtype)  # about 2% of the units never fire
-    z[:, :: 7] = -np.abs(z[:, :: 7])                         # and every 7th is dead for sure
-    flat = [cuda.to_device(a.ravel()) for a in (grad, before, after)]
-    tpb = gc.THREADS_PER_BLOCK
-    blocks = max(1, min(gc.MAX_BLOCKS, math.ceil(grad.size / tpb)))
-    partials, norms = cuda.device_array((blocks, 3)), cuda.device_array(3)
-    d_z, dead = cuda.to_device(z), cuda.device_array(z_shape[1], dtype=np.int32)
-    unit_launch = (max(1, math.ceil(z_shape[1] / 64)), 64)
+    w_shape, z_shape = shape
 
-    def launch_norms():
-        gc.norm_partials_kernel[blocks, tpb](*flat, partials)
-        gc.norm_finish_kernel[1, 32](partials, norms)
+    def fill(rng):
+        before = rng.standard_normal(w_shape).astype(dtype)
+        grad = (1e-2 * rng.standard_normal(w_shape)).astype(dtype)
+        after = (before - 0.5 * grad).astype(dtype)
+        z = (rng.standard_normal(z_shape) - 2.0).astype(dtype)  # about 2% of the units never fire
+        z[:, :: 7] = -np.abs(z[:, :: 7])                         # and every 7th is dead for sure
+        return {"before": before, "grad": grad, "after": after, "z": z}
+
+    host = arrays.make({"before": (w_shape, dtype), "grad": (w_shape, dtype), "after": (w_shape, dtype),
+                        "z": (z_shape, dtype)}, fill)
+    grad, before, after, z = host.grad, host.before, host.after, host.z
+    flat = [cuda.to_device(a.ravel()) for a in (grad, before, after)]
+    partials, norms = cuda.device_array((gc.norm_blocks(grad.size), 3)), cuda.device_array(3)
+    d_z, dead = cuda.to_device(z), cuda.device_array(z_shape[1], dtype=np.int32)
 
     def expected_norms():
         g64, b64, a64 = (a.astype(np.float64) for a in (grad, before, after))
@@ -69,8 +66,8 @@ def cases(tiny: bool, dtype, rng) -> list:
     return [
         Case(f"clinic: gradient, update and weight norms, one pass ({w_shape[0]}x{w_shape[1]})",
              {"grad": flat[0], "before": flat[1], "after": flat[2]}, {"norms": norms},
-             launch_norms, expected_norms, torch_norms),
+             lambda: gc.norms_device(*flat, partials, norms), expected_norms, torch_norms),
         Case(f"clinic: dead ReLU units ({z_shape[0]}x{z_shape[1]})", {"z": d_z}, {"dead": dead},
-             lambda: gc.dead_units_kernel[unit_launch](d_z, dead),
+             lambda: gc.dead_units_device(d_z, dead),
              lambda: {"dead": np.all(z.astype(np.float64) <= 0, axis=0).astype(np.int32)}, torch_dead),
     ]

@@ -1,11 +1,11 @@
-"""Benchmark cases for kernels/attention_backward.py: the tiled forward and the tiled backward.
+"""Cases for kernels/attention_backward.py: the tiled forward and the tiled backward.
 
-``cases(tiny, dtype, rng)`` returns ``kernel_cases.Case`` objects, as the builders in
-kernel_cases.py do. TINY (the simulator's smoke pass, float64 and float32 against the
-solution notebook) is B = 2 heads of N = 37 tokens, d = 8: a partial tile, every simulated
-thread a Python thread. LARGE is B = 32 heads (batch x heads) of N = 4096 tokens, d = 64,
-causal, as in a GPT layer: q, k, v, o are 32 MiB each in fp32, and neither kernel allocates
-anything (N, N): the (N, N) matrix of one head alone would be 64 MiB, 2 GiB for 32 heads.
+TINY (the simulator's smoke pass, float64 and float32 against the solution notebook) is
+B = 2 heads of N = 37 tokens, d = 8: a partial tile, every simulated thread a Python thread.
+LARGE is B = 32 heads (batch x heads) of N = 4096 tokens, d = 64, causal, as in a GPT layer:
+q, k, v, o are 32 MiB each in fp32, and neither kernel allocates anything (N, N): the (N, N)
+matrix of one head alone would be 64 MiB, 2 GiB for 32 heads. HUGE fills an 80 GB GPU with
+heads of 64 tokens (500,000 heads: past grid y's 65,535) and with one head of 32M tokens.
 
 The bytes model counts each array once (q, k, v read, o and lse written; the backward reads
 do, q, k, v, o, lse and writes dq, dk, dv, plus its (B, N) scratch D, left out). These are
@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # run as part of the package (benchmarks.cases_attention_backward) or beside kernel_cases.py
-    from benchmarks.kernel_cases import Case, on_torch
-except ImportError:  # pragma: no cover
-    from kernel_cases import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch
 
 TINY = (2, 37, 8, True)      # B, N, d, causal
 LARGE = (32, 4096, 64, True)
+HUGE = ((500_000, 64, 64, True), (1, 32_000_000, 64, True))
 
 
 def large_kernels(dtype) -> dict:
@@ -37,21 +35,25 @@ def large_kernels(dtype) -> dict:
             for kernel in ab._kernels(ab.default_tile(d, dtype), d, dtype)}
 
 
-def cases(tiny: bool, dtype, rng) -> list:
-    from numba import cuda
+def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import attention_backward as ab
+    from backprop_traps.kernels.device import cuda
     ref = load_solution("attention_backward")
-    dtype = np.dtype(dtype)
-    B, N, d, causal = TINY if tiny else LARGE
-    q, k, v, do = (rng.standard_normal((B, N, d)).astype(dtype) for _ in range(4))  # B, N, d
+    B, N, d, causal = shape
+    tiny = shape == TINY
+    host = arrays.make({name: ((B, N, d), dtype) for name in ("q", "k", "v", "do")},
+                       lambda rng: {name: rng.standard_normal((B, N, d)).astype(dtype)
+                                    for name in ("q", "k", "v", "do")})
+    q, k, v, do = host.q, host.k, host.v, host.do
     d_q, d_k, d_v, d_do = (cuda.to_device(a) for a in (q, k, v, do))
     d_o, d_lse = cuda.device_array((B, N, d), dtype=dtype), cuda.device_array((B, N), dtype=dtype)
     in_o, in_lse = cuda.device_array((B, N, d), dtype=dtype), cuda.device_array((B, N), dtype=dtype)
     d_rowdot = cuda.device_array((B, N), dtype=dtype)
     d_dq, d_dk, d_dv = (cuda.device_array((B, N, d), dtype=dtype) for _ in range(3))
-    q64, k64, v64, do64 = (a.astype(np.float64) for a in (q, k, v, do))
+    as64 = lambda: [a.astype(np.float64) for a in (q, k, v, do)]
     if tiny:  # the backward reads the reference's o and lse: it is checked on its own
+        q64, k64, v64, _ = as64()
         o64, lse64 = ref.attention_forward(q64, k64, v64, causal)
         in_o.copy_to_device(o64.astype(dtype))
         in_lse.copy_to_device(lse64.astype(dtype))
@@ -66,10 +68,12 @@ def cases(tiny: bool, dtype, rng) -> list:
         ab.backward_device(d_do, d_q, d_k, d_v, in_o, in_lse, causal, d_rowdot, d_dq, d_dk, d_dv)
 
     def expected_forward():
+        q64, k64, v64, _ = as64()
         o, lse = ref.attention_forward(q64, k64, v64, causal)
         return {"o": o, "lse": lse}
 
     def expected_backward():
+        q64, k64, v64, do64 = as64()
         dq, dk, dv = ref.attention_backward(do64, q64, k64, v64, o64, lse64, causal)
         return {"dq": dq, "dk": dk, "dv": dv}
 

@@ -1,46 +1,45 @@
-"""Benchmark cases for kernels/adamw_step.py, in the form of benchmarks/kernel_cases.py.
-
-``cases(tiny, dtype, rng)`` returns one ``Case``: the fused AdamW update, which reads the
+"""Cases for kernels/adamw_step.py: one ``Case``, the fused AdamW update, which reads the
 gradient and the state (master weights, m, v) once and writes the state and a 16-bit copy of
 the weights once, after the overflow check (per-block flags over the gradients, which the
 host reads to decide whether the update runs; both launches are timed). Trainers run the
 update in place; here it writes new arrays, so that every timed launch takes the same step
 from the same state (the bytes moved are the same). TINY is two blocks; LARGE is a
-64M-parameter tensor (a transformer block's weights), 256 MB per fp32 state array. PyTorch's
-counterpart is ``torch._fused_adamw_``, the kernel behind ``AdamW(fused=True)``. P is the
-number of parameters.
+64M-parameter tensor (a transformer block's weights), 256 MB per fp32 state array; HUGE
+fills an 80 GB GPU. PyTorch's counterpart is ``torch._fused_adamw_``, the kernel behind
+``AdamW(fused=True)``. P is the number of parameters.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.kernel_cases import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch
 
 TINY, LARGE = 300, 1 << 26  # P
+HUGE = (2_600_000_000,)
 T, LR, BETAS, EPS, WEIGHT_DECAY = 3, 1e-3, (0.9, 0.999), 1e-8, 0.01
 
 
-def cases(tiny: bool, dtype, rng) -> list:
-    from numba import cuda
+def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import adamw_step as ad
+    from backprop_traps.kernels.device import cuda
     ref = load_solution("adamw_step")
-    dtype = np.dtype(dtype)
-    P = TINY if tiny else LARGE
-    p, g = rng.standard_normal(P).astype(dtype), (0.1 * rng.standard_normal(P)).astype(dtype)
-    m = (0.01 * rng.standard_normal(P)).astype(dtype)
-    v = (0.001 * rng.random(P) + 1e-4).astype(dtype)
+    P = shape
+    host = arrays.make({name: (P, dtype) for name in "pgmv"},
+                       lambda rng: {"p": rng.standard_normal(P).astype(dtype),
+                                    "g": (0.1 * rng.standard_normal(P)).astype(dtype),
+                                    "m": (0.01 * rng.standard_normal(P)).astype(dtype),
+                                    "v": (0.001 * rng.random(P) + 1e-4).astype(dtype)})
+    p, g, m, v = host.p, host.g, host.m, host.v
     d_p, d_g, d_m, d_v = (cuda.to_device(a) for a in (p, g, m, v))
     d_16 = cuda.device_array(P, dtype=np.float16)
     p_out, m_out, v_out = (cuda.device_array(P, dtype=dtype) for _ in range(3))
-    scalars = ad._scalars(dtype, T, LR, *BETAS, EPS, WEIGHT_DECAY, True)
-    blocks = max(1, -(-P // ad.THREADS_PER_BLOCK))
-    flag_blocks = max(1, min(ad.FLAG_BLOCKS, blocks))
-    flags = cuda.device_array(flag_blocks, dtype=np.int32)
+    scalars = ad._scalars(np.dtype(dtype), T, LR, *BETAS, EPS, WEIGHT_DECAY, True)
+    flags = cuda.device_array(ad.flag_blocks(P), dtype=np.int32)
 
     def launch():
-        ad.nonfinite_flags_kernel[flag_blocks, ad.THREADS_PER_BLOCK](d_g, flags)
-        ad.adamw_update_kernel[blocks, ad.THREADS_PER_BLOCK](d_p, d_g, d_m, d_v, *scalars, p_out, m_out, v_out, d_16)
+        ad.nonfinite_flags_device(d_g, flags)
+        ad.adamw_update_device(d_p, d_g, d_m, d_v, scalars, p_out, m_out, v_out, d_16)
 
     def expected():
         new = ref.adamw_step(*(a.astype(np.float64) for a in (p, g, m, v)), T, LR, *BETAS, EPS,
