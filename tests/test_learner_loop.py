@@ -71,7 +71,7 @@ def test_newcomer_installs_lists_starts_fills_and_gets_full_marks(installed_grad
     graded = grade(STUB)
     assert graded.returncode == 0, graded.stderr
     assert "Score: 12 / 12" in graded.stdout and "FAIL" not in graded.stdout
-    assert "hidden: 8/8, visible tests: 3/3" in graded.stdout
+    assert "hidden checks: 8 of 8 pass, visible tests: 3 of 3 pass" in graded.stdout
     assert "best 12/12" in grade("list").stdout
 
     again = grade("start", "routing_trap")  # the work is kept
@@ -121,7 +121,7 @@ def test_visible_tests_passing_never_reads_as_done(tmp_path, monkeypatch):
     path.write_text(json.dumps(nb))
     monkeypatch.chdir(tmp_path)
     out = CliRunner().invoke(main, [str(path)])
-    assert "hidden: 6/8, visible tests: 3/3" in out.stdout
+    assert "hidden checks: 6 of 8 pass, visible tests: 3 of 3 pass" in out.stdout
     assert "Every visible test passes, but 2 hidden check(s) fail" in out.stdout
     assert "The smallest input where yours is still wrong" in out.stdout  # a 3 x 5 plane, say
     doc = json.loads(CliRunner().invoke(main, [str(path), "--json"]).stdout)

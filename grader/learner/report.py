@@ -30,7 +30,7 @@ def render(result: GradeResult, color: bool) -> str:
     lines = [style(f"{inert(result.question or '?', 80)}  ·  {inert(result.submission)}", bold=True)]
     if result.error:
         lines.append(style(f"  Could not grade: {inert(result.error)}", fg="red"))
-        lines.append(f"  Score: 0 / {_fmt_points(result.max_score)}")
+        lines.append(f"  Score: 0 / {_fmt_points(result.max_score)} points")
         return "\n".join(lines)
     lines += _warning_lines(result, style)
     width = max((len(t.name) for t in result.tests), default=0)
@@ -55,11 +55,8 @@ def render(result: GradeResult, color: bool) -> str:
         lines.append(f"  Not auto-graded (never in the score): {inert(', '.join(result.manual))}; "
                      f"`grade reveal {inert(result.question or 'ID')}` shows the reference step by step.")
     passed = sum(t.passed for t in result.tests)
-    counts = f"hidden: {passed}/{len(result.tests)}"
-    if result.public is not None and not result.public.error:
-        counts += f", visible tests: {result.public.passed}/{result.public.total}"
-    total = style(f"{_fmt_points(result.score)} / {_fmt_points(result.max_score)}", bold=True)
-    lines.append(f"  Score: {total}   ({counts}; seed {result.seed}: --seed {result.seed} replays this run)")
+    lines.append(f"  Score: {style(points_text(result), bold=True)}   ({counts_text(result)}; "
+                 f"seed {result.seed}: --seed {result.seed} replays this run)")
     if result.public is not None and result.public.passed == result.public.total and passed < len(result.tests):
         lines.append(style(f"  Every visible test passes, but {len(result.tests) - passed} hidden check(s) "
                            "fail: the visible tests only check the basics.", fg="yellow"))
@@ -73,26 +70,61 @@ def render(result: GradeResult, color: bool) -> str:
     return "\n".join(lines)
 
 
+def points_text(result: GradeResult) -> str:
+    """"9 / 12 points": the score, in points (never mixed with numbers of checks)."""
+    return f"{_fmt_points(result.score)} / {_fmt_points(result.max_score)} points"
+
+
+def counts_text(result: GradeResult) -> str:
+    """"hidden checks: 6 of 8 pass, visible tests: 2 of 3 pass": numbers of checks, said as such."""
+    passed = sum(t.passed for t in result.tests)
+    text = f"hidden checks: {passed} of {len(result.tests)} pass"
+    if result.public is not None and not result.public.error:
+        text += f", visible tests: {result.public.passed} of {result.public.total} pass"
+    return text
+
+
 def once(feedback: str, shown: set[str]) -> str:
     """``feedback`` without the long sentences an earlier check's feedback already printed (noted
-    "as above"); examples (indented lines) are kept whole. ``shown`` gathers what is printed."""
-    from backprop_traps.grader.engine.trap_feedback import _SENTENCE_END
-    lines = []
+    "as above", once per run of dropped text); examples (indented lines) are kept whole. A
+    parenthesis is never cut in two. ``shown`` gathers what is printed."""
+    lines: list[str] = []
+    marked = False  # the last thing printed is the "as above" note
     for line in feedback.splitlines():
         if line[:1].isspace():
             lines.append(line)
+            marked = False
             continue
-        kept, dropped = [], False
-        for sentence in _SENTENCE_END.split(line):
+        kept = []
+        for sentence in sentences(line):
             if len(sentence) >= REPEAT_CHARS and sentence in shown:
-                dropped = True
+                if not marked:
+                    kept.append(AS_ABOVE)
+                    marked = True
                 continue
             shown.add(sentence)
             kept.append(sentence)
-        if dropped:
-            kept.append("(The rest as above.)")
-        lines.append(" ".join(kept))
+            marked = False
+        if kept:
+            lines.append(" ".join(kept))
     return "\n".join(lines)
+
+
+AS_ABOVE = "(The rest as above.)"
+
+
+def sentences(line: str) -> list[str]:
+    """``line`` cut into sentences at a full stop, question or exclamation mark followed by a
+    space and a capital, a backquote or a parenthesis, never inside parentheses or backquotes."""
+    from backprop_traps.grader.engine.trap_feedback import _SENTENCE_END
+    out, start = [], 0
+    for match in _SENTENCE_END.finditer(line):
+        head = line[start:match.start()]
+        if head.count("(") <= head.count(")") and head.count("`") % 2 == 0:
+            out.append(head)
+            start = match.end()
+    out.append(line[start:])
+    return [s for s in out if s]
 
 
 REPEAT_CHARS = 40
