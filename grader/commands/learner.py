@@ -141,25 +141,40 @@ def list_questions(questions_dir):
     click.echo("Rehearse the spoken answer aloud, the question that is due first: `grade interview`.")
 
 
+def question_argument(text: str, known: dict) -> str:
+    """The question id a learner typed (an id, a number, a notebook's name), or a usage error
+    with the closest ids."""
+    from backprop_traps.grader.commands.names import resolve_question, unknown_question
+    qid = resolve_question(text, known)
+    if qid is None:
+        raise click.BadParameter(unknown_question(text, known), param_hint="QUESTION")
+    return qid
+
+
 @click.command("start")
 @click.argument("question")
 @click.argument("folder", required=False, type=click.Path(file_okay=False), default=".")
 @click.option("--force", is_flag=True, help="Overwrite the notebook if it is already there (your work is lost).")
 @click.option("--solution", is_flag=True,
-              help="Also copy the solution notebook and the question's kernels next to your stub "
-                   "(for after you have solved it).")
+              help="Once every hidden check passes: copy the reference solution notebook and the "
+                   "question's kernels next to your notebook.")
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo).")
 def start(question, folder, force, solution, questions_dir):
-    """Copy QUESTION's stub notebook into FOLDER (default: here) and say how to grade it;
-    with --solution, the solution notebook and the kernels too (your stub is kept)."""
+    """Copy QUESTION's stub notebook into FOLDER (default: here) and say how to grade it.
+    QUESTION is an id (batchnorm_backward), its number in `grade list` (15) or both
+    (15_batchnorm). With --solution, once you have full marks, the reference solution and
+    the kernels too (your notebook is kept)."""
     from backprop_traps.grader.loading.questions import exercise_path, questions_root, solution_notebooks
 
     root = questions_root(questions_dir)
     known = solution_notebooks(root)
-    if question not in known:
-        raise click.BadParameter(f"unknown question {question!r}; the questions are: {', '.join(known)} "
-                                 "(`grade list` describes them)", param_hint="QUESTION")
+    question = question_argument(question, known)
+    if solution:
+        refusal = _not_yet(question)
+        if refusal:  # the solution gives the answer away: nothing is copied before full marks
+            click.echo(refusal, err=True)
+            sys.exit(1)
     stub = exercise_path(question, root)
     if not stub.is_file():
         click.echo(f"The stub {stub} is missing; regenerate the stubs with `grade release`.", err=True)
@@ -183,6 +198,19 @@ def start(question, folder, force, solution, questions_dir):
         _copy_solution(question, root, Path(folder))
 
 
+def _not_yet(question: str) -> str | None:
+    """Why `start --solution` copies nothing yet (no full marks recorded in this folder), or None."""
+    from backprop_traps.grader.learner.history import History
+    best = History.load().best(question)
+    if best and best[0] >= best[1]:
+        return None
+    where = (f"your best here is {best[0]:g} / {best[1]:g} points" if best else
+             "no grading of it is recorded in this folder")
+    return (f"Not yet: --solution copies the reference solution of {question} only once every hidden "
+            f"check passes, and {where}. Grade your notebook (`grade <your notebook>`, `--hint` when "
+            f"stuck); `grade reveal {question}` shows the derivation one step at a time.")
+
+
 def _copy(source: Path, target: Path) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -193,24 +221,21 @@ def _copy(source: Path, target: Path) -> None:
 
 
 def _copy_solution(question: str, root: Path, folder: Path) -> None:
-    """`start --solution`: the solution notebook and the kernels, beside the stub."""
-    from backprop_traps.grader.learner.history import History
+    """`start --solution`: the reference solution notebook and the kernels, beside the stub."""
     from backprop_traps.grader.learner.next_steps import copy_names
     from backprop_traps.grader.loading.questions import kernel_path, solution_path
     solution_name, kernels_name = copy_names(question, root)
-    copies = [(solution_path(question, root), folder / solution_name)]
+    target = folder / solution_name
+    _copy(solution_path(question, root), target)
+    click.echo(f"Copied the reference solution of {question} to {shlex.quote(_shown_path(target.resolve()))} "
+               "(your own notebook is unchanged).")
     kernels = kernel_path(question, root)
-    if kernels is not None:
-        copies.append((kernels, folder / kernels_name))
-    for source, target in copies:
-        _copy(source, target)
-        click.echo(f"Copied {source.name} to {shlex.quote(_shown_path(target.resolve()))}.")
     if kernels is None:
         click.echo(f"{question} has no kernels: its solution notebook says why.")
-    best = History.load().best(question)
-    if not best or best[0] < best[1]:
-        click.echo("Note: your notebook here has not passed every hidden check yet; the solution "
-                   f"gives the answer away (`grade reveal {question}` shows the derivation a step at a time).")
+        return
+    target = folder / kernels_name
+    _copy(kernels, target)
+    click.echo(f"Copied its Numba CUDA kernels to {shlex.quote(_shown_path(target.resolve()))}.")
 
 
 def _fingerprint(path: str) -> str | None:
