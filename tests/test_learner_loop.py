@@ -86,7 +86,7 @@ def test_trap_answer_gets_three_different_hints_and_no_solution_code(tmp_path, m
     for number in (1, 2, 3):
         out = CliRunner().invoke(main, [path, "--hint"])
         assert out.exit_code == 0
-        found = re.search(rf'Hint {number} of 3 for "overlapping windows accumulate[^\n]*\n(.*)', out.stdout, re.S)
+        found = re.search(rf'Hint {number} of 3 for "max-pool backward: overlapping windows[^\n]*\n(.*)', out.stdout, re.S)
         assert found, out.stdout
         hints.append(found.group(1).split("(`--hint` again")[0].strip())
     assert len(set(hints)) == 3

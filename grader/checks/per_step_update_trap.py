@@ -217,7 +217,7 @@ def backward_dx(ctx):
                         rows=True)  # each example of the batch is convolved on its own
 
 
-@QUESTION.check("dw sums over every position and example (finite differences)", points=2, hints=(
+@QUESTION.check("dw against finite differences (a batch, many positions)", points=2, hints=(
     "How many times is each filter weight used in one forward pass?",
     "Every use adds a term to the weight's gradient: sum over all output positions and the "
     "whole batch, never overwrite or average.",
@@ -232,7 +232,7 @@ def backward_dw(ctx):
                         right=ctx.ref.conv1d_backward(dout, x, w, s, p)[1], counts=sizes(x, dout))
 
 
-@QUESTION.check("db sums over every position and example (finite differences)", points=1, hints=(
+@QUESTION.check("db against finite differences (a batch, many positions)", points=1, hints=(
     "The bias of a channel is added to every output position of every example.",
     "db has one number per output channel.",
 ))

@@ -292,7 +292,7 @@ def vocabulary_sized(ctx):
     check_ce(ctx, logits, labels)  # 131072 logits: random-direction gradient checks
 
 
-@QUESTION.check("each row of dlogits sums to 0", points=1, hints=(
+@QUESTION.check("dlogits: the total of each row", points=1, hints=(
     "Adding the same number to every logit of a row leaves the loss unchanged.",
     "So the gradient along (1, 1, ..., 1) vanishes: a row's entries must cancel.",
 ))

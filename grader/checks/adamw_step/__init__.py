@@ -52,7 +52,7 @@ def adam_update(ctx):
         check_step(ctx, *probes.state(ctx.rng, t), t, 0.01, EPS, 0.0, True)
 
 
-@QUESTION.check("decoupled weight decay: p shrinks directly, the moments see the plain gradient",
+@QUESTION.check("weight decay (t = 1 and t = 5, weight_decay = 0.1)",
                 points=2, hints=(
     "Does your weight decay pass through m and v?",
     "AdamW multiplies p by one minus lr times weight_decay, apart from the Adam update.",
@@ -69,7 +69,7 @@ def decay_mask(ctx):
     check_step(ctx, *probes.state(ctx.rng, 3), 3, 0.01, EPS, 0.1, False)
 
 
-@QUESTION.check("eps outside the square root, where v is tiny (and zero gradients stay put)",
+@QUESTION.check("tiny gradients, where v is near eps (and zero gradients)",
                 points=1, hints=(
     "Where the gradients are around 1e-5, v is around 1e-10: compare it with eps = 1e-8.",
     "PyTorch adds eps to the square root of v-hat, not to v-hat.",
@@ -106,7 +106,7 @@ def expect_master(ctx, got, want, before):
     ctx.expect_array("master", new_master, want, MIXED)
 
 
-@QUESTION.check("mixed precision: the float32 master copy takes the step, weight16 is its copy",
+@QUESTION.check("mixed_precision_step: one step from float16 gradients (lr = 1e-4)",
                 points=2, hints=(
     "With lr = 1e-4, how far does a weight of about 1 move, and can float16 hold the result?",
     "Keep the master weights, m and v in float32; cast to float16 only after the step.",

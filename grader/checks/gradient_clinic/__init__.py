@@ -104,7 +104,7 @@ def ratios_edges(ctx):
     expect_ratios(ctx, before, after, grads, "a normal layer, one that did not move, and a zero weight that moved")
 
 
-@QUESTION.check("dead_relu_fraction: units that never fire, a unit at exactly 0 included", points=2,
+@QUESTION.check("dead_relu_fraction: silent units, and a unit at exactly 0", points=2,
                 kinks=("relu-at-0",), hints=(
     "A unit is one column of z. When does it pass no gradient for the whole batch?",
     "relu'(0) = 0: a unit that sits at exactly 0 is as dead as a negative one.",
@@ -224,7 +224,7 @@ def healthy(ctx):
     expect_diagnosis(ctx, probes.patient(ctx.rng, "frozen", 1)[0], "a network with a fault planted")
 
 
-fault_check("detached", "diagnose: a detached branch (backprop gives no gradient)", (
+fault_check("detached", "diagnose: a branch that gets no gradient", (
     "What does backprop give a weight whose path to the loss was cut, and what do finite "
     "differences give?",
     "Compare the layer's gradient with zero, and its numeric gradient with zero.",
