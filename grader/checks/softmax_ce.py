@@ -252,7 +252,8 @@ def right_on_moderate_logits(ctx) -> bool:
 def huge_logits(ctx):
     logits, labels = huge(ctx.rng, 6, 10)
     loss, dlogits = call_ce(ctx, logits, labels)
-    narrow = low_precision("dlogits", dlogits, CE, reference(ctx, logits, labels)[1])
+    narrow = low_precision("dlogits", dlogits, CE, reference(ctx, logits, labels)[1],
+                           QUESTION.contract_dtype(CE, "dlogits"))
     if narrow:  # the dtype is the mistake, not an overflow: say so and name no trap
         raise Fail(narrow)
     if not np.isfinite(loss) or non_finite(dlogits):

@@ -70,13 +70,19 @@ def unchanged(before, after) -> bool:
         return False
 
 
-def low_precision(name: str, got, fn: str, expected=None) -> str | None:
-    """The sentence for an answer in float32 or float16 where the contract wants float64 (None
-    for any other answer): the dtype is the mistake to report, not a trap its values may
-    resemble, and with ``expected`` it says whether the values are right to that precision."""
-    if not isinstance(got, np.ndarray) or got.dtype.kind != "f" or got.dtype.itemsize >= 8:
+def low_precision(name: str, got, fn: str, expected=None, wants: str = "float64") -> str | None:
+    """The sentence for an answer in a float dtype narrower than the contract's (``wants``,
+    float64 unless the question declares another, ``Question.dtypes``), None for any other
+    answer: the dtype is the mistake to report, not a trap its values may resemble, and with
+    ``expected`` it says whether the values are right to that precision."""
+    try:
+        wanted = np.dtype(wants)
+    except TypeError:
         return None
-    text = f"`{name}` from {fn} is {got.dtype} where the contract wants float64"
+    if (not isinstance(got, np.ndarray) or got.dtype.kind != "f" or wanted.kind != "f"
+            or got.dtype.itemsize >= wanted.itemsize):
+        return None
+    text = f"`{name}` from {fn} is {got.dtype} where the contract wants {wanted}"
     if expected is None or np.shape(expected) != got.shape:
         return text + "."
     with np.errstate(all="ignore"):
@@ -85,6 +91,39 @@ def low_precision(name: str, got, fn: str, expected=None) -> str | None:
             wide, expected, rtol=float(np.finfo(got.dtype).eps) ** 0.5, atol=ATOL))
     return text + (f": its values are right to {got.dtype}'s precision, but that precision is not "
                    "enough here." if close else f", and its values are wrong even at {got.dtype}'s precision.")
+
+
+def precision_note(name: str, got, fn: str, expected) -> str | None:
+    """For an answer in the contract's own narrow dtype (float32, float16) whose values are off
+    by more than its rounding: how far, in that dtype's terms. None otherwise. A fact, not a
+    diagnosis: it names no trap and blames no dtype."""
+    if (not isinstance(got, np.ndarray) or got.dtype.kind != "f" or got.dtype.itemsize >= 8
+            or np.shape(expected) != got.shape):
+        return None
+    with np.errstate(all="ignore"):
+        wide, want = got.astype(np.float64), np.asarray(expected, dtype=np.float64)
+        if not (np.all(np.isfinite(wide)) and np.all(np.isfinite(want))):
+            return None
+        eps = float(np.finfo(got.dtype).eps)
+        worst = float(np.max(np.abs(wide - want) / np.maximum(np.abs(want), ATOL), initial=0.0))
+    if worst <= eps:
+        return None
+    return (f"`{name}` is {got.dtype}, as the contract says; its values differ from the reference's "
+            f"by up to {worst:.1e} (relative), {worst / eps:.0f} times {got.dtype}'s rounding unit "
+            f"({eps:.1e}): more than rounding the result once explains.")
+
+
+LOCATE_LIMIT = 4096
+"""A failing gradient of at most this many entries is compared entry by entry with full
+finite differences, to say where it differs (a larger one only when the check gives the
+reference's gradient)."""
+
+
+def located(fail: Fail, where: str | None) -> Fail:
+    """``fail`` marked with the sentence that says where the values differ (a failure without a
+    trap then gets hints that start from it: ``trap_feedback.from_difference``)."""
+    fail.located = where
+    return fail
 
 
 class CheckContext:
@@ -98,6 +137,23 @@ class CheckContext:
         self.check_name = check_name
         # Per-check stream: a check's inputs do not depend on which checks ran before it.
         self.rng = np.random.default_rng([seed, zlib.crc32(check_name.encode())])
+        self.downstream_calls: dict = {}
+        """fn -> (args, answer) of the learner's last call of each function that builds on
+        another of theirs (``upstream``): a failure is then told truly (``upstream.explain``)."""
+        self._dependencies = None
+
+    def question_dependencies(self) -> dict:
+        """{D: (U, ...)}: the learner's functions that call others of them (from the solution
+        notebook's code; grader/engine/upstream.py). Read without loading the reference."""
+        if self._dependencies is None:
+            from backprop_traps.grader.engine import upstream
+            where = getattr(self.ref, "solution_path", None)
+            if where is None:  # a loaded namespace: its functions were compiled from the solution
+                code = next((getattr(v, "__code__", None) for v in vars(self.ref).values()
+                             if getattr(v, "__code__", None) is not None), None) if hasattr(self.ref, "__dict__") else None
+                where = code.co_filename if code is not None else None
+            self._dependencies = upstream.dependencies_of(where) if where else {}
+        return self._dependencies
 
     # -- calling the learner ----------------------------------------------------------
     def service(self, name: str, *args):
@@ -107,6 +163,10 @@ class CheckContext:
     def call(self, fn: str, *args, echo_args: bool = False, measure_memory: bool = False):
         """The learner's ``fn(*args)``; a failure to answer becomes ``Fail`` with why."""
         result = self.sandbox.call(fn, *args, echo_args=echo_args, measure_memory=measure_memory)
+        if fn in self.question_dependencies():
+            self.downstream_calls.pop(fn, None)  # the latest call last; None: it did not answer
+            self.downstream_calls[fn] = (args, result.value if result.ok else None,
+                                         True if result.ok else getattr(result, "kind", "exception"))
         if not result.ok:
             raise Fail(result.error)
         if echo_args or measure_memory:
@@ -136,13 +196,20 @@ class CheckContext:
         if integer and got.dtype.kind not in "iu":
             raise Fail(f"`{name}` from {fn} must hold integers (int64 indices), not {got.dtype}")
         if not integer and got.dtype.kind not in "fiub":
-            raise Fail(f"`{name}` from {fn} has dtype {got.dtype}; expected float64 numbers")
+            raise Fail(f"`{name}` from {fn} has dtype {got.dtype}; expected "
+                       f"{self.question.contract_dtype(fn, name)} numbers")
         if got.dtype.kind == "f" and not np.all(np.isfinite(got)):
             bad = int(np.sum(~np.isfinite(got)))
-            narrow = low_precision(name, got, fn)
+            narrow = self.dtype_note(name, got, fn)
             raise Fail(f"`{name}` from {fn} has {bad} NaN or infinite entries"
                        + (f". {narrow}" if narrow else ""))
         return got
+
+    def dtype_note(self, name: str, got, fn: str, expected=None) -> str | None:
+        """What the answer's dtype says, against the contract's dtype for this output
+        (``Question.contract_dtype``): narrower than the contract (``low_precision``); None
+        when the dtype explains nothing."""
+        return low_precision(name, got, fn, expected, self.question.contract_dtype(fn, name))
 
     def close(self, got, expected, rtol: float = RTOL, atol: float = ATOL) -> bool:
         return bool(np.allclose(np.asarray(got, dtype=np.float64), expected, rtol=rtol, atol=atol))
@@ -172,7 +239,7 @@ class CheckContext:
         that factor may be, see ``feedback.describe_factor``), where the differences lie
         (``regions``), and a small example. ``trap`` names the mistake outright (a check that
         recognised it by its behaviour rather than by equality with a wrong value)."""
-        narrow = low_precision(name, got, fn, expected)
+        narrow = self.dtype_note(name, got, fn, expected)
         if narrow:  # the dtype is what is wrong: no trap's name, whatever the values look like
             return Fail(narrow + self._details(name, got, expected, example, regions))
         trap = trap or self.match_trap(got, traps or {})
@@ -180,18 +247,25 @@ class CheckContext:
         factor = self.factor_sentence(name, got, expected, counts)
         if factor:
             factor = factor.replace(f"`{name}`", f"`{name}` from {fn}", 1)
+        where = self.locate(name, got, expected)
+        extra = (f"\n{where}" if where else "") + extra
         if trap is not None:
             what = f"{factor} " if factor else f"`{name}` from {fn} is wrong. "
             return Fail(f"{what}{self.question.trap(trap).explanation}{extra}", trap)
         if factor:
-            return Fail(factor + extra)
-        wrong = np.flatnonzero(~np.isclose(np.asarray(got, dtype=np.float64), expected,
-                                           rtol=RTOL, atol=ATOL))
-        detail = f"{wrong.size} of {np.size(expected)} entries differ"
-        if wrong.size:
-            i = np.unravel_index(wrong[0], np.shape(expected))
-            detail += f"; first at index {tuple(int(j) for j in i)}: expected {np.asarray(expected)[i]:.6g}, got {np.asarray(got)[i]:.6g}"
-        return Fail(f"`{name}` from {fn} is wrong: {detail}." + extra)
+            return located(Fail(factor + extra), where)
+        rounding = (precision_note(name, got, fn, expected)
+                    if str(np.asarray(got).dtype) == self.question.contract_dtype(fn, name) else None)
+        return located(Fail(f"`{name}` from {fn} is wrong." + (f" {rounding}" if rounding else "") + extra), where)
+
+    def locate(self, name: str, got, expected) -> str | None:
+        """Where ``got`` differs from ``expected``, by how much, along the question's own axis
+        names (``Question.axes``); see ``feedback.locate``. Never raises."""
+        try:
+            axes = (self.question.axes or {}).get(name.split("[", 1)[0])
+            return feedback.locate(name, got, expected, axes)
+        except Exception:  # noqa: BLE001 (an extra)
+            return None
 
     def match_trap(self, got, candidates: dict) -> str | None:
         """The id of the first known-wrong answer that ``got`` equals, if any. A trap's value
@@ -237,23 +311,28 @@ class CheckContext:
         err = gradcheck.gradient_error(f, x, dout, got, self.rng, rows=rows)
         if err <= gradcheck.GRAD_RTOL:
             return got
-        narrow = low_precision(name, got, fn, reference)
+        narrow = self.dtype_note(name, got, fn, reference)
         if narrow:
             raise Fail(narrow + self._details(name, got, reference, example,
                                               regions if reference is not None else None))
         trap = self.match_trap(got, traps or {})
         extra = self._details(name, got, reference, example, regions if reference is not None else None)
         right = reference
-        if right is None and x.size <= gradcheck.FULL_LIMIT:
-            right = gradcheck.numerical_gradient(f, x, dout, rows=rows)
+        if right is None and x.size <= LOCATE_LIMIT:  # the failure path only: worth the forwards
+            try:
+                right = gradcheck.numerical_gradient(f, x, dout, rows=rows)
+            except Exception:  # noqa: BLE001 (an extra)
+                right = None
         factor = self.factor_sentence(name, got, right, counts) if right is not None else None
+        where = self.locate(name, got, right) if right is not None else None
+        extra = (f"\n{where}" if where else "") + extra
         if trap is not None:
             raise Fail(f"`{name}` from {fn} does not match finite differences. "
                        + (f"{factor} " if factor else "")
                        + f"{self.question.trap(trap).explanation}{extra}", trap)
-        raise Fail(f"`{name}` from {fn} does not match the finite-difference gradient "
-                   f"(relative error {err:.2g}, tolerance {gradcheck.GRAD_RTOL:g})."
-                   + (f" {factor}" if factor else "") + extra)
+        raise located(Fail(f"`{name}` from {fn} does not match the finite-difference gradient "
+                           f"(relative error {err:.2g}, tolerance {gradcheck.GRAD_RTOL:g})."
+                           + (f" {factor}" if factor else "") + extra), where)
 
     def factor_sentence(self, name: str, got, expected, counts: dict | None = None) -> str | None:
         """"`dx` is 4 times the right value (4 = ...)." when ``got`` is a multiple of ``expected``

@@ -75,8 +75,9 @@ def batch_gradient(ctx):
                 return ctx.ref.mlp_loss(tuple(changed), x, y)
             g = ctx.expect_gradient(name, got[i], loss_of, params[i], ONE, GRAD,
                                     counts={"N, the number of rows": n, "D_out": d_out})
-            if g.dtype != np.float64:
-                raise Fail(f"`{name}` from {GRAD} is {g.dtype}; the contract's arrays are float64.")
+            wants = QUESTION.contract_dtype(GRAD, name)
+            if g.dtype != np.dtype(wants):
+                raise Fail(f"`{name}` from {GRAD} is {g.dtype}; the contract says {wants}.")
     # the ReLU's kink: pre-activations exactly 0 (exact arithmetic); no finite differences at a
     # kink, the reference's own gradient; a mask z >= 0 explains the whole answer or is not named
     params, x, y = kink_net(ctx.rng)
