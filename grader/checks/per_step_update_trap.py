@@ -57,7 +57,11 @@ QUESTION = Question("per_step_update_trap", "A shared filter's gradient is the s
     Trap("stride-ignored", "Your windows sit one step apart, as if the stride were 1: window t starts "
          "at t instead of t * stride in the padded input, so gradients come from and land on the "
          "wrong inputs. Use the same window starts in the backward pass as in the forward pass."),
-], kinks={})
+], kinks={},
+    axes={"dx": ("example n", "channel c", "position"), "dw": ("output channel", "input channel", "tap k"),
+          "out": ("example n", "channel", "position")},
+    # examples, output channels and input channels are independent: fewer are still an input
+    shrink={"conv1d_backward": {"N": [(0, 0), (1, 0)], "C_out": [(0, 1), (2, 0)], "C_in": [(1, 1), (2, 1)]}})
 
 
 # -- inputs ------------------------------------------------------------------------------

@@ -137,6 +137,10 @@ class CheckContext:
         self.check_name = check_name
         # Per-check stream: a check's inputs do not depend on which checks ran before it.
         self.rng = np.random.default_rng([seed, zlib.crc32(check_name.encode())])
+        self.last_calls: dict = {}
+        """fn -> the arguments of the learner's last call of it in this check (engine/shrink.py)."""
+        self.output_names: dict = {}
+        """fn -> the names of its outputs, as the check unpacked them."""
         self.downstream_calls: dict = {}
         """fn -> (args, answer) of the learner's last call of each function that builds on
         another of theirs (``upstream``): a failure is then told truly (``upstream.explain``)."""
@@ -163,6 +167,8 @@ class CheckContext:
     def call(self, fn: str, *args, echo_args: bool = False, measure_memory: bool = False):
         """The learner's ``fn(*args)``; a failure to answer becomes ``Fail`` with why."""
         result = self.sandbox.call(fn, *args, echo_args=echo_args, measure_memory=measure_memory)
+        if sum(np.size(a) for a in args if isinstance(a, np.ndarray)) <= 1 << 20:
+            self.last_calls[fn] = args  # for the failure path: where, and the smallest input
         if fn in self.question_dependencies():
             self.downstream_calls.pop(fn, None)  # the latest call last; None: it did not answer
             self.downstream_calls[fn] = (args, result.value if result.ok else None,
@@ -178,6 +184,7 @@ class CheckContext:
         if not isinstance(value, (tuple, list)) or len(value) != count:
             got = f"a {type(value).__name__}" if not isinstance(value, (tuple, list)) else f"{len(value)} values"
             raise Fail(f"{fn} must return {count} values ({names}), but returned {got}")
+        self.output_names[fn] = [n.strip() for n in names.split(",")]
         return value
 
     # -- comparing --------------------------------------------------------------------
@@ -239,6 +246,8 @@ class CheckContext:
         that factor may be, see ``feedback.describe_factor``), where the differences lie
         (``regions``), and a small example. ``trap`` names the mistake outright (a check that
         recognised it by its behaviour rather than by equality with a wrong value)."""
+        if example is None:  # the smallest input that still fails, where the question says how
+            example = self._smallest(fn, name)
         narrow = self.dtype_note(name, got, fn, expected)
         if narrow:  # the dtype is what is wrong: no trap's name, whatever the values look like
             return Fail(narrow + self._details(name, got, expected, example, regions))
@@ -257,6 +266,25 @@ class CheckContext:
         rounding = (precision_note(name, got, fn, expected)
                     if str(np.asarray(got).dtype) == self.question.contract_dtype(fn, name) else None)
         return located(Fail(f"`{name}` from {fn} is wrong." + (f" {rounding}" if rounding else "") + extra), where)
+
+    def _reference_output(self, fn: str, name: str):
+        """The reference's ``name`` output of ``fn`` on the learner's last call of it, for a
+        gradient check that gave no reference: where the answer differs. None if unknown."""
+        args, outputs = self.last_calls.get(fn), self.output_names.get(fn)
+        if args is None or not outputs or name not in outputs:
+            return None
+        try:
+            value = getattr(self.ref, fn)(*args)
+            return np.asarray(value[outputs.index(name)], dtype=np.float64)
+        except Exception:  # noqa: BLE001 (an extra)
+            return None
+
+    def _smallest(self, fn: str, name: str):
+        """The example builder for a failure of output ``name`` of ``fn`` (engine/shrink.py)."""
+        if not (self.question.shrink and fn in self.question.shrink):
+            return None
+        from backprop_traps.grader.engine import shrink
+        return lambda: shrink.smallest(self, fn, name)
 
     def locate(self, name: str, got, expected) -> str | None:
         """Where ``got`` differs from ``expected``, by how much, along the question's own axis
@@ -311,13 +339,15 @@ class CheckContext:
         err = gradcheck.gradient_error(f, x, dout, got, self.rng, rows=rows)
         if err <= gradcheck.GRAD_RTOL:
             return got
+        if example is None:
+            example = self._smallest(fn, name)
         narrow = self.dtype_note(name, got, fn, reference)
         if narrow:
             raise Fail(narrow + self._details(name, got, reference, example,
                                               regions if reference is not None else None))
         trap = self.match_trap(got, traps or {})
         extra = self._details(name, got, reference, example, regions if reference is not None else None)
-        right = reference
+        right = reference if reference is not None else self._reference_output(fn, name)
         if right is None and x.size <= LOCATE_LIMIT:  # the failure path only: worth the forwards
             try:
                 right = gradcheck.numerical_gradient(f, x, dout, rows=rows)

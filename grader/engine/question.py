@@ -117,6 +117,10 @@ class Question:
     """Names for the axes of an output, by its name, in the learner's terms (e.g. ``{"dx":
     ("step t", "row n", "feature")}``): feedback says where values differ along them ("only
     where step t = 0"); default row and column."""
+    shrink: dict[str, dict[str, list[tuple[int, int]]]] | None = None
+    """The sizes of each function's input that can be cut from the front and leave a valid input
+    (a prefix of a sequence, some rows of a batch), by function: size -> [(argument, axis)...];
+    a failure then shows the smallest input that still fails (grader/engine/shrink.py)."""
     dtypes: dict[str, dict[str, str]] | None = None
     """The contract's dtype of each output that is not float64 (docs/questions/<id>.md), by
     function and output name, e.g. ``{"mixed_precision_step": {"master": "float32", "weight16":

@@ -186,7 +186,7 @@ def _explain(ctx, failure: Fail) -> Fail | None:
         return None
     deps = ctx.question_dependencies()
     for fn, (args, answer, answered) in reversed(list(calls.items())):
-        named = fn in failure.feedback or fn in ctx.check_name or len(calls) == 1
+        named = fn in failure.feedback or fn in ctx.check_name
         if not named or fn not in deps or _size(args) > MAX_VALUES:
             continue
         if answered is not True and answered != "exception":

@@ -46,7 +46,10 @@ from backprop_traps.grader.engine.question import Fail, Question
 QUESTION = Question("attention_backward", "Attention backward without storing the N x N matrix", traps=TRAPS,
                     difficulty="hard",
                     kinks={"causal-diagonal": "the causal mask's edge: query i sees key i, not key i + 1"},
-                    memory_paths=("causal=False", "causal=True"))
+                    memory_paths=("causal=False", "causal=True"),
+                    axes={name: ("head b", "position i", "feature") for name in ("dq", "dk", "dv", "o")},
+                    # the heads are independent: fewer heads are still a valid input
+                    shrink={"attention_backward": {"B": [(i, 0) for i in range(6)]}})
 
 
 @QUESTION.check("forward: output and log-sum-exp (causal and not; N = 1 and N across tiles)", points=2, hints=(

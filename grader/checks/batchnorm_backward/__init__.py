@@ -79,8 +79,8 @@ def check_gradients(ctx, indices, x, gamma, beta, eps, example=True):
             changed = list(args)
             changed[i] = value
             return ctx.ref.batchnorm_forward(*changed, rm, rv, True, MOMENTUM, eps)[0]
-        diagnose = (lambda: "stats-as-constants" if traps.column_sums_broken(got[0], x) else None) \
-            if i == 0 else None
+        diagnose = (lambda: "stats-as-constants" if traps.column_sums_broken(got[0], x) and traps.mean_path_lost(
+            got[0], dy * gamma, (x - mean) * rstd, rstd, axis=0) else None) if i == 0 else None  # that mistake, not any broken sum
         judged(lambda i=i, f=f: ctx.expect_gradient(
             GRADS[i], got[i], f, args[i], dy, BWD,
             example=probes.backward_example(ctx, i) if example else None),
@@ -162,9 +162,11 @@ def dx_properties(ctx):
     for values, what in ((dx.sum(axis=0), "sum to"), ((dx * xhat).sum(axis=0), "have dot products with x-hat of")):
         if any(abs(values) > scale):
             wrong = traps.backward_forms(ctx, dy, x, gamma, mean, rstd)["dx"]
-            trap = traps.same_as(dx, wrong) or "stats-as-constants"
+            trap = traps.same_as(dx, wrong) or ("stats-as-constants" if traps.mean_path_lost(
+                dx, dy * gamma, xhat, rstd, axis=0) else None)  # that mistake, not any broken sum
             raise Fail(f"The columns of `dx` from {BWD} {what} {values.round(4)}, not 0: the "
-                       f"invariances every BatchNorm gradient has. {QUESTION.trap(trap).explanation}", trap)
+                       "invariances every BatchNorm gradient has."
+                       + (f" {QUESTION.trap(trap).explanation}" if trap else ""), trap)
     expected = ctx.ref.batchnorm_backward(dy, x, gamma, mean, rstd)[0]
     ctx.expect_array("dx", dx, expected, BWD)  # the properties hold for zeros too: values count
 

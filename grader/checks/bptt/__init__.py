@@ -21,7 +21,12 @@ from backprop_traps.grader.engine.question import Fail, Question
 QUESTION = Question("bptt", "BPTT: the recurrent weight's gradient sums over every step",
                     traps=traps.TRAPS, difficulty="medium",
                     kinks={"chunk-boundary": "the step where a truncated chunk ends (no gradient crosses it)",
-                           "clip-threshold": "a global norm of exactly max_norm (unchanged)"})
+                           "clip-threshold": "a global norm of exactly max_norm (unchanged)"},
+                    # a prefix of the steps, or of the rows, is still a sequence and its forward
+                    shrink={FWD: {"T": [(0, 0)], "N": [(0, 1), (1, 0)]},
+                            BWD: {"T": [(0, 0), (1, 0), (3, 0)], "N": [(0, 1), (1, 1), (2, 0), (3, 1)]}},
+                    axes={"dx": ("step t", "row n", "feature"), "hs": ("step t", "row n", "unit"),
+                          "dh0": ("row n", "unit")})
 
 
 def where(x, k=None):

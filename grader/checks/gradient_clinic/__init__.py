@@ -16,6 +16,7 @@ import numpy as np
 from backprop_traps.grader.checks.gradient_clinic import probes
 from backprop_traps.grader.checks.gradient_clinic.traps import (TRAPS, absolute_forms, dead_forms, diagnosis_forms,
                                                  update_ratio_forms)
+from backprop_traps.grader.engine import feedback
 from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("gradient_clinic", "Gradient clinic: name the fault and its layer",
@@ -57,7 +58,12 @@ def fail(what: str, got, expected, forms: dict | None = None, trap: str | None =
     text = f"{what}: expected {np.array2string(np.asarray(expected), precision=4)}, got {shorter(got)}."
     if trap:
         text += " " + QUESTION.trap(trap).explanation
-    return Fail(text, trap)
+    name = what.split("`")[1] if what.count("`") >= 2 else "the answer"
+    try:  # which layer differs, and by how much
+        where = feedback.locate(name, got, expected, axes=("layer",))
+    except Exception:  # noqa: BLE001 (an extra)
+        where = None
+    return Fail(text + (f"\n{where}" if where else ""), trap)
 
 
 def layers_list(rng, shapes, scale=1.0):

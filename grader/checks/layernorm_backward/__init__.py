@@ -161,8 +161,8 @@ def dx_properties(ctx):
     if broken is not None:
         kind, sentence = broken
         trap, observed = probes.diagnose_backward(ctx, rows_only=True)
-        if trap is None:
-            trap = probes.PROPERTY_TRAPS.get(kind)
+        if trap is None:  # named only when this dx is that mistake, not for any broken sum
+            trap = probes.property_trap(kind, got[0], dy, x, gamma, mean, rstd)
         raise fail(Fail(f"`dx` from {BWD} (input {where}) breaks a property every LayerNorm "
                              f"gradient has: {sentence}"), None, got[0], {}, lambda: (trap, observed))
     wrong = backward_traps(ctx, dy, x, gamma, mean, rstd, 0.0)["dx"]

@@ -19,7 +19,8 @@ from backprop_traps.grader.engine.question import Fail, Question
 QUESTION = Question("maxpool_kernel", "Max-pool backward as a CUDA kernel, twice: a scatter with "
                     "atomics and a deterministic gather", traps=TRAPS, difficulty="hard",
                     services=probes.services,
-                    kinks={"block-edge": "a size that is not a multiple of the block: the last block's guard"})
+                    kinks={"block-edge": "a size that is not a multiple of the block: the last block's guard"},
+                    axes={name: ("example n", "channel c", "row", "column") for name in ("dx", "out", "argmax")})
 
 KERNEL = {"scatter": "maxpool2d_backward_scatter_kernel", "gather": "maxpool2d_backward_gather_kernel"}
 

@@ -24,7 +24,8 @@ from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("routing_trap", "Max pooling must cache where the max came from", traps=TRAPS,
                     difficulty="medium",
-                    kinks={"tie": "a window whose maximum appears more than once (the first one wins)"})
+                    kinks={"tie": "a window whose maximum appears more than once (the first one wins)"},
+                    axes={name: ("example n", "channel c", "row", "column") for name in ("dx", "out", "argmax")})
 
 
 # -- checks ------------------------------------------------------------------------------
