@@ -161,7 +161,7 @@ def test_grade_this_notebook_from_its_folder(tmp_path, monkeypatch, capsys):
     fill_from_solution(tmp_path / STUB)
     grade_this_notebook("routing_trap")
     out = capsys.readouterr().out
-    assert "as saved on disk" in out and "Score: 12 / 12" in out
+    assert f"routing_trap  ·  {STUB}" in out and "Score: 12 / 12" in out
     assert (tmp_path / FILENAME).exists()
 
 
@@ -183,7 +183,7 @@ def test_solution_notebook_grades_itself_to_full_marks_in_a_kernel(tmp_path):
     assert "grade_this_notebook" in last.source and "demo" in last.metadata.get("tags", [])
     NotebookClient(nb, timeout=180, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
-    text = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    text = "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in nb.cells[-1].outputs)
     assert "Score: 12 / 12" in text, text
 
 

@@ -16,9 +16,11 @@ def test_a_parenthesis_is_one_sentence():
 
 def test_a_repeated_parenthesis_leaves_no_fragment():
     shown: set[str] = set()
-    assert once(MISSING, shown) == MISSING
-    again = once(MISSING, shown)
-    assert again == AS_ABOVE and "See the warnings" not in again
+    text = "The check failed. Your " + MISSING
+    assert once(text, shown) == text
+    again = once(text, shown)
+    assert again == "The check failed. " + AS_ABOVE and "See the warnings" not in again
+    assert once(MISSING, set()) == MISSING  # a feedback's first sentence is always shown
 
 
 def test_the_as_above_note_is_never_printed_twice_in_a_row():
@@ -28,12 +30,12 @@ def test_the_as_above_note_is_never_printed_twice_in_a_row():
     once(first, shown)
     again = once(first, shown)
     assert again.count(AS_ABOVE) == 1, again
-    assert once("Another long sentence that explains the second thing at great length.\n"
-                "This is a long sentence that explains the first thing at length.", shown) == AS_ABOVE
+    assert once("Head.\nAnother long sentence that explains the second thing at great length.\n"
+                "This is a long sentence that explains the first thing at length.", shown) == "Head.\n" + AS_ABOVE
     # an example between two dropped lines keeps its place, and each run of dropped text its note
-    mixed = once("This is a long sentence that explains the first thing at length.\n  x = 1\n"
+    mixed = once("Head.\nThis is a long sentence that explains the first thing at length.\n  x = 1\n"
                  "Another long sentence that explains the second thing at great length.", shown)
-    assert mixed.splitlines() == [AS_ABOVE, "  x = 1", AS_ABOVE]
+    assert mixed.splitlines() == ["Head.", AS_ABOVE, "  x = 1", AS_ABOVE]
 
 
 def test_the_score_says_points_and_checks_apart():

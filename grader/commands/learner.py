@@ -200,15 +200,8 @@ def start(question, folder, force, solution, questions_dir):
 
 def _not_yet(question: str) -> str | None:
     """Why `start --solution` copies nothing yet (no full marks recorded in this folder), or None."""
-    from backprop_traps.grader.learner.history import History
-    best = History.load().best(question)
-    if best and best[0] >= best[1]:
-        return None
-    where = (f"your best here is {best[0]:g} / {best[1]:g} points" if best else
-             "no grading of it is recorded in this folder")
-    return (f"Not yet: --solution copies the reference solution of {question} only once every hidden "
-            f"check passes, and {where}. Grade your notebook (`grade <your notebook>`, `--hint` when "
-            f"stuck); `grade reveal {question}` shows the derivation one step at a time.")
+    from backprop_traps.grader.learner.next_steps import not_yet
+    return not_yet(question)
 
 
 def _copy(source: Path, target: Path) -> None:
@@ -222,20 +215,14 @@ def _copy(source: Path, target: Path) -> None:
 
 def _copy_solution(question: str, root: Path, folder: Path) -> None:
     """`start --solution`: the reference solution notebook and the kernels, beside the stub."""
-    from backprop_traps.grader.learner.next_steps import copy_names
-    from backprop_traps.grader.loading.questions import kernel_path, solution_path
-    solution_name, kernels_name = copy_names(question, root)
-    target = folder / solution_name
-    _copy(solution_path(question, root), target)
-    click.echo(f"Copied the reference solution of {question} to {shlex.quote(_shown_path(target.resolve()))} "
-               "(your own notebook is unchanged).")
-    kernels = kernel_path(question, root)
-    if kernels is None:
-        click.echo(f"{question} has no kernels: its solution notebook says why.")
-        return
-    target = folder / kernels_name
-    _copy(kernels, target)
-    click.echo(f"Copied its Numba CUDA kernels to {shlex.quote(_shown_path(target.resolve()))}.")
+    from backprop_traps.grader.learner.next_steps import copy_solution
+    try:
+        said = copy_solution(question, root, folder)
+    except OSError as e:
+        click.echo(f"Could not copy the reference solution into {shlex.quote(_shown_path(folder.resolve()))}: "
+                   f"{e.strerror or e}", err=True)
+        sys.exit(1)
+    click.echo("\n".join(said))
 
 
 def _fingerprint(path: str) -> str | None:
@@ -255,9 +242,11 @@ def _fingerprint(path: str) -> str | None:
     return hashlib.sha256(data).hexdigest()
 
 
-def after_grading(results, want_hint: bool, color: bool) -> str:
+def after_grading(results, want_hint: bool, color: bool, pointers: bool = True) -> str:
     """Remember each graded result's score in this folder's history, and show the next hint
-    for the first failing check (``--hint``) or say that one is available. Returns the text."""
+    for the first failing check (``--hint``) or say that one is available. Returns the text.
+    ``pointers=False`` leaves out the full-marks pointers (the notebook's saved file is not what
+    its kernel ran: no "full marks" then)."""
     from backprop_traps.grader.learner.history import History
     from backprop_traps.grader.learner.next_steps import full_marks_text
     from backprop_traps.grader.learner.report import render_hint
@@ -274,9 +263,9 @@ def after_grading(results, want_hint: bool, color: bool) -> str:
         if not failing:
             if want_hint:
                 texts.append(f"{inert(r.submission)}: every hidden check passes; no hint needed.")
-            pointers = full_marks_text(r.question)
-            if pointers:
-                texts.append(pointers)
+            text = full_marks_text(r.question) if pointers else ""
+            if text:
+                texts.append(text)
             continue
         target = next((t for t in failing if t.hints), failing[0])
         if want_hint:

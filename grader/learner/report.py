@@ -86,17 +86,22 @@ def counts_text(result: GradeResult) -> str:
 
 def once(feedback: str, shown: set[str]) -> str:
     """``feedback`` without the long sentences an earlier check's feedback already printed (noted
-    "as above", once per run of dropped text); examples (indented lines) are kept whole. A
-    parenthesis is never cut in two. ``shown`` gathers what is printed."""
+    "as above", once per run of dropped text); its first sentence (what is wrong in this check)
+    and examples (indented lines) are kept whole. A parenthesis is never cut in two. ``shown``
+    gathers what is printed."""
     lines: list[str] = []
     marked = False  # the last thing printed is the "as above" note
-    for line in feedback.splitlines():
+    for number, line in enumerate(feedback.splitlines()):
         if line[:1].isspace():
             lines.append(line)
             marked = False
             continue
         kept = []
-        for sentence in sentences(line):
+        for place, sentence in enumerate(sentences(line)):
+            if number == place == 0:  # the head says what is wrong in this check: always shown
+                shown.add(sentence)
+                kept.append(sentence)
+                continue
             if len(sentence) >= REPEAT_CHARS and sentence in shown:
                 if not marked:
                     kept.append(AS_ABOVE)

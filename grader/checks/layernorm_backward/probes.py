@@ -190,8 +190,8 @@ def property_trap(kind, dx, dy, x, gamma, mean, rstd):
     from backprop_traps.grader.checks.layernorm_backward.traps import mean_path_lost
     if kind != "ones":
         return PROPERTY_TRAPS.get(kind)
-    xhat = (x - mean[:, None]) * rstd[:, None]
-    return "stats-as-constants" if mean_path_lost(dx, dy * gamma, xhat, rstd[:, None], axis=1) else None
+    r = rstd[:, None]                                        # N, 1
+    return "stats-as-constants" if mean_path_lost(dx, dy * gamma, r * (x - mean[:, None]), r, axis=1) else None
 
 
 def diagnose_param(ctx, index):
