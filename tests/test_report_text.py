@@ -32,10 +32,12 @@ def test_the_as_above_note_is_never_printed_twice_in_a_row():
     assert again.count(AS_ABOVE) == 1, again
     assert once("Head.\nAnother long sentence that explains the second thing at great length.\n"
                 "This is a long sentence that explains the first thing at length.", shown) == "Head.\n" + AS_ABOVE
-    # an example between two dropped lines keeps its place, and each run of dropped text its note
-    mixed = once("Head.\nThis is a long sentence that explains the first thing at length.\n  x = 1\n"
-                 "Another long sentence that explains the second thing at great length.", shown)
-    assert mixed.splitlines() == ["Head.", AS_ABOVE, "  x = 1", AS_ABOVE]
+    # each run of dropped text gets its note, an example its introducing line
+    mixed = once("Head.\nThis is a long sentence that explains the first thing at length.\n"
+                 "Another long sentence that explains the second thing at great length.\n  x = 1\n"
+                 "This is a long sentence that explains the first thing at length.", shown)
+    assert mixed.splitlines() == ["Head.", AS_ABOVE, "Another long sentence that explains the second thing "
+                                  "at great length.", "  x = 1", AS_ABOVE]
 
 
 def test_the_score_says_points_and_checks_apart():
@@ -47,3 +49,10 @@ def test_the_score_says_points_and_checks_apart():
     assert "Score: 3 / 6 points" in text
     assert "hidden checks: 2 of 3 pass, visible tests: 2 of 3 pass" in text
     assert "hidden: 2/3" not in text
+
+
+def test_an_examples_header_is_never_dropped():
+    text = "Head.\nThe smallest input where yours is still wrong:\n  x = [1, 2]\n  expected 3"
+    shown: set[str] = set()
+    once(text, shown)
+    assert once(text, shown) == text

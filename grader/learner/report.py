@@ -87,12 +87,14 @@ def counts_text(result: GradeResult) -> str:
 def once(feedback: str, shown: set[str]) -> str:
     """``feedback`` without the long sentences an earlier check's feedback already printed (noted
     "as above", once per run of dropped text); its first sentence (what is wrong in this check)
-    and examples (indented lines) are kept whole. A parenthesis is never cut in two. ``shown``
+    and examples (indented lines, and the line that introduces them) are kept whole. A parenthesis is never cut in two. ``shown``
     gathers what is printed."""
     lines: list[str] = []
     marked = False  # the last thing printed is the "as above" note
-    for number, line in enumerate(feedback.splitlines()):
-        if line[:1].isspace():
+    all_lines = feedback.splitlines()
+    for number, line in enumerate(all_lines):
+        introduces = number + 1 < len(all_lines) and all_lines[number + 1][:1].isspace()
+        if line[:1].isspace() or introduces:  # an example, and the line that introduces it
             lines.append(line)
             marked = False
             continue
