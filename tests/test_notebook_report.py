@@ -124,3 +124,16 @@ def test_hint_and_solution_from_the_notebook(tmp_path):
     text = shown(wrong.cells[-1])
     assert re.search(r'Hint 1 of \d for "', text), text[-1500:]
     assert "Not yet" in text and not (tmp_path / "01_routing_trap_solution.ipynb").exists()
+
+
+def test_learner_text_in_the_html_is_escaped():
+    """A learner's exception message or output reaches the report: as text, never as markup."""
+    from backprop_traps.grader.engine.results import CheckResult, GradeResult
+    from backprop_traps.grader.learner.report_html import render_html
+    evil = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    result = GradeResult("nb.ipynb", "routing_trap", 0.0, 2.0, seed=1,
+                         tests=[CheckResult("a check", 0.0, 2.0, False, feedback=f"f() raised ValueError: {evil}")],
+                         warnings=[f"cell 3 raised ValueError: {evil}"])
+    html = render_html(result, "nb.ipynb", {3: "[7]"})
+    assert "<script" not in html and "<img" not in html and "&lt;script&gt;" in html
+    assert "cell [7] raised" in html

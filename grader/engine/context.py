@@ -11,6 +11,7 @@ import zlib
 import numpy as np
 
 from backprop_traps.grader.engine import feedback, gradcheck
+from backprop_traps.grader.engine.dtypes import low_precision, precision_note  # noqa: F401 (checks import them here)
 from backprop_traps.grader.engine.question import Fail, Question
 from backprop_traps.grader.sandbox.process import Sandbox
 
@@ -68,62 +69,6 @@ def unchanged(before, after) -> bool:
         return bool(before == after)
     except Exception:  # noqa: BLE001
         return False
-
-
-def low_precision(name: str, got, fn: str, expected=None, wants: str = "float64") -> str | None:
-    """The sentence for an answer in a float dtype narrower than the contract's (``wants``,
-    float64 unless the question declares another, ``Question.dtypes``), None for any other
-    answer: the dtype is the mistake to report, not a trap its values may resemble, and with
-    ``expected`` it says whether the values are right to that precision."""
-    try:
-        wanted = np.dtype(wants)
-    except TypeError:
-        return None
-    if (not isinstance(got, np.ndarray) or got.dtype.kind != "f" or wanted.kind != "f"
-            or got.dtype.itemsize >= wanted.itemsize):
-        return None
-    text = f"`{name}` from {fn} is {got.dtype} where the contract wants {wanted}"
-    if expected is None or np.shape(expected) != got.shape:
-        return text + "."
-    with np.errstate(all="ignore"):
-        wide = got.astype(np.float64)
-        close = bool(np.all(np.isfinite(wide)) and np.allclose(
-            wide, expected, rtol=float(np.finfo(got.dtype).eps) ** 0.5, atol=ATOL))
-    return text + (f": its values are right to {got.dtype}'s precision, but that precision is not "
-                   "enough here." if close else f", and its values are wrong even at {got.dtype}'s precision.")
-
-
-def precision_note(name: str, got, fn: str, expected) -> str | None:
-    """For an answer in the contract's own narrow dtype (float32, float16) whose values are off
-    by more than its rounding: how far, in that dtype's terms. None otherwise. A fact, not a
-    diagnosis: it names no trap and blames no dtype."""
-    if (not isinstance(got, np.ndarray) or got.dtype.kind != "f" or got.dtype.itemsize >= 8
-            or np.shape(expected) != got.shape):
-        return None
-    with np.errstate(all="ignore"):
-        wide, want = got.astype(np.float64), np.asarray(expected, dtype=np.float64)
-        if not (np.all(np.isfinite(wide)) and np.all(np.isfinite(want))):
-            return None
-        eps = float(np.finfo(got.dtype).eps)
-        worst = float(np.max(np.abs(wide - want) / np.maximum(np.abs(want), ATOL), initial=0.0))
-    if worst <= eps:
-        return None
-    return (f"`{name}` is {got.dtype}, as the contract says; its values differ from the reference's "
-            f"by up to {worst:.1e} (relative), {worst / eps:.0f} times {got.dtype}'s rounding unit "
-            f"({eps:.1e}): more than rounding the result once explains.")
-
-
-LOCATE_LIMIT = 4096
-"""A failing gradient of at most this many entries is compared entry by entry with full
-finite differences, to say where it differs (a larger one only when the check gives the
-reference's gradient)."""
-
-
-def located(fail: Fail, where: str | None) -> Fail:
-    """``fail`` marked with the sentence that says where the values differ (a failure without a
-    trap then gets hints that start from it: ``trap_feedback.from_difference``)."""
-    fail.located = where
-    return fail
 
 
 class CheckContext:
@@ -262,10 +207,11 @@ class CheckContext:
             what = f"{factor} " if factor else f"`{name}` from {fn} is wrong. "
             return Fail(f"{what}{self.question.trap(trap).explanation}{extra}", trap)
         if factor:
-            return located(Fail(factor + extra), where)
+            return feedback.located(Fail(factor + extra), where)
         rounding = (precision_note(name, got, fn, expected)
                     if str(np.asarray(got).dtype) == self.question.contract_dtype(fn, name) else None)
-        return located(Fail(f"`{name}` from {fn} is wrong." + (f" {rounding}" if rounding else "") + extra), where)
+        head = f"`{name}` from {fn} is wrong." + (f" {rounding}" if rounding else "")
+        return feedback.located(Fail(head + extra), where)
 
     def _reference_output(self, fn: str, name: str):
         """The reference's ``name`` output of ``fn`` on the learner's last call of it, for a
@@ -348,7 +294,7 @@ class CheckContext:
         trap = self.match_trap(got, traps or {})
         extra = self._details(name, got, reference, example, regions if reference is not None else None)
         right = reference if reference is not None else self._reference_output(fn, name)
-        if right is None and x.size <= LOCATE_LIMIT:  # the failure path only: worth the forwards
+        if right is None and x.size <= feedback.LOCATE_LIMIT:  # the failure path only: worth the forwards
             try:
                 right = gradcheck.numerical_gradient(f, x, dout, rows=rows)
             except Exception:  # noqa: BLE001 (an extra)
@@ -360,7 +306,7 @@ class CheckContext:
             raise Fail(f"`{name}` from {fn} does not match finite differences. "
                        + (f"{factor} " if factor else "")
                        + f"{self.question.trap(trap).explanation}{extra}", trap)
-        raise located(Fail(f"`{name}` from {fn} does not match the finite-difference gradient "
+        raise feedback.located(Fail(f"`{name}` from {fn} does not match the finite-difference gradient "
                            f"(relative error {err:.2g}, tolerance {gradcheck.GRAD_RTOL:g})."
                            + (f" {factor}" if factor else "") + extra), where)
 

@@ -284,3 +284,16 @@ def smallest_failure(sandbox, rng: np.random.Generator, fn: str, build: Callable
             if wrong.any():
                 return format_example(shown, want, got, name)
     return raised
+
+
+LOCATE_LIMIT = 4096
+"""A failing gradient of at most this many entries is compared entry by entry with full
+finite differences, to say where it differs (a larger one only when the check gives the
+reference's gradient)."""
+
+
+def located(fail: Fail, where: str | None) -> Fail:
+    """``fail`` marked with the sentence that says where the values differ (a failure without a
+    trap then gets hints that start from it: ``trap_feedback.from_difference``)."""
+    fail.located = where
+    return fail
