@@ -223,16 +223,29 @@ def _upstream_wrong(ctx, fn: str, upstreams, args):
         return record
     _rebound(ref_fn, {u: recorder(u) for u in upstreams})(*args)
     replayed: dict[str, int] = {}
+    start, allowance = _budget(ctx)
     for name, a, want in seen:
         replayed[name] = replayed.get(name, 0) + 1
-        if replayed[name] > MAX_UPSTREAM_CALLS:
+        if replayed[name] > MAX_UPSTREAM_CALLS or name in getattr(ctx.sandbox, "gave_up", {}):
             continue
+        if getattr(ctx.sandbox, "spent", 0.0) - start > allowance:
+            return None  # feedback must not cost the learner points: stay inside the time budget
         result = ctx.sandbox.call(name, *a)
         if not result.ok:
             return name, f"your {name} did not answer the call {fn} makes: {result.error}"
         if not _same(result.value, want):
             return name, f"your {name} answers differently from the reference's on the inputs {fn} hands it"
     return None
+
+
+def _budget(ctx) -> tuple[float, float]:
+    """(sandbox time spent so far, what replays may add): as the smallest failing input's search
+    (``feedback.smallest_failure``), a tenth of what is left, at most ``feedback.SECONDS``."""
+    from backprop_traps.grader.engine import feedback
+    spent = getattr(ctx.sandbox, "spent", 0.0)
+    limits = getattr(ctx.sandbox, "limits", None)
+    left = (limits.total_seconds - spent) if limits is not None else feedback.SECONDS
+    return spent, min(feedback.SECONDS, 0.1 * left)
 
 
 def _told(ctx, fn: str, upstream: str, sentence: str, args, answer, trap: str | None = None) -> str:
