@@ -98,15 +98,28 @@ class _PathError(click.UsageError):
 
 
 def _existing_files(_ctx, _param, paths):
-    """A path that does not exist, or a folder, is a usage error (exit 2): nothing was graded."""
+    """A path that does not exist, or a folder, is a usage error (exit 2): nothing was graded.
+    A notebook named without its extension is found (``grade 19_bptt``); a name close to a
+    subcommand or to a file here gets "did you mean"."""
+    from backprop_traps.grader.commands.names import did_you_mean, find_submission, nearby_files
     from backprop_traps.grader.sandbox.inert import inert  # a file name may carry anything
-    for path in paths:
+    found = []
+    for index, path in enumerate(paths):
         if os.path.isdir(path):
             raise _PathError(f"{inert(path)} is a folder: give a notebook (.ipynb) or a .py file in it "
                              "(`grade batch` grades a whole class's folder).")
-        if not os.path.exists(path):
-            raise _PathError(f"{inert(path)} does not exist: give the path of a notebook (.ipynb) or a .py file.")
-    return paths
+        real = find_submission(path)
+        if real is None and os.path.exists(path):
+            real = path  # not a regular file (a FIFO, a device): the engine says why
+        if real is None:
+            guess = did_you_mean(path, SUBCOMMANDS, lambda name: f"`grade {name}`") if index == 0 else ""
+            files = nearby_files(path)
+            if not guess and files:
+                guess = " Did you mean " + " or ".join(inert(f) for f in files) + "?"
+            raise _PathError(f"{inert(path)} does not exist: give the path of a notebook (.ipynb) or a .py file."
+                             + guess)
+        found.append(real)
+    return tuple(found)
 
 
 def _draw(value):

@@ -9,7 +9,11 @@ live objects. That cell is tagged ``demo``, so grading skips it (no recursion).
 
 It reads the notebook as saved on disk and never saves it: Jupyter keeps your edits in
 the browser until you save, so save first (Ctrl-S). When the saved cells differ from the
-code this kernel ran, it says so.
+code this kernel ran, the report leads with that, in words, and never says "full marks".
+In a notebook the report is HTML (grader/learner/report_html.py: colour, wrapped by the
+browser, cells named as JupyterLab numbers them), with `grade`'s own text as its fallback;
+``hint=True`` and ``solution=True`` do what `grade FILE --hint` and `grade start ID
+--solution` do in a terminal.
 
 A kernel has no ``__file__``, so the notebook is found in this order:
 1. ``path=...``, when given;
@@ -111,9 +115,46 @@ def find_notebook(question: str | None = None, path: str | os.PathLike | None = 
     return None
 
 
+def cell_numbers(path: Path) -> dict[int, str]:
+    """{place of each code cell in the saved file (1-based, as `grade` counts): how JupyterLab
+    shows it}: "[4]", the execution count of its latest run in this kernel, or "[ ]" with its
+    first line when this kernel has not run it as saved."""
+    nb = _read(path)
+    if nb is None:
+        return {}
+    history = getattr(getattr(_kernel(), "history_manager", None), "input_hist_raw", None) or []
+    latest = {src.strip(): n for n, src in enumerate(history) if isinstance(src, str) and src.strip()}
+    numbers = {}
+    for index, cell in enumerate(nb["cells"], 1):
+        if not (isinstance(cell, dict) and cell.get("cell_type") == "code"):
+            continue
+        source = cell_source(cell).strip()
+        if source in latest:
+            numbers[index] = f"[{latest[source]}]"
+        else:
+            first = source.splitlines()[0][:40] if source else ""
+            numbers[index] = f"[ ] (not run as saved: `{first}`)"
+    return numbers
+
+
+def _display(text: str, html: str | None) -> None:
+    """The report: HTML in a notebook, with ``text`` (what `grade` prints) as its fallback."""
+    if html is not None and _kernel() is not None:
+        try:
+            from IPython.display import display
+            display({"text/plain": text, "text/html": html}, raw=True)
+            return
+        except Exception:  # noqa: BLE001 (no rich display here: the text is the report)
+            pass
+    print(text)
+
+
 def grade_this_notebook(question: str | None = None, path: str | os.PathLike | None = None,
-                        seed: int | None = None) -> None:
-    """Grade this notebook as saved on disk and print the report (see the module docstring)."""
+                        seed: int | None = None, hint: bool = False, solution: bool = False) -> None:
+    """Grade this notebook as saved on disk and show the report (see the module docstring):
+    HTML in JupyterLab, the terminal's text elsewhere. ``hint=True`` also shows the next hint for
+    the first failing check (as `grade FILE --hint`); ``solution=True``, once every hidden check
+    passes, copies the reference solution and its kernels next to this notebook."""
     if os.environ.get("NBGRADER_EXECUTION"):
         # Inside `nbgrader autograde`/`validate` the course's own test cells grade; grading
         # the file again here would only cost time (and write to the learner's folder).
@@ -121,8 +162,9 @@ def grade_this_notebook(question: str | None = None, path: str | os.PathLike | N
         return
     from backprop_traps.grader.commands.learner import after_grading
     from backprop_traps.grader.engine.run import grade_path
-    from backprop_traps.grader.loading.questions import solution_notebooks
     from backprop_traps.grader.learner.report import render
+    from backprop_traps.grader.learner.report_html import notebook_follow_up, render_html
+    from backprop_traps.grader.loading.questions import solution_notebooks
 
     notebook = find_notebook(question, path)
     if notebook is None:
@@ -134,26 +176,68 @@ def grade_this_notebook(question: str | None = None, path: str | os.PathLike | N
     if not notebook.is_file():
         print(f"There is no notebook at {inert(notebook)}; pass the path of this notebook's file.")
         return
-    print(f"Grading {inert(notebook)} as saved on disk (unsaved edits are not seen: save first, Ctrl-S).")
+    shown = _relative(notebook)  # as `grade` run in this folder names it
     stale = not_run(notebook, executed_cells()) if _kernel() is not None else []
-    if stale:
-        print(f"Note: {len(stale)} code cell(s) of the saved file are not what this kernel ran. If you "
-              "edited them, save the notebook and run this cell again.")
-    result = grade_path(notebook, question=question, seed=seed, visible_tests=True)
-    print(render(result, color=False))
+    lead = stale_sentence(stale, shown)
+    result = grade_path(shown, question=question, seed=seed, visible_tests=True)
+    text = render(result, color=False)
     kit_solution = notebook.resolve() in {p.resolve() for p in solution_notebooks().values()}
+    follow_up = ""
     if not kit_solution:  # the reference grading itself is not the learner's score
-        follow_up = after_grading([result], want_hint=False, color=False)
-        if follow_up:
-            print("\n" + follow_up)
+        follow_up = after_grading([result], want_hint=hint, color=False, pointers=not stale)
+    if solution and not kit_solution:
+        follow_up = "\n\n".join(filter(None, [follow_up, _solution_copy(result, notebook, stale)]))
+    plain = "\n\n".join(filter(None, [lead, text, follow_up]))
+    numbers = cell_numbers(notebook) if _kernel() is not None else {}
+    html = render_html(result, shown, numbers, lead,
+                       notebook_follow_up(follow_up, shown, result.question))
+    _display(plain, html)
+
+
+def stale_sentence(stale: list[str], shown: str) -> str:
+    """The sentence that leads the report when the saved file is not the code this kernel ran."""
+    if not stale:
+        return ""
+    from backprop_traps.grader.sandbox.inert import inert  # the path came from the front end
+    return (f"This grades {inert(shown)} as saved on disk, but {len(stale)} of its code cells are not what "
+            "this kernel ran (edited and not saved, or not run since): the score below is the saved "
+            "file's, not what you see above. Save the notebook (Ctrl-S), run the cells, then run this "
+            "cell again.")
+
+
+def _relative(notebook: Path) -> str:
+    """The notebook's path relative to the kernel's folder (its own folder in Jupyter)."""
+    try:
+        return os.path.relpath(notebook)
+    except ValueError:  # another drive
+        return str(notebook)
+
+
+def _solution_copy(result, notebook: Path, stale: list[str]) -> str:
+    """`grade_this_notebook(solution=True)`: the copy, or why not yet."""
+    from backprop_traps.grader.learner.next_steps import copy_solution
+    if result.error or result.question is None:
+        return "No solution copy: this notebook could not be graded (see above)."
+    if stale:
+        return ("No solution copy: the saved file is not what this kernel ran. Save it and grade again.")
+    if result.score < result.max_score:  # this grading decides, whatever an earlier one scored
+        return (f"Not yet: the reference solution of {result.question} is copied only once every hidden "
+                f"check passes, and this notebook scores {result.score:g} / {result.max_score:g} points. "
+                f"Keep going (`grade_this_notebook(hint=True)` gives a hint); `grade reveal "
+                f"{result.question}` in a terminal shows the derivation one step at a time.")
+    try:
+        return "\n".join(copy_solution(result.question, None, notebook.resolve().parent))
+    except OSError as e:
+        return f"Could not copy the reference solution next to this notebook: {e.strerror or e}."
 
 
 GRADE_ID = "grade_this_notebook"
-_GRADE_IT = ("## Grade it\n\nRun the cell below after saving the notebook: it runs the hidden checks "
-             "on the saved file and shows the report here. In a terminal, `grade <this notebook>` "
-             "does the same, and `--hint` gives a hint for the first failing check. Run All reaches "
-             "this cell even when a visible test above fails (those cells carry the tag "
-             "`raises-exception`); if your editor stops at a failing test anyway, run this cell on its own.")
+_GRADE_IT = ("## Grade it\n\nSave the notebook (Ctrl-S), then run the cell below (Run All ends here, "
+             "past any error above: every code cell carries the tag `raises-exception`). It grades the "
+             "saved file with the hidden checks and shows the report here; it says so first when the saved "
+             "file is not what this kernel ran. `grade_this_notebook(hint=True)` adds a hint for the first "
+             "failing check, `grade_this_notebook(solution=True)` copies the reference solution here once "
+             "every check passes. In a terminal, `grade <this notebook>` does the same.")
 
 
 def self_grade_cells(question: str) -> list:

@@ -15,10 +15,10 @@ from conftest import ANSWERS, graded_in_process
 ROOT = Path(__file__).resolve().parents[1]
 QID = "adamw_step"
 ADAM, DECAY, MASK, EPS = ("AdamW: the moments and the bias-corrected step (t = 1 and t = 10)",
-                          "decoupled weight decay: p shrinks directly, the moments see the plain gradient",
+                          "weight decay (t = 1 and t = 5, weight_decay = 0.1)",
                           "no weight decay where the mask says not to (biases, norm weights)",
-                          "eps outside the square root, where v is tiny (and zero gradients stay put)")
-MASTER = "mixed precision: the float32 master copy takes the step, weight16 is its copy"
+                          "tiny gradients, where v is near eps (and zero gradients)")
+MASTER = "mixed_precision_step: one step from float16 gradients (lr = 1e-4)"
 SKIP = ("a skipped step (inf or NaN in the gradients) changes nothing; the largest finite float16 "
         "does not skip")
 FLOPS = "bookkeeping: training FLOPs of a dense transformer"

@@ -64,7 +64,7 @@ def test_each_form_of_each_trap_names_that_trap_alone(trap, name):
 
 def test_missing_rowsum_is_explained_by_equal_values():
     results = in_process(answer("missing_rowsum"))
-    check = next(t for t in results if t.name.startswith("backward: finite differences, not causal"))
+    check = next(t for t in results if t.name.startswith("backward: finite differences, non-causal"))
     assert not check.passed and check.trap == "missing-rowsum" and "every row of v" in check.feedback
 
 

@@ -124,7 +124,7 @@ def test_repeats_averaged_are_named_by_the_distinct_ids_probe():
         "        dE[v] += demb.reshape(B * T, -1)[idx.ravel() == v].mean(axis=0)\n")
     result = graded(snippet)
     failed = {t.name: t for t in result.tests if not t.passed}
-    assert failed["dE where token ids repeat: every position adds into its row"].trap == "embedding-overwrite"
+    assert failed["dE where token ids repeat"].trap == "embedding-overwrite"
     assert "dE of the tied matrix: the output layer's gradient plus the embedding's" not in failed
 
 

@@ -18,12 +18,12 @@ from conftest import ANSWERS, graded_in_process
 ROOT = Path(__file__).resolve().parents[1]
 QID = "batchnorm_backward"
 TRAIN, RUNNING, EVAL, ONE = ("training forward: y, mean and rstd from the batch's own statistics",
-                             "training forward: the running averages (momentum, unbiased variance)",
+                             "training forward: the running mean and variance",
                              "evaluation forward: the running statistics, returned unchanged",
-                             "training refuses a batch of one; two examples are enough")
-DX, PROPS, PARAMS = ("dx: the batch statistics depend on every example",
-                     "dx: every column sums to zero and is orthogonal to x-hat (eps = 0)",
-                     "dgamma and dbeta: sums over the batch")
+                             "training forward with N = 1 and N = 2")
+DX, PROPS, PARAMS = ("dx against finite differences",
+                     "dx: two identities of every column (eps = 0)",
+                     "dgamma and dbeta")
 EDGES = "edge sizes (N = 2, D = 1, a 256 x 32 batch): forward and backward"
 UNCHANGED = "inputs left unchanged, the running averages included (and the answers right)"
 

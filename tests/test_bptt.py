@@ -17,11 +17,11 @@ from conftest import ANSWERS, graded_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 QID = "bptt"
-WEIGHTS = "dW_xh, dW_hh and db sum over every step (full BPTT, k = T)"
-CARRY = "the hidden state's gradient is carried back: dx and dh0 (k = T)"
-TRUNC = "truncation: no gradient crosses a chunk boundary (k = 3; T = 7 and T = 6)"
+WEIGHTS = "dW_xh, dW_hh and db (full BPTT, k = T)"
+CARRY = "dx and dh0 (full BPTT, k = T)"
+TRUNC = "truncated BPTT (k = 3; T = 7 and T = 6)"
 LIMITS = "truncation at its limits: k = 1, k = T and k > T"
-CLIP, THRESHOLD = ("clipping: one factor from the global norm of every tensor",
+CLIP, THRESHOLD = ("clip_grad_norm: several tensors over max_norm",
                    "clipping at the threshold: a norm of exactly max_norm, or below, is unchanged")
 LONG = "a long sequence (T = 40) whose gradients grow: full BPTT still matches"
 UNCHANGED = "inputs left unchanged (and the answers right)"

@@ -31,7 +31,7 @@ RIGHT_BACKWARD = {"xhat": "(x - mean[:, None]) * rstd[:, None]", "dbeta": "dy.su
                   "dgamma": "(dy * xhat).sum(axis=0)", "g": "dy * gamma",
                   "mg": "g.mean(axis=1, keepdims=True)", "mgx": "(g * xhat).mean(axis=1, keepdims=True)",
                   "dx": "rstd[:, None] * (g - mg - xhat * mgx)"}
-DGAMMA, DBETA = "dgamma: dy * x-hat summed over the batch", "dbeta: dy summed over the batch"
+DGAMMA, DBETA = "dgamma against finite differences", "dbeta against finite differences"
 
 
 def failures(result):
@@ -107,7 +107,7 @@ def test_each_trap_loses_points_and_is_named(trap):
 @pytest.mark.parametrize("trap, lost", [
     ("dgamma-not-summed", {DGAMMA, DBETA,
                            "edge sizes (N = 1, D = 1, D = 2) and a 64 x 300 batch: forward and backward"}),
-    ("eps-outside-sqrt", {"forward on near-constant rows: eps inside the square root",
+    ("eps-outside-sqrt", {"forward on near-constant rows (where eps matters)",
                           "edge sizes (N = 1, D = 1, D = 2) and a 64 x 300 batch: forward and backward"}),
 ])
 def test_a_trap_costs_only_its_own_checks(trap, lost):

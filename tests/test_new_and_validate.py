@@ -126,7 +126,7 @@ def test_validate_names_each_planted_fault(routing_copy):
     text = checks.read_text().replace("from backprop_traps.grader.engine.question import Question, Trap",
                                       "from backprop_traps.grader.engine.question import Fail, Question, Trap")
     # the tie check is no longer registered: the tie-order answer goes uncaught
-    text = text.replace('@QUESTION.check("max-pool forward: a tie goes to the first maximum"',
+    text = text.replace('@QUESTION.check("max-pool forward: windows with tied maxima"',
                         '@(lambda *a, **k: (lambda f: f))("unregistered"')
     checks.write_text(text + PLANTED_CHECKS)
     solution = routing_copy / "solutions" / "01_routing_trap.ipynb"

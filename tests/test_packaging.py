@@ -144,7 +144,7 @@ def test_installed_wheel_runs_the_learners_loop_from_an_empty_folder(installed, 
     graded = grade(STUB)
     assert graded.returncode == 0, graded.stderr
     assert "Score: 12 / 12" in graded.stdout and "FAIL" not in graded.stdout, graded.stdout
-    assert "hidden: 8/8, visible tests: 3/3" in graded.stdout, graded.stdout
+    assert "hidden checks: 8 of 8 pass, visible tests: 3 of 3 pass" in graded.stdout, graded.stdout
     assert "best 12/12" in grade("list").stdout
     assert "kernels/routing_trap.py" in graded.stdout  # full marks say where the kernels are
     revealed = grade("reveal", "routing_trap")  # the solution's derivation is package data

@@ -23,7 +23,8 @@ def run_all(path, folder):
 
 
 def printed(cell):
-    return "".join(o.get("text", "") for o in cell.outputs)
+    """What a cell shows as text: printed, or displayed (the report's plain-text fallback)."""
+    return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs)
 
 
 def test_run_all_on_a_fresh_stub_reaches_the_grade_cell(tmp_path):
@@ -32,7 +33,7 @@ def test_run_all_on_a_fresh_stub_reaches_the_grade_cell(tmp_path):
     tests = [c for c in nb.cells if is_visible_test(c)]
     assert tests and all(raised(c) == "NotImplementedError" for c in tests)
     report = printed(nb.cells[-1])
-    assert f"Grading {tmp_path / STUB}" in report and "Score: 0 / 12" in report, report
+    assert f"routing_trap  ·  {STUB}" in report and "Score: 0 / 12" in report, report
 
 
 def test_a_duplicate_grades_itself_not_the_original(tmp_path):
@@ -41,7 +42,7 @@ def test_a_duplicate_grades_itself_not_the_original(tmp_path):
     shutil.copy(REPO / "solutions" / STUB, copy)
     nb = run_all(copy, tmp_path)
     report = printed(nb.cells[-1])
-    assert f"Grading {copy}" in report and "Score: 12 / 12" in report, report
+    assert f"routing_trap  ·  {copy.name}" in report and "Score: 12 / 12" in report, report
 
 
 @pytest.mark.parametrize("question", ["softmax_ce", "vram_trap"])

@@ -178,7 +178,7 @@ def check_notebooks(report: QuestionReport, question: str, root: Path) -> None:
         tests = [raised(c) for c in ran.cells if is_visible_test(c)]
         if err is not None:
             report.add(FAIL, f"Run All stops in the stub at {err.ename}: {err.evalue}, before the grade "
-                             "cell (tag the visible tests `raises-exception`: `grade release` does)",
+                             "cell (tag every code cell `raises-exception`: `grade release` does)",
                        [_last_lines(str(err))])
         elif tests and tests[0] != "NotImplementedError":
             report.add(FAIL, f"the stub's first visible test fails with {tests[0] or 'nothing'}, "

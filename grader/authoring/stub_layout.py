@@ -15,9 +15,11 @@ grade metadata with points), which `grade release` adds when it is missing. nbgr
 ClearSolutions turns its solution region into "YOUR ANSWER HERE" in the stub. `grade` never
 scores it: the report lists it as not auto-graded.
 
-Visible test cells and demo cells carry the tag ``raises-exception`` in the stub, so that
-Jupyter's Run All (and nbclient) goes on past a failing test to the "Grade it" cell; an
-nbgrader course still sees the error in the cell's output and scores it as before.
+Every code cell but "Grade it" carries the tag ``raises-exception`` in the stub (the
+learner's code cells, visible tests, demos), so that Jupyter's Run All (and nbclient) goes
+on past any error, a syntax error in the learner's own cell included, to the "Grade it"
+cell, which reports it; an nbgrader course still sees the error in the cell's output and
+scores it as before.
 
 Only the standard library is imported here: `grade reveal` reads derivations on the
 learner's path.
@@ -102,10 +104,10 @@ def is_visible_test(cell: dict) -> bool:
 
 
 def goes_on_in_run_all(cell: dict) -> bool:
-    """Cells that may fail while the learner works: visible tests and demos (not "Grade it")."""
-    if cell.get("cell_type") != "code" or _nbgrader(cell).get("grade_id") == _SELF_GRADE_ID:
-        return False
-    return is_visible_test(cell) or "demo" in tags(cell)
+    """Cells that may fail while the learner works: every code cell but "Grade it" itself (the
+    learner's own code cells above all: a syntax error, an exception while defining, an
+    undefined name), so that Run All always reaches the grade, which reports the error."""
+    return cell.get("cell_type") == "code" and _nbgrader(cell).get("grade_id") != _SELF_GRADE_ID
 
 
 def to_stub_layout(nb, question: str, keep_nbgrader_cells: bool = False):

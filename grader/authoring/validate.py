@@ -3,7 +3,8 @@
 A question is sound when its scaffold placeholders are filled in, its hidden checks pass
 the solution and fail the stub, every trap's wrong answer and every automatic wrong answer
 (``soundness``), the stub is fresh and leaks nothing (no solution line, no hidden check, and
-none of the answers the stub layout keeps in the solution: ``stub_leaks``), both notebooks run in a real kernel
+none of the answers the stub layout keeps in the solution: ``stub_leaks``; no check title that
+gives a trap away: ``neutral_titles``), both notebooks run in a real kernel
 and the kernels agree with the solution (``artifacts``), and a solution that is graded on memory
 gets full marks on every machine class the README names (``machine_classes``). ``quick`` skips
 the two slow steps (notebooks and kernels) and proves one machine class.
@@ -31,6 +32,7 @@ def validate_question(question: str, root: Path | str | None = None, quick: bool
         machine_classes.check_machine_classes(report, question, root, seed, quick=quick)
         artifacts.check_stub_files(report, question, root)
         stub_leaks.check_stub_practice(report, question, root, _trap_ids(question, root))
+        _check_titles(report, question, root)
         check_interview(report, question, root)
         trap_list.check_trap_list(report, question, root)
         if quick:
@@ -41,6 +43,17 @@ def validate_question(question: str, root: Path | str | None = None, quick: bool
         if kernels is not None:
             artifacts.finish_kernel_check(report, kernels)
     return report
+
+
+def _check_titles(report: QuestionReport, question: str, root: Path) -> None:
+    """The check titles give no trap away (``neutral_titles``): the stub's report lists them all."""
+    from backprop_traps.grader.authoring.neutral_titles import check_titles
+    from backprop_traps.grader.checks import load_question
+    try:
+        loaded = load_question(question, root)
+    except Exception:  # no checks yet: soundness says so
+        return
+    check_titles(report, loaded)
 
 
 def _trap_ids(question: str, root: Path) -> list[str]:

@@ -272,7 +272,7 @@ def jacobian_reverse_values(ctx):
         ("wrong-order", reversed_product(As)), ("no-transpose", reversed_product(As).T)]))
 
 
-@QUESTION.check("a JVP or a VJP costs one pass, S multiply-adds: vectors, not matrices", points=2, hints=(
+@QUESTION.check("the cost of one JVP and one VJP, in multiply-adds", points=2, hints=(
     "Count: how many multiply-adds does one matvec with a (16, 16) matrix cost, and one matmul "
     "of two (16, 16) matrices?",
     "(A_2 A_1) v and A_2 (A_1 v) are equal, but only one of them keeps a vector in hand.",
@@ -288,7 +288,7 @@ def jvp_vjp_cost(ctx):
         expect_cost(fn, count, one_pass(dims), dims)
 
 
-@QUESTION.check("the gradient of a scalar output costs O(m^2 k) by reverse mode, not O(d m^2 k)", points=2, hints=(
+@QUESTION.check("the gradient of a scalar output by reverse mode: its cost in multiply-adds", points=2, hints=(
     "With one output, how many VJPs does reverse mode need for the whole Jacobian? How many "
     "JVPs does forward mode need?",
     "jacobian_reverse builds J one row per output: with one output it is a single VJP, about "

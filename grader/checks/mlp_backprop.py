@@ -309,7 +309,7 @@ def loss_values(ctx):
         ctx.expect_gradient("dout", dout, lambda o: ctx.ref.mse_loss(o, y)[0], out, ONE, LOSS)
 
 
-@QUESTION.check("second layer: dW2 = h^T dout, db2 sums over the batch", points=2, hints=(
+@QUESTION.check("second layer: dW2 and db2", points=2, hints=(
     "W2 touches every row of the batch: its gradient adds up one contribution per row.",
     "dW2 has W2's shape (H, D_out). Which array that was multiplied by W2 in the forward pass, "
     "and which gradient, combine into that shape?",
@@ -319,7 +319,7 @@ def second_layer(ctx):
     check_backward(ctx, network(ctx.rng, 6, 4, 7, 3), names=("dW2", "db2"))
 
 
-@QUESTION.check("through the ReLU: dW1 and db1 (dh = dout W2^T, gated by z > 0)", points=2, kinks=("relu-at-0",), hints=(
+@QUESTION.check("first layer, through the ReLU: dW1 and db1", points=2, kinks=("relu-at-0",), hints=(
     "Going back through out = h W2, which matrix takes a (N, D_out) gradient to (N, H)?",
     "A hidden unit that was off in the forward pass (z <= 0) passes no gradient back, "
     "whatever gradient arrives at it.",
@@ -331,7 +331,7 @@ def first_layer(ctx):
     check_backward(ctx, exact_zeros(ctx.rng, 6, 4, 7, 3), names=("dW1", "db1"), exact=True)
 
 
-@QUESTION.check("dx flows back through W1^T", points=1, hints=(
+@QUESTION.check("dx, the input's gradient", points=1, hints=(
     "dx has x's shape (N, D_in) and comes from dz, the gradient at the first layer's output.",
     "Back through z = x W1 the gradient is multiplied by W1 transposed.",
 ))

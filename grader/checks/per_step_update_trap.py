@@ -57,7 +57,11 @@ QUESTION = Question("per_step_update_trap", "A shared filter's gradient is the s
     Trap("stride-ignored", "Your windows sit one step apart, as if the stride were 1: window t starts "
          "at t instead of t * stride in the padded input, so gradients come from and land on the "
          "wrong inputs. Use the same window starts in the backward pass as in the forward pass."),
-], kinks={})
+], kinks={},
+    axes={"dx": ("example n", "channel c", "position"), "dw": ("output channel", "input channel", "tap k"),
+          "out": ("example n", "channel", "position")},
+    # examples, output channels and input channels are independent: fewer are still an input
+    shrink={"conv1d_backward": {"N": [(0, 0), (1, 0)], "C_out": [(0, 1), (2, 0)], "C_in": [(1, 1), (2, 1)]}})
 
 
 # -- inputs ------------------------------------------------------------------------------
@@ -217,7 +221,7 @@ def backward_dx(ctx):
                         rows=True)  # each example of the batch is convolved on its own
 
 
-@QUESTION.check("dw sums over every position and example (finite differences)", points=2, hints=(
+@QUESTION.check("dw against finite differences (a batch, many positions)", points=2, hints=(
     "How many times is each filter weight used in one forward pass?",
     "Every use adds a term to the weight's gradient: sum over all output positions and the "
     "whole batch, never overwrite or average.",
@@ -232,7 +236,7 @@ def backward_dw(ctx):
                         right=ctx.ref.conv1d_backward(dout, x, w, s, p)[1], counts=sizes(x, dout))
 
 
-@QUESTION.check("db sums over every position and example (finite differences)", points=1, hints=(
+@QUESTION.check("db against finite differences (a batch, many positions)", points=1, hints=(
     "The bias of a channel is added to every output position of every example.",
     "db has one number per output channel.",
 ))

@@ -154,7 +154,7 @@ def forward_values(ctx):
         _forward(ctx, draw(ctx.rng, shape, scale, qmin, qmax), scale, qmin, qmax)
 
 
-@QUESTION.check("forward: ties round half to even", points=1, kinks=("round-half",), hints=(
+@QUESTION.check("forward: values exactly half way between two grid points", points=1, kinks=("round-half",), hints=(
     "What does your forward give when x / scale is exactly 2.5, or -1.5?",
     "The rule is round half to even (banker's rounding), as np.round, torch.round and "
     "PyTorch's fake quantisation use: a tie goes to the even neighbour.",
@@ -177,7 +177,7 @@ def forward_ties(ctx):
                      example=forward_example(ctx, tie_values=True))
 
 
-@QUESTION.check("backward: the gradient passes straight through inside the range", points=2, hints=(
+@QUESTION.check("backward: inputs within the range", points=2, hints=(
     "Finite differences of the forward are 0 almost everywhere. Is that the gradient a "
     "quantisation-aware training step needs?",
     "The straight-through estimator differentiates the surrogate clip(x, scale * qmin, "
@@ -202,7 +202,7 @@ def backward_clipped(ctx):
         _backward(ctx, draw(ctx.rng, shape, scale, qmin, qmax, outside=0.5), scale, qmin, qmax)
 
 
-@QUESTION.check("backward: both ends of the range are inclusive", points=1, kinks=("range-ends",), hints=(
+@QUESTION.check("backward: inputs exactly at either end of the range", points=1, kinks=("range-ends",), hints=(
     "What does your backward give when x / scale is exactly qmin, or exactly qmax?",
     "The ends are representable values: the range is inclusive, so the gradient passes there "
     "(a non-strict comparison on both sides).",

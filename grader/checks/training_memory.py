@@ -84,7 +84,7 @@ def dtype_sizes(ctx):
                        f"{8 * want} bits.")
 
 
-@QUESTION.check("convert_bytes: GB is 10^9 bytes, GiB is 2^30", points=1, hints=(
+@QUESTION.check("convert_bytes: every unit, decimal and binary", points=1, hints=(
     "Which of the two families has the 'i' in its name, and what does it stand for?",
     "Decimal (SI) prefixes are powers of 1000; binary (IEC) prefixes, KiB to TiB, powers of 1024.",
 ))
@@ -177,7 +177,7 @@ def mixed_advice(got, want):
     return None, "The master copy is fp32: 4 bytes per parameter."
 
 
-@QUESTION.check("model_state_bytes in mixed precision: 16-bit weights and an fp32 master copy",
+@QUESTION.check("model_state_bytes in mixed precision: the weights and their copies",
                 points=2, hints=(
     "Under mixed precision, which copy of the weights does the forward use, and which one does "
     "the optimizer update?",
@@ -200,8 +200,7 @@ def optimizer_advice(got, want):
                   "for momentum, two for Adam.")
 
 
-@QUESTION.check("model_state_bytes in mixed precision: fp32 optimizer state, 16 bytes per "
-                "parameter with Adam", points=2, hints=(
+@QUESTION.check("model_state_bytes in mixed precision: the optimizer's state", points=2, hints=(
     "Mixed-precision Adam costs exactly as many bytes per parameter as fp32 Adam: why?",
     "The optimizer's buffers follow the master weights they update, not the 16-bit copy.",
     "Add up weights, gradients, master copy and both moments: the total is a round number.",
@@ -246,7 +245,7 @@ def ignores_saved(ctx, fn, args, position, got) -> bool:
         return False
 
 
-@QUESTION.check("activation_bytes: every saved tensor of every layer", points=2, hints=(
+@QUESTION.check("activation_bytes: random shapes, dtypes and tensors per layer", points=2, hints=(
     "How big is one (B, S, D) tensor in bytes, and how many of them are alive when the "
     "backward starts?",
     "Count tensors, not layers: each layer saves saved_per_layer of them.",
@@ -330,7 +329,7 @@ def expect_checkpointed(ctx, args) -> None:
     raise Fail(detail + advice)
 
 
-@QUESTION.check("checkpointed_activation_bytes: kept inputs plus one segment's recompute",
+@QUESTION.check("checkpointed_activation_bytes: segments that divide the layers",
                 points=2, hints=(
     "Which tensors are alive while one segment is recomputed and backpropagated?",
     "A segment's first layer saves its own input: that is the checkpoint, the same memory.",

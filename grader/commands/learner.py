@@ -141,31 +141,41 @@ def list_questions(questions_dir):
     click.echo("Rehearse the spoken answer aloud, the question that is due first: `grade interview`.")
 
 
+def question_argument(text: str, known: dict) -> str:
+    """The question id a learner typed (an id, a number, a notebook's name), or a usage error
+    with the closest ids."""
+    from backprop_traps.grader.commands.names import resolve_question, unknown_question
+    qid = resolve_question(text, known)
+    if qid is None:
+        raise click.BadParameter(unknown_question(text, known), param_hint="QUESTION")
+    return qid
+
+
 @click.command("start")
 @click.argument("question")
 @click.argument("folder", required=False, type=click.Path(file_okay=False), default=".")
 @click.option("--force", is_flag=True, help="Overwrite the notebook if it is already there (your work is lost).")
 @click.option("--solution", is_flag=True,
-              help="Also copy the solution notebook and the question's kernels next to your stub "
-                   "(for after you have solved it).")
+              help="Once every hidden check passes: copy the reference solution notebook and the "
+                   "question's kernels next to your notebook.")
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo).")
 def start(question, folder, force, solution, questions_dir):
-    """Copy QUESTION's stub notebook into FOLDER (default: here) and say how to grade it;
-    with --solution, the solution notebook and the kernels too (your stub is kept)."""
+    """Copy QUESTION's stub notebook into FOLDER (default: here) and say how to grade it.
+    QUESTION is an id (batchnorm_backward), its number in `grade list` (15) or both
+    (15_batchnorm). With --solution, once you have full marks, the reference solution and
+    the kernels too (your notebook is kept)."""
     from backprop_traps.grader.loading.questions import exercise_path, questions_root, solution_notebooks
 
     root = questions_root(questions_dir)
     known = solution_notebooks(root)
-    if question not in known:
-        raise click.BadParameter(f"unknown question {question!r}; the questions are: {', '.join(known)} "
-                                 "(`grade list` describes them)", param_hint="QUESTION")
+    question = question_argument(question, known)
     if solution:
         from backprop_traps.grader.learner.history import History
-        from backprop_traps.grader.learner.mock_clock import refusal
-        refused = refusal(History.load(), "copying the solution")
-        if refused:
-            click.echo(refused, err=True)
+        from backprop_traps.grader.learner.mock_clock import refusal as mock_refusal
+        refusal = mock_refusal(History.load(), "copying the solution") or _not_yet(question)
+        if refusal:  # the solution gives the answer away: nothing is copied before full marks, nor in a mock
+            click.echo(refusal, err=True)
             sys.exit(1)
     stub = exercise_path(question, root)
     if not stub.is_file():
@@ -188,6 +198,12 @@ def start(question, folder, force, solution, questions_dir):
                f"Stuck on the math? `grade reveal {question}` shows the derivation one step at a time.")
     if solution:
         _copy_solution(question, root, Path(folder))
+
+
+def _not_yet(question: str) -> str | None:
+    """Why `start --solution` copies nothing yet (no full marks recorded in this folder), or None."""
+    from backprop_traps.grader.learner.next_steps import not_yet
+    return not_yet(question)
 
 
 def _copy(source: Path, target: Path) -> None:
@@ -213,24 +229,15 @@ def _copy(source: Path, target: Path) -> None:
 
 
 def _copy_solution(question: str, root: Path, folder: Path) -> None:
-    """`start --solution`: the solution notebook and the kernels, beside the stub."""
-    from backprop_traps.grader.learner.history import History
-    from backprop_traps.grader.learner.next_steps import copy_names
-    from backprop_traps.grader.loading.questions import kernel_path, solution_path
-    solution_name, kernels_name = copy_names(question, root)
-    copies = [(solution_path(question, root), folder / solution_name)]
-    kernels = kernel_path(question, root)
-    if kernels is not None:
-        copies.append((kernels, folder / kernels_name))
-    for source, target in copies:
-        _copy(source, target)
-        click.echo(f"Copied {source.name} to {shlex.quote(_shown_path(target.resolve()))}.")
-    if kernels is None:
-        click.echo(f"{question} has no kernels: its solution notebook says why.")
-    best = History.load().best(question)
-    if not best or best[0] < best[1]:
-        click.echo("Note: your notebook here has not passed every hidden check yet; the solution "
-                   f"gives the answer away (`grade reveal {question}` shows the derivation a step at a time).")
+    """`start --solution`: the reference solution notebook and the kernels, beside the stub."""
+    from backprop_traps.grader.learner.next_steps import copy_solution
+    try:
+        said = copy_solution(question, root, folder)
+    except OSError as e:
+        click.echo(f"Could not copy the reference solution into {shlex.quote(_shown_path(folder.resolve()))}: "
+                   f"{e.strerror or e}", err=True)
+        sys.exit(1)
+    click.echo("\n".join(said))
 
 
 def _fingerprint(path: str) -> str | None:
@@ -254,9 +261,11 @@ def _fingerprint(path: str) -> str | None:
     return hashlib.sha256(data).hexdigest()
 
 
-def after_grading(results, want_hint: bool, color: bool) -> str:
+def after_grading(results, want_hint: bool, color: bool, pointers: bool = True) -> str:
     """Remember each graded result's score in this folder's history, and show the next hint
-    for the first failing check (``--hint``) or say that one is available. Returns the text."""
+    for the first failing check (``--hint``) or say that one is available. Returns the text.
+    ``pointers=False`` leaves out the full-marks pointers (the notebook's saved file is not what
+    its kernel ran: no "full marks" then)."""
     from backprop_traps.grader.learner.history import History
     from backprop_traps.grader.learner.next_steps import full_marks_text
     from backprop_traps.grader.learner.report import render_hint
@@ -277,9 +286,9 @@ def after_grading(results, want_hint: bool, color: bool) -> str:
         if not failing:
             if want_hint:
                 texts.append(f"{inert(r.submission)}: every hidden check passes; no hint needed.")
-            pointers = full_marks_text(r.question)
-            if pointers:
-                texts.append(pointers)
+            text = full_marks_text(r.question) if pointers else ""
+            if text:
+                texts.append(text)
             continue
         target = next((t for t in failing if t.hints), failing[0])
         if want_hint:

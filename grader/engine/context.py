@@ -11,6 +11,7 @@ import zlib
 import numpy as np
 
 from backprop_traps.grader.engine import feedback, gradcheck
+from backprop_traps.grader.engine.dtypes import low_precision, precision_note  # noqa: F401 (checks import them here)
 from backprop_traps.grader.engine.question import Fail, Question
 from backprop_traps.grader.sandbox.process import Sandbox
 
@@ -74,23 +75,6 @@ def unchanged(before, after) -> bool:
         return False
 
 
-def low_precision(name: str, got, fn: str, expected=None) -> str | None:
-    """The sentence for an answer in float32 or float16 where the contract wants float64 (None
-    for any other answer): the dtype is the mistake to report, not a trap its values may
-    resemble, and with ``expected`` it says whether the values are right to that precision."""
-    if not isinstance(got, np.ndarray) or got.dtype.kind != "f" or got.dtype.itemsize >= 8:
-        return None
-    text = f"`{name}` from {fn} is {got.dtype} where the contract wants float64"
-    if expected is None or np.shape(expected) != got.shape:
-        return text + "."
-    with np.errstate(all="ignore"):
-        wide = got.astype(np.float64)
-        close = bool(np.all(np.isfinite(wide)) and np.allclose(
-            wide, expected, rtol=float(np.finfo(got.dtype).eps) ** 0.5, atol=ATOL))
-    return text + (f": its values are right to {got.dtype}'s precision, but that precision is not "
-                   "enough here." if close else f", and its values are wrong even at {got.dtype}'s precision.")
-
-
 class CheckContext:
     """Handed to each check: ``rng``, ``ref`` (the solution's functions), ``call``, helpers."""
 
@@ -102,6 +86,27 @@ class CheckContext:
         self.check_name = check_name
         # Per-check stream: a check's inputs do not depend on which checks ran before it.
         self.rng = np.random.default_rng([seed, zlib.crc32(check_name.encode())])
+        self.last_calls: dict = {}
+        """fn -> the arguments of the learner's last call of it in this check (engine/shrink.py)."""
+        self.output_names: dict = {}
+        """fn -> the names of its outputs, as the check unpacked them."""
+        self.downstream_calls: dict = {}
+        """fn -> (args, answer) of the learner's last call of each function that builds on
+        another of theirs (``upstream``): a failure is then told truly (``upstream.explain``)."""
+        self._dependencies = None
+
+    def question_dependencies(self) -> dict:
+        """{D: (U, ...)}: the learner's functions that call others of them (from the solution
+        notebook's code; grader/engine/upstream.py). Read without loading the reference."""
+        if self._dependencies is None:
+            from backprop_traps.grader.engine import upstream
+            where = getattr(self.ref, "solution_path", None)
+            if where is None:  # a loaded namespace: its functions were compiled from the solution
+                code = next((getattr(v, "__code__", None) for v in vars(self.ref).values()
+                             if getattr(v, "__code__", None) is not None), None) if hasattr(self.ref, "__dict__") else None
+                where = code.co_filename if code is not None else None
+            self._dependencies = upstream.dependencies_of(where) if where else {}
+        return self._dependencies
 
     # -- calling the learner ----------------------------------------------------------
     def service(self, name: str, *args):
@@ -111,6 +116,12 @@ class CheckContext:
     def call(self, fn: str, *args, echo_args: bool = False, measure_memory: bool = False):
         """The learner's ``fn(*args)``; a failure to answer becomes ``Fail`` with why."""
         result = self.sandbox.call(fn, *args, echo_args=echo_args, measure_memory=measure_memory)
+        if sum(np.size(a) for a in args if isinstance(a, np.ndarray)) <= 1 << 20:
+            self.last_calls[fn] = args  # for the failure path: where, and the smallest input
+        if fn in self.question_dependencies():
+            self.downstream_calls.pop(fn, None)  # the latest call last; None: it did not answer
+            self.downstream_calls[fn] = (args, result.value if result.ok else None,
+                                         True if result.ok else getattr(result, "kind", "exception"))
         if not result.ok:
             raise Fail(result.error)
         if echo_args or measure_memory:
@@ -122,6 +133,7 @@ class CheckContext:
         if not isinstance(value, (tuple, list)) or len(value) != count:
             got = f"a {type(value).__name__}" if not isinstance(value, (tuple, list)) else f"{len(value)} values"
             raise Fail(f"{fn} must return {count} values ({names}), but returned {got}")
+        self.output_names[fn] = [n.strip() for n in names.split(",")]
         return value
 
     # -- comparing --------------------------------------------------------------------
@@ -140,13 +152,20 @@ class CheckContext:
         if integer and got.dtype.kind not in "iu":
             raise Fail(f"`{name}` from {fn} must hold integers (int64 indices), not {got.dtype}")
         if not integer and got.dtype.kind not in "fiub":
-            raise Fail(f"`{name}` from {fn} has dtype {got.dtype}; expected float64 numbers")
+            raise Fail(f"`{name}` from {fn} has dtype {got.dtype}; expected "
+                       f"{self.question.contract_dtype(fn, name)} numbers")
         if got.dtype.kind == "f" and not np.all(np.isfinite(got)):
             bad = int(np.sum(~np.isfinite(got)))
-            narrow = low_precision(name, got, fn)
+            narrow = self.dtype_note(name, got, fn)
             raise Fail(f"`{name}` from {fn} has {bad} NaN or infinite entries"
                        + (f". {narrow}" if narrow else ""))
         return got
+
+    def dtype_note(self, name: str, got, fn: str, expected=None) -> str | None:
+        """What the answer's dtype says, against the contract's dtype for this output
+        (``Question.contract_dtype``): narrower than the contract (``low_precision``); None
+        when the dtype explains nothing."""
+        return low_precision(name, got, fn, expected, self.question.contract_dtype(fn, name))
 
     def close(self, got, expected, rtol: float = RTOL, atol: float = ATOL) -> bool:
         return bool(np.allclose(np.asarray(got, dtype=np.float64), expected, rtol=rtol, atol=atol))
@@ -176,7 +195,9 @@ class CheckContext:
         that factor may be, see ``feedback.describe_factor``), where the differences lie
         (``regions``), and a small example. ``trap`` names the mistake outright (a check that
         recognised it by its behaviour rather than by equality with a wrong value)."""
-        narrow = low_precision(name, got, fn, expected)
+        if example is None:  # the smallest input that still fails, where the question says how
+            example = self._smallest(fn, name)
+        narrow = self.dtype_note(name, got, fn, expected)
         if narrow:  # the dtype is what is wrong: no trap's name, whatever the values look like
             return Fail(narrow + self._details(name, got, expected, example, regions))
         trap = trap or self.match_trap(got, traps or {})
@@ -184,18 +205,45 @@ class CheckContext:
         factor = self.factor_sentence(name, got, expected, counts)
         if factor:
             factor = factor.replace(f"`{name}`", f"`{name}` from {fn}", 1)
+        where = self.locate(name, got, expected)
+        extra = (f"\n{where}" if where else "") + extra
         if trap is not None:
             what = f"{factor} " if factor else f"`{name}` from {fn} is wrong. "
             return Fail(f"{what}{self.question.trap(trap).explanation}{extra}", trap)
         if factor:
-            return Fail(factor + extra)
-        wrong = np.flatnonzero(~np.isclose(np.asarray(got, dtype=np.float64), expected,
-                                           rtol=RTOL, atol=ATOL))
-        detail = f"{wrong.size} of {np.size(expected)} entries differ"
-        if wrong.size:
-            i = np.unravel_index(wrong[0], np.shape(expected))
-            detail += f"; first at index {tuple(int(j) for j in i)}: expected {np.asarray(expected)[i]:.6g}, got {np.asarray(got)[i]:.6g}"
-        return Fail(f"`{name}` from {fn} is wrong: {detail}." + extra)
+            return feedback.located(Fail(factor + extra), where)
+        rounding = (precision_note(name, got, fn, expected)
+                    if str(np.asarray(got).dtype) == self.question.contract_dtype(fn, name) else None)
+        head = f"`{name}` from {fn} is wrong." + (f" {rounding}" if rounding else "")
+        return feedback.located(Fail(head + extra), where)
+
+    def _reference_output(self, fn: str, name: str):
+        """The reference's ``name`` output of ``fn`` on the learner's last call of it, for a
+        gradient check that gave no reference: where the answer differs. None if unknown."""
+        args, outputs = self.last_calls.get(fn), self.output_names.get(fn)
+        if args is None or not outputs or name not in outputs:
+            return None
+        try:
+            value = getattr(self.ref, fn)(*args)
+            return np.asarray(value[outputs.index(name)], dtype=np.float64)
+        except Exception:  # noqa: BLE001 (an extra)
+            return None
+
+    def _smallest(self, fn: str, name: str):
+        """The example builder for a failure of output ``name`` of ``fn`` (engine/shrink.py)."""
+        if not (self.question.shrink and fn in self.question.shrink):
+            return None
+        from backprop_traps.grader.engine import shrink
+        return lambda: shrink.smallest(self, fn, name)
+
+    def locate(self, name: str, got, expected) -> str | None:
+        """Where ``got`` differs from ``expected``, by how much, along the question's own axis
+        names (``Question.axes``); see ``feedback.locate``. Never raises."""
+        try:
+            axes = (self.question.axes or {}).get(name.split("[", 1)[0])
+            return feedback.locate(name, got, expected, axes)
+        except Exception:  # noqa: BLE001 (an extra)
+            return None
 
     def match_trap(self, got, candidates: dict) -> str | None:
         """The id of the first known-wrong answer that ``got`` equals, if any. A trap's value
@@ -241,23 +289,30 @@ class CheckContext:
         err = gradcheck.gradient_error(f, x, dout, got, self.rng, rows=rows)
         if err <= gradcheck.GRAD_RTOL:
             return got
-        narrow = low_precision(name, got, fn, reference)
+        if example is None:
+            example = self._smallest(fn, name)
+        narrow = self.dtype_note(name, got, fn, reference)
         if narrow:
             raise Fail(narrow + self._details(name, got, reference, example,
                                               regions if reference is not None else None))
         trap = self.match_trap(got, traps or {})
         extra = self._details(name, got, reference, example, regions if reference is not None else None)
-        right = reference
-        if right is None and x.size <= gradcheck.FULL_LIMIT:
-            right = gradcheck.numerical_gradient(f, x, dout, rows=rows)
+        right = reference if reference is not None else self._reference_output(fn, name)
+        if right is None and x.size <= feedback.LOCATE_LIMIT:  # the failure path only: worth the forwards
+            try:
+                right = gradcheck.numerical_gradient(f, x, dout, rows=rows)
+            except Exception:  # noqa: BLE001 (an extra)
+                right = None
         factor = self.factor_sentence(name, got, right, counts) if right is not None else None
+        where = self.locate(name, got, right) if right is not None else None
+        extra = (f"\n{where}" if where else "") + extra
         if trap is not None:
             raise Fail(f"`{name}` from {fn} does not match finite differences. "
                        + (f"{factor} " if factor else "")
                        + f"{self.question.trap(trap).explanation}{extra}", trap)
-        raise Fail(f"`{name}` from {fn} does not match the finite-difference gradient "
-                   f"(relative error {err:.2g}, tolerance {gradcheck.GRAD_RTOL:g})."
-                   + (f" {factor}" if factor else "") + extra)
+        raise feedback.located(Fail(f"`{name}` from {fn} does not match the finite-difference gradient "
+                           f"(relative error {err:.2g}, tolerance {gradcheck.GRAD_RTOL:g})."
+                           + (f" {factor}" if factor else "") + extra), where)
 
     def factor_sentence(self, name: str, got, expected, counts: dict | None = None) -> str | None:
         """"`dx` is 4 times the right value (4 = ...)." when ``got`` is a multiple of ``expected``

@@ -116,6 +116,76 @@ def describe_factor(name: str, got, expected, counts: dict[str, float] | None = 
     return f"`{name}` is {sign}{_nice(size)} of the right value, {_nice(1 / size)} times too small{why}."
 
 
+DEFAULT_AXES = {1: ("entry",), 2: ("row", "column")}
+MAX_LISTED = 6
+
+
+def _axis_names(ndim: int, axes) -> tuple:
+    if axes and len(axes) == ndim:
+        return tuple(axes)
+    return DEFAULT_AXES.get(ndim, tuple(f"axis {k}" for k in range(ndim)))
+
+
+def _at(name: str, index) -> str:
+    """"step t = 0" for an axis named by a variable, "row 0" otherwise."""
+    last = name.split()[-1]
+    return f"{name} = {index}" if len(last) == 1 or name.startswith("axis") else f"{name} {index}"
+
+
+def _listed(indices) -> str:
+    shown = [str(int(i)) for i in indices[:MAX_LISTED]]
+    text = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+    return text if len(indices) <= MAX_LISTED else ", ".join(shown) + f" and {len(indices) - MAX_LISTED} more"
+
+
+def locate(name: str, got, expected, axes=None, rtol: float = RTOL, atol: float = ATOL) -> str | None:
+    """Where ``got`` differs from ``expected`` and by how much, in the learner's terms: how many
+    entries, along which axis the differences are confined ("only in row 0", "only where step
+    t = 0"), and the largest difference with both values. ``axes`` names the axes (e.g.
+    ``("step t", "row n", "feature")``; default row and column). None when nothing differs or the
+    shapes do not match (a shape error says that itself)."""
+    wrong = differing(got, expected, rtol, atol)
+    if wrong is None or not wrong.any():
+        return None
+    g = np.asarray(got, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)
+    count, size = int(wrong.sum()), wrong.size
+    if g.ndim == 0 or size == 1:
+        mine, want = g.reshape(-1)[0], e.reshape(-1)[0]
+        return (f"`{name}` is {mine:.6g}, expected {want:.6g}: off by {mine - want:+.3g}"
+                + (f", {abs(mine - want) / abs(want):.2g} of the expected value." if want and np.isfinite(mine) else "."))
+    names = _axis_names(g.ndim, axes)
+    confined = []
+    for k in range(g.ndim):
+        if wrong.shape[k] <= 1:
+            continue
+        others = tuple(j for j in range(g.ndim) if j != k)
+        hit = np.flatnonzero(wrong.any(axis=others) if others else wrong)
+        if len(hit) < wrong.shape[k]:
+            label = names[k] if len(hit) == 1 or names[k].startswith("axis") or len(names[k].split()[-1]) == 1 \
+                else names[k] + "s"
+            confined.append(f"{_at(label, _listed(hit))} (of 0 to {wrong.shape[k] - 1})")
+    with np.errstate(all="ignore"):
+        diff = np.where(wrong, np.abs(g - e), -1.0)
+        diff = np.where(np.isnan(diff), np.inf, diff)
+    at = np.unravel_index(int(np.argmax(diff)), wrong.shape)
+    where = ", ".join(str(int(i)) for i in at)
+    labels = ", ".join(_at(n, int(i)) for n, i in zip(names, at))
+    mine, want = g[at], e[at]
+    scale = float(np.max(np.abs(e[np.isfinite(e)]), initial=0.0))
+    off = mine - want
+    size_of = f", {abs(off) / scale:.2g} of the largest expected entry" if np.isfinite(off) and scale > 0 else ""
+    if count == size:
+        text = f"`{name}` differs at all {size} entries"
+    elif confined:
+        text = f"`{name}` differs at {count} of {size} entries, only in " + " and ".join(confined)
+    else:
+        text = f"`{name}` differs at {count} of {size} entries, spread over every " + " and every ".join(
+            n for n, d in zip(names, wrong.shape) if d > 1)
+    return (text + f". The largest difference is at [{where}] ({labels}): expected {want:.6g}, yours "
+            f"{mine:.6g}, off by {off:+.3g}{size_of}.")
+
+
 def differs_only_in(got, expected, mask, rtol: float = RTOL, atol: float = ATOL) -> bool:
     """True when ``got`` differs from ``expected`` somewhere, and only inside ``mask``: a
     mistake recognised by where it shows (e.g. only where windows overlap), whatever form
@@ -214,3 +284,16 @@ def smallest_failure(sandbox, rng: np.random.Generator, fn: str, build: Callable
             if wrong.any():
                 return format_example(shown, want, got, name)
     return raised
+
+
+LOCATE_LIMIT = 4096
+"""A failing gradient of at most this many entries is compared entry by entry with full
+finite differences, to say where it differs (a larger one only when the check gives the
+reference's gradient)."""
+
+
+def located(fail: Fail, where: str | None) -> Fail:
+    """``fail`` marked with the sentence that says where the values differ (a failure without a
+    trap then gets hints that start from it: ``trap_feedback.from_difference``)."""
+    fail.located = where
+    return fail

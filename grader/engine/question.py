@@ -46,13 +46,19 @@ class Trap:
 class Fail(Exception):
     """A check failed; ``feedback`` is one or two sentences for the learner."""
 
-    def __init__(self, feedback: str, trap: str | None = None, settled: bool = False):
+    def __init__(self, feedback: str, trap: str | None = None, settled: bool = False,
+                 hints: tuple[str, ...] | None = None):
         super().__init__(feedback)
         self.feedback = feedback
         self.trap = trap
         self.settled = settled
         """The feedback is the whole story (e.g. a shape off by an axis of length 1): checks that
         diagnose failures further must not give it a trap's name."""
+        self.hints = hints
+        """Hints that follow this failure rather than the check (e.g. fix the upstream function
+        first); None: the check's own, or the trap's."""
+        self.located: str | None = None
+        """Where the values differ, when the check compared arrays (``CheckContext.locate``)."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,30 @@ class Question:
     not the sandbox, for what must not be counted or decided inside it (e.g. multiply-adds).
     ``helpers_source`` runs after the learner's code and reaches them with
     ``_grader_ask(name, *args)``; checks read the same functions through ``ctx.service``."""
+
+    axes: dict[str, tuple[str, ...]] | None = None
+    """Names for the axes of an output, by its name, in the learner's terms (e.g. ``{"dx":
+    ("step t", "row n", "feature")}``): feedback says where values differ along them ("only
+    where step t = 0"); default row and column."""
+    shrink: dict[str, dict[str, list[tuple[int, int]]]] | None = None
+    """The sizes of each function's input that can be cut from the front and leave a valid input
+    (a prefix of a sequence, some rows of a batch), by function: size -> [(argument, axis)...];
+    a failure then shows the smallest input that still fails (grader/engine/shrink.py)."""
+    dtypes: dict[str, dict[str, str]] | None = None
+    """The contract's dtype of each output that is not float64 (docs/questions/<id>.md), by
+    function and output name, e.g. ``{"mixed_precision_step": {"master": "float32", "weight16":
+    "float16"}}``; every other float output is float64 (the contract's convention). Dtype
+    diagnoses read it: a float32 answer is "narrower than the contract" only where the
+    contract says float64."""
+
+    def contract_dtype(self, fn: str, name: str) -> str:
+        """The dtype the contract gives output ``name`` of ``fn`` ("float64" unless declared);
+        ``name`` may carry an index (``clipped[0]``) or a description after a space."""
+        declared = (self.dtypes or {}).get(fn) or {}
+        for key in (name, name.split("[", 1)[0], name.split(" ", 1)[0]):
+            if key in declared:
+                return declared[key]
+        return "float64"
 
     def check(self, name: str, points: float, hints: tuple[str, ...] = (), kinks: tuple[str, ...] = (),
               memory: tuple[str, ...] = ()):

@@ -154,6 +154,8 @@ class _Reference:
 
     def __init__(self, question: str, root: Path):
         self._question, self._root, self._loaded = question, root, None
+        self.solution_path = solution_notebooks(root).get(question)
+        """Where the solution is, read without loading it (grader/engine/upstream.py)."""
 
     def __getattr__(self, name):
         if self._loaded is None:
@@ -169,7 +171,10 @@ def _run_one(check, ctx: CheckContext) -> CheckResult:
                            feedback=f"{refused} {SANDBOX_FAULT}")
     except Fail as fail:
         from backprop_traps.grader.engine.trap_feedback import split
+        from backprop_traps.grader.engine.upstream import explain
+        fail = explain(ctx, fail) or fail  # a downstream function is never blamed for an upstream one
         feedback, hints = split(ctx.question, check, fail.feedback, fail.trap)
+        hints = fail.hints or hints
         return CheckResult(check.name, 0.0, check.points, False, trap=fail.trap,
                            feedback=feedback, hints=hints)
     except Exception as exc:  # not a Fail: the check itself broke, which is the grader's fault

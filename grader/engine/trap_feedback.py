@@ -5,7 +5,9 @@ where, and how far off; never the fix. The fix comes from ``--hint``, one step a
 follows the trap that was recognised: the question to ask yourself, the rule, the pointer. A
 trap may author its own three hints; otherwise they are built from the failing check's hints
 (its first, a question, and its last, a pointer) around the rule, the explanation's sentences
-after the symptom.
+after the symptom. A failure that names no trap but says where the values differ gets hints
+that start from that difference (``from_difference``), never the check's own, which may point at
+a mistake this answer does not make.
 """
 from __future__ import annotations
 
@@ -26,10 +28,30 @@ def rest_after_first(text: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
+_LOCATED = re.compile(r"`[^`\n]+` (?:differs at [^\n]*?entries|is \S+, expected \S+)")
+
+
+def from_difference(check, feedback: str) -> tuple[str, ...] | None:
+    """Hints for a failure that names no trap but says where the values differ: they start from
+    that difference and assert no particular mistake (the check's own hints may point at one
+    this answer does not make). None when the feedback locates nothing."""
+    if not _LOCATED.search(feedback):
+        return None
+    example = "The smallest input where yours is still wrong" in feedback
+    start = ("Start from the smallest input shown above" if example else
+             "Start from the position the feedback names")
+    return (f"{start}: work out the expected value there by hand, term by term, and compare it "
+            "with yours. Which terms of your formula reach that position?",
+            "Look at the pattern of the differences: which entries, rows or steps are wrong and "
+            "which are right? What do the wrong ones share that the right ones do not?",
+            f"This check covers: {check.name}. Once the first differing entry is right, grade again: "
+            "the feedback then shows the next difference, if any.")
+
+
 def split(question, check, feedback: str, trap_id: str | None) -> tuple[str, tuple[str, ...]]:
     """``(feedback without the fix, the hints --hint gives)`` for a failed check."""
     if trap_id is None:
-        return feedback, check.hints
+        return feedback, from_difference(check, feedback) or check.hints
     try:
         trap = question.trap(trap_id)
     except KeyError:

@@ -40,3 +40,39 @@ def full_marks_text(question: str, root: Path | None = None) -> str:
     lines.append(f"  the interview: {interview}" + (f", then every answer on one page: {_shown(page)}"
                                                       if page.is_file() else ""))
     return "\n".join(lines)
+
+
+def not_yet(question: str, folder: Path | None = None) -> str | None:
+    """Why the reference solution is not copied yet (no full marks recorded in ``folder``'s
+    history, default here), or None once it may be."""
+    from backprop_traps.grader.learner.history import History
+    best = History.load(folder).best(question) if folder is not None else History.load().best(question)
+    if best and best[0] >= best[1]:
+        return None
+    where = (f"your best here is {best[0]:g} / {best[1]:g} points" if best else
+             "no grading of it is recorded in this folder")
+    return (f"Not yet: the reference solution of {question} is copied only once every hidden check "
+            f"passes, and {where}. Keep going (a hint comes on request); `grade reveal {question}` "
+            "shows the derivation one step at a time.")
+
+
+def copy_solution(question: str, root: Path | None, folder: Path) -> list[str]:
+    """Copy the reference solution notebook and the kernels into ``folder``; the sentences that
+    say what was copied where (relative to ``folder``). Raises OSError when a copy fails."""
+    import shutil
+    from backprop_traps.grader.loading.questions import kernel_path, solution_path
+    solution_name, kernels_name = copy_names(question, root)
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(solution_path(question, root), folder / solution_name)
+    said = [f"Copied the reference solution of {question} to {_in(folder, solution_name)} "
+            "(your own notebook is unchanged)."]
+    kernels = kernel_path(question, root)
+    if kernels is None:
+        return said + [f"{question} has no kernels: its solution notebook says why."]
+    shutil.copyfile(kernels, folder / kernels_name)
+    return said + [f"Copied its Numba CUDA kernels to {_in(folder, kernels_name)}."]
+
+
+def _in(folder: Path, name: str) -> str:
+    import shlex
+    return shlex.quote(_shown(folder.resolve() / name))

@@ -30,7 +30,7 @@ def render(result: GradeResult, color: bool) -> str:
     lines = [style(f"{inert(result.question or '?', 80)}  ·  {inert(result.submission)}", bold=True)]
     if result.error:
         lines.append(style(f"  Could not grade: {inert(result.error)}", fg="red"))
-        lines.append(f"  Score: 0 / {_fmt_points(result.max_score)}")
+        lines.append(f"  Score: 0 / {_fmt_points(result.max_score)} points")
         return "\n".join(lines)
     lines += _warning_lines(result, style)
     width = max((len(t.name) for t in result.tests), default=0)
@@ -55,11 +55,7 @@ def render(result: GradeResult, color: bool) -> str:
         lines.append(f"  Not auto-graded (never in the score): {inert(', '.join(result.manual))}; "
                      f"`grade reveal {inert(result.question or 'ID')}` shows the reference step by step.")
     passed = sum(t.passed for t in result.tests)
-    counts = f"hidden: {passed}/{len(result.tests)}"
-    if result.public is not None and not result.public.error:
-        counts += f", visible tests: {result.public.passed}/{result.public.total}"
-    total = style(f"{_fmt_points(result.score)} / {_fmt_points(result.max_score)}", bold=True)
-    lines.append(f"  Score: {total}   ({counts}; {_replay(result)})")
+    lines.append(f"  Score: {style(points_text(result), bold=True)}   ({counts_text(result)}; {replay_text(result)})")
     if result.public is not None and result.public.passed == result.public.total and passed < len(result.tests):
         lines.append(style(f"  Every visible test passes, but {len(result.tests) - passed} hidden check(s) "
                            "fail: the visible tests only check the basics.", fg="yellow"))
@@ -93,7 +89,7 @@ def _memory_lines(result: GradeResult, style) -> list[str]:
     return lines
 
 
-def _replay(result: GradeResult) -> str:
+def replay_text(result: GradeResult) -> str:
     """How this run is replayed. A course's report carries its opaque token and never the seed
     (a student may read it: batch/replay_token.py); practice shows the seed that replays it."""
     if result.token:
@@ -104,26 +100,68 @@ def _replay(result: GradeResult) -> str:
     return f"seed {result.seed}: --seed {result.seed} replays this run"
 
 
+def points_text(result: GradeResult) -> str:
+    """"9 / 12 points": the score, in points (never mixed with numbers of checks)."""
+    return f"{_fmt_points(result.score)} / {_fmt_points(result.max_score)} points"
+
+
+def counts_text(result: GradeResult) -> str:
+    """"hidden checks: 6 of 8 pass, visible tests: 2 of 3 pass": numbers of checks, said as such."""
+    passed = sum(t.passed for t in result.tests)
+    text = f"hidden checks: {passed} of {len(result.tests)} pass"
+    if result.public is not None and not result.public.error:
+        text += f", visible tests: {result.public.passed} of {result.public.total} pass"
+    return text
+
+
 def once(feedback: str, shown: set[str]) -> str:
     """``feedback`` without the long sentences an earlier check's feedback already printed (noted
-    "as above"); examples (indented lines) are kept whole. ``shown`` gathers what is printed."""
-    from backprop_traps.grader.engine.trap_feedback import _SENTENCE_END
-    lines = []
-    for line in feedback.splitlines():
-        if line[:1].isspace():
+    "as above", once per run of dropped text); its first sentence (what is wrong in this check)
+    and examples (indented lines, and the line that introduces them) are kept whole. A parenthesis is never cut in two. ``shown``
+    gathers what is printed."""
+    lines: list[str] = []
+    marked = False  # the last thing printed is the "as above" note
+    all_lines = feedback.splitlines()
+    for number, line in enumerate(all_lines):
+        introduces = number + 1 < len(all_lines) and all_lines[number + 1][:1].isspace()
+        if line[:1].isspace() or introduces:  # an example, and the line that introduces it
             lines.append(line)
+            marked = False
             continue
-        kept, dropped = [], False
-        for sentence in _SENTENCE_END.split(line):
+        kept = []
+        for place, sentence in enumerate(sentences(line)):
+            if number == place == 0:  # the head says what is wrong in this check: always shown
+                shown.add(sentence)
+                kept.append(sentence)
+                continue
             if len(sentence) >= REPEAT_CHARS and sentence in shown:
-                dropped = True
+                if not marked:
+                    kept.append(AS_ABOVE)
+                    marked = True
                 continue
             shown.add(sentence)
             kept.append(sentence)
-        if dropped:
-            kept.append("(The rest as above.)")
-        lines.append(" ".join(kept))
+            marked = False
+        if kept:
+            lines.append(" ".join(kept))
     return "\n".join(lines)
+
+
+AS_ABOVE = "(The rest as above.)"
+
+
+def sentences(line: str) -> list[str]:
+    """``line`` cut into sentences at a full stop, question or exclamation mark followed by a
+    space and a capital, a backquote or a parenthesis, never inside parentheses or backquotes."""
+    from backprop_traps.grader.engine.trap_feedback import _SENTENCE_END
+    out, start = [], 0
+    for match in _SENTENCE_END.finditer(line):
+        head = line[start:match.start()]
+        if head.count("(") <= head.count(")") and head.count("`") % 2 == 0:
+            out.append(head)
+            start = match.end()
+    out.append(line[start:])
+    return [s for s in out if s]
 
 
 REPEAT_CHARS = 40

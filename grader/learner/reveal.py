@@ -3,7 +3,8 @@
 The steps are the solution notebook's markdown cells tagged ``derivation``, in order
 (grader/authoring/stub_layout.py). How many were shown is kept in this folder's history
 (``"revealed"``), so the next call shows the next step; ``--all`` shows every step. The
-solution is read as JSON (no nbformat): it is package data in a wheel, like the stubs.
+solution is read as JSON (no nbformat): it is package data in a wheel, like the stubs. Formulas
+are written as text a terminal shows (grader/learner/latex_text.py).
 """
 from __future__ import annotations
 
@@ -54,9 +55,10 @@ def render(shown: Revealed) -> str:
         return (f"All {total} steps of the {q} derivation are revealed: there is nothing more.\n"
                 f"`grade reveal {q} --all` shows them again; `grade interview {q}` rehearses the "
                 "spoken answer.")
+    from backprop_traps.grader.learner.latex_text import markdown_to_text
     parts = []
-    for number, text in shown.steps:
-        parts.append(f"--- {q}: derivation step {number} of {total} ---\n\n{text}")
+    for number, text in shown.steps:  # formulas as text a terminal shows (≈, ᵀ, Wₕₕ), not LaTeX
+        parts.append(f"--- {q}: derivation step {number} of {total} ---\n\n{markdown_to_text(text)}")
     last = shown.steps[-1][0]
     if last < total:
         parts.append(f"(Try the next step yourself first; `grade reveal {q}` shows step {last + 1} "

@@ -19,7 +19,9 @@ from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("adamw_step", "AdamW: one optimizer step as frameworks take it",
                     traps=traps.TRAPS, difficulty="medium",
-                    kinks={"fp16-largest-finite": "a float16 gradient of exactly 65504 (finite: no skip)"})
+                    kinks={"fp16-largest-finite": "a float16 gradient of exactly 65504 (finite: no skip)"},
+                    dtypes={MIXED: {"master": "float32", "weight16": "float16", "m": "float32",
+                                    "v": "float32", "t": "int"}})  # docs/questions/adamw_step.md
 
 
 def check_step(ctx, p, g, m, v, t, lr, eps, weight_decay, decay):
@@ -52,7 +54,7 @@ def adam_update(ctx):
         check_step(ctx, *probes.state(ctx.rng, t), t, 0.01, EPS, 0.0, True)
 
 
-@QUESTION.check("decoupled weight decay: p shrinks directly, the moments see the plain gradient",
+@QUESTION.check("weight decay (t = 1 and t = 5, weight_decay = 0.1)",
                 points=2, hints=(
     "Does your weight decay pass through m and v?",
     "AdamW multiplies p by one minus lr times weight_decay, apart from the Adam update.",
@@ -69,7 +71,7 @@ def decay_mask(ctx):
     check_step(ctx, *probes.state(ctx.rng, 3), 3, 0.01, EPS, 0.1, False)
 
 
-@QUESTION.check("eps outside the square root, where v is tiny (and zero gradients stay put)",
+@QUESTION.check("tiny gradients, where v is near eps (and zero gradients)",
                 points=1, hints=(
     "Where the gradients are around 1e-5, v is around 1e-10: compare it with eps = 1e-8.",
     "PyTorch adds eps to the square root of v-hat, not to v-hat.",
@@ -87,7 +89,9 @@ def mixed(ctx, master, grad16, m, v, t, lr=1e-4, weight_decay=0.01):
     return got, ctx.ref.mixed_precision_step(*args)
 
 
-def expect_dtype(name, value, dtype, trap=None):
+def expect_dtype(name, value, trap=None):
+    """The contract's dtype for output ``name`` of mixed_precision_step (``QUESTION.dtypes``)."""
+    dtype = QUESTION.contract_dtype(MIXED, name)
     if isinstance(value, np.ndarray) and value.dtype != dtype:
         text = f"`{name}` from {MIXED} is {value.dtype}, not {np.dtype(dtype)}."
         raise Fail(text + (f" {QUESTION.trap(trap).explanation}" if trap else ""), trap)
@@ -96,7 +100,7 @@ def expect_dtype(name, value, dtype, trap=None):
 def expect_master(ctx, got, want, before):
     """The learner's new master weights: float32, and the reference's step; a copy that lost
     the step (all float16 numbers, or not moved) is named update-in-low-precision."""
-    expect_dtype("master", got, np.float32, "update-in-low-precision")
+    expect_dtype("master", got, "update-in-low-precision")
     new_master = ctx.as_array("master", got, want, MIXED)
     if not ctx.close(new_master, want) and not np.array_equal(want, before) and (
             traps.in_float16(new_master) or np.array_equal(new_master, before)):
@@ -106,7 +110,7 @@ def expect_master(ctx, got, want, before):
     ctx.expect_array("master", new_master, want, MIXED)
 
 
-@QUESTION.check("mixed precision: the float32 master copy takes the step, weight16 is its copy",
+@QUESTION.check("mixed_precision_step: one step from float16 gradients (lr = 1e-4)",
                 points=2, hints=(
     "With lr = 1e-4, how far does a weight of about 1 move, and can float16 hold the result?",
     "Keep the master weights, m and v in float32; cast to float16 only after the step.",
@@ -116,9 +120,9 @@ def master_copy(ctx):
     got, want = mixed(ctx, master, grad16, m, v, 4)
     expect_master(ctx, got[0], want[0], master)
     for i, name in ((2, "m"), (3, "v")):
-        expect_dtype(name, got[i], np.float32)
+        expect_dtype(name, got[i])
         ctx.expect_array(name, got[i], want[i], MIXED)
-    expect_dtype("weight16", got[1], np.float16)
+    expect_dtype("weight16", got[1])
     ctx.expect_array("weight16", got[1], want[1], MIXED, rtol=1e-3)
     if not isinstance(got[4], (int, np.integer)) or got[4] != want[4]:
         raise Fail(f"`t` from {MIXED} is {got[4]!r}; after a step taken from t = 4 it is {want[4]}.")
@@ -151,7 +155,7 @@ def skipped_step(ctx):
             raise Fail(f"With {what}, `t` from {MIXED} is {got[4]!r}, not {want[4]}."
                        + (f" {QUESTION.trap('skip-not-clean').explanation}" if bad is not None else ""),
                        "skip-not-clean" if bad is not None else None)
-        expect_dtype("weight16", got[1], np.float16)
+        expect_dtype("weight16", got[1])
         ctx.expect_array("weight16", got[1], want[1], MIXED, rtol=1e-3)
 
 

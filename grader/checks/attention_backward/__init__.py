@@ -46,7 +46,10 @@ from backprop_traps.grader.engine.question import Fail, Question
 QUESTION = Question("attention_backward", "Attention backward without storing the N x N matrix", traps=TRAPS,
                     difficulty="hard",
                     kinks={"causal-diagonal": "the causal mask's edge: query i sees key i, not key i + 1"},
-                    memory_paths=("causal=False", "causal=True"))
+                    memory_paths=("causal=False", "causal=True"),
+                    axes={name: ("head b", "position i", "feature") for name in ("dq", "dk", "dv", "o")},
+                    # the heads are independent: fewer heads are still a valid input
+                    shrink={"attention_backward": {"B": [(i, 0) for i in range(6)]}})
 
 
 @QUESTION.check("forward: output and log-sum-exp (causal and not; N = 1 and N across tiles)", points=2, hints=(
@@ -82,7 +85,7 @@ def forward_stable(ctx):
             expect_forward(ctx, o, lse, q, k, v, causal)
 
 
-@QUESTION.check("backward: finite differences, not causal (with all values equal, dq = dk = 0)", points=2, hints=(
+@QUESTION.check("backward: finite differences, non-causal (and all values equal: dq = dk = 0)", points=2, hints=(
     "dv = P^T do and dP = do v^T; the softmax's backward is not just P * dP.",
     "When every row of v is the same vector, o cannot depend on q or k: what must dq and dk be?",
     "The scale 1/sqrt(d) meets dq and dk once each, as it met the scores once.",
@@ -168,7 +171,7 @@ def forward_memory(ctx):
         expect_memory(ctx, FWD, (q, k, v, causal), ("o", "lse"), lambda *_, made=reference: made(), q, causal)
 
 
-@QUESTION.check(f"backward: peak memory within budget (N = {MEM_N}, P recomputed tile by tile; causal and not)",
+@QUESTION.check(f"backward: peak memory within budget (N = {MEM_N}; causal and not)",
                 points=3, memory=("causal=False", "causal=True"), hints=(
     "P_ij = exp(S_ij - lse_i) holds exactly for any single tile: no tile needs any other.",
     "The only whole-row quantity the backward needs is one number per row, and it comes from do and o.",

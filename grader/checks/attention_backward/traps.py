@@ -123,15 +123,26 @@ def expect_constant_values(ctx, grads, do, q, k, v, o, lse) -> None:
     backward whose dv is right but whose dq or dk is not 0 here lacks the row term D, which
     is exactly what cancels dP_ij = do_i . v_j against D_i = do_i . o_i."""
     dq, dk, dv = (ctx.as_array(name, g, q, BWD) for name, g in zip(GRADS, grads))
+    without_row_term = _without_row_term(do, q, k, v)
     for name, got in (("dq", dq), ("dk", dk)):
         if ctx.close(got, 0.0):
             continue
         dv_right = ctx.close(dv, ctx.ref.attention_backward(do, q, k, v, o, lse, False)[2])
-        why = EXPLANATION["missing-rowsum"] if dv_right else (
-            "Which term of dS should cancel dP here?")
+        named = dv_right and ctx.close(got, without_row_term[name])  # that form exactly, nothing else
+        why = EXPLANATION["missing-rowsum"] if named else "Which term of dS should cancel dP here?"
         raise Fail(f"every row of v is the same vector, so o is that vector whatever q and k are and "
                    f"`{name}` must be 0, but yours has entries up to {np.max(np.abs(got)):.3g}. {why}",
-                   "missing-rowsum" if dv_right else None)
+                   "missing-rowsum" if named else None)
+
+
+def _without_row_term(do, q, k, v) -> dict:
+    """dq and dk of a non-causal backward whose dS lacks the row term: dS = P * dP."""
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    s = q @ np.swapaxes(k, -1, -2) * scale                    # B, N, N
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    ds = p * (do @ np.swapaxes(v, -1, -2))                    # B, N, N
+    return {"dq": ds @ k * scale, "dk": np.swapaxes(ds, -1, -2) @ q * scale}
 
 
 def expect_no_future_gradient(ctx, grads, do, q, k, v, o, lse) -> None:

@@ -94,7 +94,7 @@ def forward_values(ctx):
                        f"input {prob.sizes}.")
 
 
-@QUESTION.check("dlogits: softmax minus one-hot, averaged over the batch", points=1, hints=(
+@QUESTION.check("dlogits (a batch of several examples)", points=1, hints=(
     "Differentiate -log softmax(logits)[target] with respect to each logit of the row.",
     "The loss is a mean over B examples: every example's gradient carries that 1/B.",
 ))
@@ -147,7 +147,7 @@ def first_linear(ctx):
     expect_grads(ctx, problem(ctx, 6, 3, 11, 4, 10), ["dW1", "db1", "dx", "demb"])
 
 
-@QUESTION.check("dE where token ids repeat: every position adds into its row", points=2, hints=(
+@QUESTION.check("dE where token ids repeat", points=2, hints=(
     "A token named at three positions had its row of E copied three times. How many gradients "
     "must that row collect?",
     "In numpy, an indexed += with repeated indices adds only once: look for numpy's unbuffered "

@@ -79,8 +79,8 @@ def check_gradients(ctx, indices, x, gamma, beta, eps, example=True):
             changed = list(args)
             changed[i] = value
             return ctx.ref.batchnorm_forward(*changed, rm, rv, True, MOMENTUM, eps)[0]
-        diagnose = (lambda: "stats-as-constants" if traps.column_sums_broken(got[0], x) else None) \
-            if i == 0 else None
+        diagnose = (lambda: "stats-as-constants" if traps.column_sums_broken(got[0], x) and traps.mean_path_lost(
+            got[0], dy * gamma, (x - mean) * rstd, rstd, axis=0) else None) if i == 0 else None  # that mistake, not any broken sum
         judged(lambda i=i, f=f: ctx.expect_gradient(
             GRADS[i], got[i], f, args[i], dy, BWD,
             example=probes.backward_example(ctx, i) if example else None),
@@ -100,7 +100,7 @@ def train_forward(ctx):
         check_forward(ctx, (1, 2, 0), *problem(ctx.rng, n, d), True, MOMENTUM, eps)
 
 
-@QUESTION.check("training forward: the running averages (momentum, unbiased variance)", points=2, hints=(
+@QUESTION.check("training forward: the running mean and variance", points=2, hints=(
     "What does momentum weigh: the old running value, or the new batch's?",
     "The running variance is an estimate for evaluation, not a description of this batch: "
     "which variance estimates a population's?",
@@ -120,7 +120,7 @@ def eval_forward(ctx):
         check_forward(ctx, (0, 1, 2, 3, 4), *problem(ctx.rng, n, d), False, MOMENTUM, EPS)
 
 
-@QUESTION.check("training refuses a batch of one; two examples are enough", points=1, hints=(
+@QUESTION.check("training forward with N = 1 and N = 2", points=1, hints=(
     "What are the mean and the variance of one number, and what does that make the output?",
     "The contract asks for a ValueError when training gets N = 1; N = 2 must work, running "
     "averages included.",
@@ -131,7 +131,7 @@ def batch_of_one(ctx):
     check_forward(ctx, (0, 1, 2, 3, 4), *problem(ctx.rng, 2, 4), True, MOMENTUM, EPS)
 
 
-@QUESTION.check("dx: the batch statistics depend on every example", points=3, hints=(
+@QUESTION.check("dx against finite differences", points=3, hints=(
     "The mean and the variance of feature j are computed from every example: moving one x "
     "moves both, and through them every output of that feature.",
     "Differentiate x-hat_m = (x_m - mean) * rstd with respect to x_n: a direct term, a term "
@@ -145,7 +145,7 @@ def dx_values(ctx):
         check_gradients(ctx, (0,), x, *probes.params(ctx.rng, d), 0.0)
 
 
-@QUESTION.check("dx: every column sums to zero and is orthogonal to x-hat (eps = 0)", points=1, hints=(
+@QUESTION.check("dx: two identities of every column (eps = 0)", points=1, hints=(
     "Adding the same number to a feature in every example does not change the normalised "
     "values. What does that say about each column of dx?",
     "With eps = 0, scaling a feature about its mean does not change them either.",
@@ -162,14 +162,16 @@ def dx_properties(ctx):
     for values, what in ((dx.sum(axis=0), "sum to"), ((dx * xhat).sum(axis=0), "have dot products with x-hat of")):
         if any(abs(values) > scale):
             wrong = traps.backward_forms(ctx, dy, x, gamma, mean, rstd)["dx"]
-            trap = traps.same_as(dx, wrong) or "stats-as-constants"
+            trap = traps.same_as(dx, wrong) or ("stats-as-constants" if traps.mean_path_lost(
+                dx, dy * gamma, xhat, rstd, axis=0) else None)  # that mistake, not any broken sum
             raise Fail(f"The columns of `dx` from {BWD} {what} {values.round(4)}, not 0: the "
-                       f"invariances every BatchNorm gradient has. {QUESTION.trap(trap).explanation}", trap)
+                       "invariances every BatchNorm gradient has."
+                       + (f" {QUESTION.trap(trap).explanation}" if trap else ""), trap)
     expected = ctx.ref.batchnorm_backward(dy, x, gamma, mean, rstd)[0]
     ctx.expect_array("dx", dx, expected, BWD)  # the properties hold for zeros too: values count
 
 
-@QUESTION.check("dgamma and dbeta: sums over the batch", points=2, hints=(
+@QUESTION.check("dgamma and dbeta", points=2, hints=(
     "gamma and beta are shared by every example of the batch: each gradient collects one "
     "contribution per example.",
     "One number per feature, summed over the first axis.",

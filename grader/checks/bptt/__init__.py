@@ -21,7 +21,12 @@ from backprop_traps.grader.engine.question import Fail, Question
 QUESTION = Question("bptt", "BPTT: the recurrent weight's gradient sums over every step",
                     traps=traps.TRAPS, difficulty="medium",
                     kinks={"chunk-boundary": "the step where a truncated chunk ends (no gradient crosses it)",
-                           "clip-threshold": "a global norm of exactly max_norm (unchanged)"})
+                           "clip-threshold": "a global norm of exactly max_norm (unchanged)"},
+                    # a prefix of the steps, or of the rows, is still a sequence and its forward
+                    shrink={FWD: {"T": [(0, 0)], "N": [(0, 1), (1, 0)]},
+                            BWD: {"T": [(0, 0), (1, 0), (3, 0)], "N": [(0, 1), (1, 1), (2, 0), (3, 1)]}},
+                    axes={"dx": ("step t", "row n", "feature"), "hs": ("step t", "row n", "unit"),
+                          "dh0": ("row n", "unit")})
 
 
 def where(x, k=None):
@@ -67,7 +72,7 @@ def forward_values(ctx):
         ctx.expect_array("hs", got, ctx.ref.rnn_forward(x, h0, W_xh, W_hh, b), FWD)
 
 
-@QUESTION.check("dW_xh, dW_hh and db sum over every step (full BPTT, k = T)", points=3, hints=(
+@QUESTION.check("dW_xh, dW_hh and db (full BPTT, k = T)", points=3, hints=(
     "The same weights are used at every step: how many contributions does each gradient get?",
     "Add each step's share into the weight gradients; never assign them inside the loop.",
     "Walk the steps from the last to the first, so that each step knows what flows back from "
@@ -78,7 +83,7 @@ def weight_gradients(ctx):
     check_backward(ctx, ("dW_hh", "dW_xh", "db"), x, h0, W_xh, W_hh, b, 6)
 
 
-@QUESTION.check("the hidden state's gradient is carried back: dx and dh0 (k = T)", points=2, hints=(
+@QUESTION.check("dx and dh0 (full BPTT, k = T)", points=2, hints=(
     "h_t feeds two things: this step's output and step t + 1. Where does the second part of "
     "its gradient come from?",
     "The carry from step t + 1 passes back through W_hh; what comes out of step 0 is dh0.",
@@ -88,7 +93,7 @@ def carried_gradients(ctx):
     check_backward(ctx, ("dx", "dh0"), x, h0, W_xh, W_hh, b, 5)  # dx first: dh0 alone cannot tell a cut at t = 1 from no carry
 
 
-@QUESTION.check("truncation: no gradient crosses a chunk boundary (k = 3; T = 7 and T = 6)", points=3,
+@QUESTION.check("truncated BPTT (k = 3; T = 7 and T = 6)", points=3,
                 kinks=("chunk-boundary",), hints=(
     "Write the chunks of k = 3 steps for T = 7 out by hand: which steps start one?",
     "Only the carry into the previous chunk is dropped; weight gradients still add every step, "
@@ -132,7 +137,7 @@ def check_clip(ctx, grads, max_norm):
         ctx.expect_array(f"clipped[{i}]", g, w, CLIP, traps={"clip-per-tensor": forms[i]})
 
 
-@QUESTION.check("clipping: one factor from the global norm of every tensor", points=2, hints=(
+@QUESTION.check("clip_grad_norm: several tensors over max_norm", points=2, hints=(
     "How many norms do you compute: one per tensor, or one for all of them?",
     "Every tensor is scaled by the same factor, max_norm over the global norm, when that norm "
     "exceeds max_norm.",

@@ -41,7 +41,7 @@ QUESTION = Question("grad_accumulation", "Gradient accumulation: micro-batches t
 
 
 # -- mlp_loss, mlp_grads -----------------------------------------------------------------------
-@QUESTION.check("mlp_loss: half the squared error, summed over outputs, averaged over rows", points=1,
+@QUESTION.check("mlp_loss: the loss's value", points=1,
                 hints=("Divide by the number of rows N, not by N times D_out.",
                        "z = x W1 + b1, h = relu(z), out = h W2 + b2; the bias is added to every row."))
 def loss_values(ctx):
@@ -76,8 +76,9 @@ def batch_gradient(ctx):
                 return ctx.ref.mlp_loss(tuple(changed), x, y)
             g = ctx.expect_gradient(name, got[i], loss_of, params[i], ONE, GRAD,
                                     counts={"N, the number of rows": n, "D_out": d_out})
-            if g.dtype != np.float64:
-                raise Fail(f"`{name}` from {GRAD} is {g.dtype}; the contract's arrays are float64.")
+            wants = QUESTION.contract_dtype(GRAD, name)
+            if g.dtype != np.dtype(wants):
+                raise Fail(f"`{name}` from {GRAD} is {g.dtype}; the contract says {wants}.")
     # the ReLU's kink: pre-activations exactly 0 (exact arithmetic); no finite differences at a
     # kink, the reference's own gradient; a mask z >= 0 explains the whole answer or is not named
     params, x, y = kink_net(ctx.rng)
@@ -171,7 +172,7 @@ def no_state(ctx):
     expect_accumulated(ctx, other, x, y, 6)
 
 
-@QUESTION.check(f"accumulated_grads: peak memory grows with micro_batch, not N (N={MEM_N + MEM_TAIL}, "
+@QUESTION.check(f"accumulated_grads: peak memory (N={MEM_N + MEM_TAIL}, "
                 f"micro_batch={MEM_M}, a last one of {MEM_TAIL})", points=2,
                 memory=("full micro-batches", "a shorter last micro-batch"), hints=(
     "Which arrays of your function have N rows? Only x and y should.",

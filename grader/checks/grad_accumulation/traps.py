@@ -161,7 +161,8 @@ def diagnose(ctx, params, x, y, m, got, want, parts, errors) -> Fail:
         if dtype.itemsize <= 2:
             return Fail(f"{at}: `{name}` from {ACC} is {dtype}. {trap('half-precision-accumulator')}",
                         "half-precision-accumulator")
-        return Fail(f"{at}: `{name}` from {ACC} is {dtype} where the contract wants float64.")
+        return Fail(f"{at}: `{name}` from {ACC} is {dtype} where the contract wants "
+                    f"{ctx.question.contract_dtype(ACC, name)}.")
     again = call_acc(ctx, params, x, y, m)
     if not all_close(again, got):
         if grew_by(again, got, want):
@@ -187,7 +188,7 @@ def diagnose(ctx, params, x, y, m, got, want, parts, errors) -> Fail:
     if TOL < max(errors) <= FLOAT32_BAND:  # float32 is common practice: told, never named a trap
         return Fail(f"{at}: {ACC} is off by {max(errors):.1e} of the size of its partial sums, far more "
                     f"than float64 rounding (about 1e-15) but just what float32 rounding gives: "
-                    "float32 where the contract wants float64.")
+                    f"float32 where the contract wants {ctx.question.contract_dtype(ACC, GRADS[0])}.")
     if FLOAT32_BAND < max(errors) <= HALF_BAND and half_representable(got):
         return Fail(f"{at}: {ACC} is off by {max(errors):.1e} of the size of its partial sums, and every "
                     "entry of your answer is a float16 or bfloat16 number: the rounding of a "

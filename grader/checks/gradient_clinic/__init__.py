@@ -16,6 +16,7 @@ import numpy as np
 from backprop_traps.grader.checks.gradient_clinic import probes
 from backprop_traps.grader.checks.gradient_clinic.traps import (TRAPS, absolute_forms, dead_forms, diagnosis_forms,
                                                  update_ratio_forms)
+from backprop_traps.grader.engine import feedback
 from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("gradient_clinic", "Gradient clinic: name the fault and its layer",
@@ -57,7 +58,12 @@ def fail(what: str, got, expected, forms: dict | None = None, trap: str | None =
     text = f"{what}: expected {np.array2string(np.asarray(expected), precision=4)}, got {shorter(got)}."
     if trap:
         text += " " + QUESTION.trap(trap).explanation
-    return Fail(text, trap)
+    name = what.split("`")[1] if what.count("`") >= 2 else "the answer"
+    try:  # which layer differs, and by how much
+        where = feedback.locate(name, got, expected, axes=("layer",))
+    except Exception:  # noqa: BLE001 (an extra)
+        where = None
+    return Fail(text + (f"\n{where}" if where else ""), trap)
 
 
 def layers_list(rng, shapes, scale=1.0):
@@ -104,7 +110,7 @@ def ratios_edges(ctx):
     expect_ratios(ctx, before, after, grads, "a normal layer, one that did not move, and a zero weight that moved")
 
 
-@QUESTION.check("dead_relu_fraction: units that never fire, a unit at exactly 0 included", points=2,
+@QUESTION.check("dead_relu_fraction: silent units, and a unit at exactly 0", points=2,
                 kinks=("relu-at-0",), hints=(
     "A unit is one column of z. When does it pass no gradient for the whole batch?",
     "relu'(0) = 0: a unit that sits at exactly 0 is as dead as a negative one.",
@@ -226,7 +232,7 @@ def healthy(ctx):
     expect_diagnosis(ctx, probes.patient(ctx.rng, "frozen", 1)[0], "a network with a fault planted")
 
 
-fault_check("detached", "diagnose: a detached branch (backprop gives no gradient)", (
+fault_check("detached", "diagnose: a branch that gets no gradient", (
     "What does backprop give a weight whose path to the loss was cut, and what do finite "
     "differences give?",
     "Compare the layer's gradient with zero, and its numeric gradient with zero.",

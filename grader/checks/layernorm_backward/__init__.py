@@ -104,7 +104,7 @@ def check_gradient(ctx, index, x, gamma, beta, eps, example=True):
 
 
 # -- checks ------------------------------------------------------------------------------
-@QUESTION.check("forward: y, mean and rstd over the last axis (biased variance)", points=2, hints=(
+@QUESTION.check("forward: y, mean and rstd", points=2, hints=(
     "Each row is normalised with its own statistics: mean and rstd hold one number per row, N "
     "of them.",
     "The variance divides by D (the biased one, as PyTorch's layer_norm), and eps is added to "
@@ -118,7 +118,7 @@ def forward_values(ctx):
         check_forward(ctx, x, *params(ctx.rng, d), 0.0, example=probes.forward_example)
 
 
-@QUESTION.check("forward on near-constant rows: eps inside the square root", points=2, hints=(
+@QUESTION.check("forward on near-constant rows (where eps matters)", points=2, hints=(
     "What is the variance of a row whose values are all equal, and what does your rstd become "
     "then?",
     "eps belongs inside the square root: for a constant row rstd is one over the square root of "
@@ -132,7 +132,7 @@ def forward_near_constant(ctx):
     check_forward(ctx, x, *params(ctx.rng, 6), 0.5)
 
 
-@QUESTION.check("dx: the mean and the variance depend on x too", points=3, hints=(
+@QUESTION.check("dx against finite differences", points=3, hints=(
     "The mean and the variance are computed from x: moving one x_i moves both, and through "
     "them every output of the row.",
     "Differentiate x-hat_j = (x_j - mean) * rstd with respect to x_i: a direct term, a term "
@@ -145,7 +145,7 @@ def dx_values(ctx):
         check_gradient(ctx, 0, rows(ctx.rng, n, d), *params(ctx.rng, d), 0.0)
 
 
-@QUESTION.check("dx is orthogonal to the ones vector and to x-hat in every row (eps = 0)", points=1,
+@QUESTION.check("dx: two identities of every row (eps = 0)", points=1,
                 hints=(
     "Adding the same number to every entry of a row does not change its normalised values. "
     "What does that say about the sum of each row of dx?",
@@ -161,8 +161,8 @@ def dx_properties(ctx):
     if broken is not None:
         kind, sentence = broken
         trap, observed = probes.diagnose_backward(ctx, rows_only=True)
-        if trap is None:
-            trap = probes.PROPERTY_TRAPS.get(kind)
+        if trap is None:  # named only when this dx is that mistake, not for any broken sum
+            trap = probes.property_trap(kind, got[0], dy, x, gamma, mean, rstd)
         raise fail(Fail(f"`dx` from {BWD} (input {where}) breaks a property every LayerNorm "
                              f"gradient has: {sentence}"), None, got[0], {}, lambda: (trap, observed))
     wrong = backward_traps(ctx, dy, x, gamma, mean, rstd, 0.0)["dx"]
@@ -170,7 +170,7 @@ def dx_properties(ctx):
                 x, dy, where, wrong, lambda: probes.diagnose_backward(ctx), rows=True)
 
 
-@QUESTION.check("dgamma: dy * x-hat summed over the batch", points=2, hints=(
+@QUESTION.check("dgamma against finite differences", points=2, hints=(
     "gamma multiplies x-hat in every row of the batch: its gradient collects one contribution "
     "per row.",
     "Sum over the batch (the first axis), not the mean: any 1/N is already inside dy.",
@@ -180,7 +180,7 @@ def dgamma_values(ctx):
     check_gradient(ctx, 1, rows(ctx.rng, 6, 10), *params(ctx.rng, 10), 0.0)
 
 
-@QUESTION.check("dbeta: dy summed over the batch", points=1, hints=(
+@QUESTION.check("dbeta against finite differences", points=1, hints=(
     "beta is added to every row, so its gradient is the upstream gradient of every row, added "
     "up per feature.",
     "One number per feature: sum over the first axis, not the mean.",
@@ -189,7 +189,7 @@ def dbeta_values(ctx):
     check_gradient(ctx, 2, rows(ctx.rng, 6, 10), *params(ctx.rng, 10), 0.0)
 
 
-@QUESTION.check("dx on near-constant rows: use the rstd you are given", points=1, hints=(
+@QUESTION.check("dx on near-constant rows (with the rstd given)", points=1, hints=(
     "The backward is handed the rstd the forward computed, with eps inside. Recomputing the "
     "spread from x loses eps.",
     "For a constant row x-hat is zero, and dx is rstd times g minus its row mean.",

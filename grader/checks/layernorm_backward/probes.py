@@ -179,7 +179,19 @@ def diagnose_backward(ctx, rows_only=False):
     if broken is None:
         return None, None
     kind, sentence = broken
-    return PROPERTY_TRAPS.get(kind), f"On a probe with eps = 0, your dx breaks a property: {sentence}"
+    return property_trap(kind, dx, dy, x, gamma, mean, rstd), \
+        f"On a probe with eps = 0, your dx breaks a property: {sentence}"
+
+
+def property_trap(kind, dx, dy, x, gamma, mean, rstd):
+    """The trap a broken property means, when this dx is that mistake: rows that do not sum to
+    zero are stats-as-constants only if dx has no path through the mean at all (any other wrong
+    entry breaks the sum too); the x-hat ratios are exact already."""
+    from backprop_traps.grader.checks.layernorm_backward.traps import mean_path_lost
+    if kind != "ones":
+        return PROPERTY_TRAPS.get(kind)
+    r = rstd[:, None]                                        # N, 1
+    return "stats-as-constants" if mean_path_lost(dx, dy * gamma, r * (x - mean[:, None]), r, axis=1) else None
 
 
 def diagnose_param(ctx, index):

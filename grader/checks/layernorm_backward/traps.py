@@ -114,3 +114,25 @@ def backward_traps(ctx, dy, x, gamma, mean, rstd, eps=EPS) -> dict:
 def fail(failure: Fail, where: str | None, got, candidates: dict, diagnose) -> Fail:
     """``failure`` with the input and the trap recognised, if any (``named_failure``)."""
     return named_failure(failure, where, got, candidates, diagnose, same_as, EXPLANATION)
+
+
+def mean_path_lost(dx, g, xhat, rstd, axis: int) -> bool:
+    """Whether ``dx`` is a multiple of ``rstd * g`` plus, along ``axis`` (1: LayerNorm's rows, 0:
+    BatchNorm's columns), any multiple of x-hat: a backward with no path through the mean
+    (whatever it does with the variance's), as treating the statistics as constants gives. A
+    dx that merely fails to sum to zero (a wrong entry) is not that mistake."""
+    dx, rg, xh = (np.asarray(a, dtype=np.float64) for a in (dx, rstd * g, xhat))
+    if dx.shape != rg.shape or not np.all(np.isfinite(dx)):
+        return False
+    if axis == 0:
+        dx, rg, xh = dx.T, rg.T, xh.T
+    norms = np.maximum((xh * xh).sum(axis=1, keepdims=True), 1e-300)
+
+    def project(a):  # each row with its x-hat component removed
+        return a - xh * (a * xh).sum(axis=1, keepdims=True) / norms
+    pd, pg = project(dx), project(rg)
+    scale = float((pg * pg).sum())
+    if scale == 0.0:
+        return False
+    c = float((pd * pg).sum()) / scale
+    return abs(c) > 1e-9 and float(np.linalg.norm(pd - c * pg)) <= 1e-6 * max(float(np.linalg.norm(dx)), 1e-300)

@@ -42,7 +42,7 @@ def _updates(ctx, cases):
         diagnose_update(ctx, args, got, ctx.ref.update_scale(*args))
 
 
-@QUESTION.check("update_scale: an overflow backs off the scale and restarts the count", points=1, hints=(
+@QUESTION.check("update_scale: a step that overflowed, whatever the counter", points=1, hints=(
     "What must happen to the scale, and to the count of clean steps, on a step whose gradients overflowed?",
     "On an overflow the scale is multiplied by backoff_factor and the growth counter goes back "
     "to 0, whatever it was: the clean steps must be counted in a row.",
@@ -150,7 +150,7 @@ def _clip(ctx, grads, max_norm, what):
     diagnose_clip(ctx, grads, max_norm, got, (clipped, total), what)
 
 
-@QUESTION.check("clip_grad_norm: one global norm over every tensor", points=2, hints=(
+@QUESTION.check("clip_grad_norm: several tensors, on both sides of max_norm", points=2, hints=(
     "Is the norm you compare with max_norm the norm of one tensor, or of all the gradients together?",
     "The total norm is the square root of the sum of the squares of every entry of every tensor; "
     "every tensor is then multiplied by the same coefficient, so the direction is kept.",
@@ -194,7 +194,7 @@ def step_clean(ctx):
         Steps(ctx).check(params, grads, loss, state, hp, what)
 
 
-@QUESTION.check("amp_step: an overflow skips the update and backs off the scale", points=2,
+@QUESTION.check("amp_step: steps whose float16 gradients overflow", points=2,
                 kinks=("fp16-overflow",), hints=(
     "What must a step do when its float16 gradients hold inf or NaN?",
     "Such a step changes no parameter (skipped is True, clipped is None), and the scale backs "

@@ -161,8 +161,11 @@ def diagnose_clip(ctx, grads, max_norm, got, expected, what) -> None:
         if np.any(g_all) and np.allclose(c_all, k * g_all, rtol=1e-6, atol=1e-12):
             raise Fail(f"{CLIP} multiplied every tensor by {k:.4g} ({what}); expected {coef:.6g} = "
                        f"max_norm / (total_norm + 1e-6) with total_norm {exp_total:.6g}, clamped at 1.")
+        first = next(i for i, (x, e) in enumerate(zip(c, exp_clipped)) if not ctx.close(x, e))
+        where = ctx.locate(f"clipped[{first}]", c[first], exp_clipped[first])
         raise Fail(f"`clipped` from {CLIP} is wrong ({what}): expected every tensor multiplied by "
-                   f"the same coefficient {coef:.6g}; yours is not a common multiple of the gradients.")
+                   f"the same coefficient {coef:.6g}; yours is not a common multiple of the gradients."
+                   + (f"\nThe first tensor that differs is clipped[{first}]: {where}" if where else ""))
     total = _scalar(total)  # a 0-d array is a number too
     if isinstance(total, (list, tuple, np.ndarray)):
         raise Fail(f"{CLIP} must return total_norm as one number, the global norm, not a "

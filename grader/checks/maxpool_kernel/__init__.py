@@ -19,7 +19,8 @@ from backprop_traps.grader.engine.question import Fail, Question
 QUESTION = Question("maxpool_kernel", "Max-pool backward as a CUDA kernel, twice: a scatter with "
                     "atomics and a deterministic gather", traps=TRAPS, difficulty="hard",
                     services=probes.services,
-                    kinks={"block-edge": "a size that is not a multiple of the block: the last block's guard"})
+                    kinks={"block-edge": "a size that is not a multiple of the block: the last block's guard"},
+                    axes={name: ("example n", "channel c", "row", "column") for name in ("dx", "out", "argmax")})
 
 KERNEL = {"scatter": "maxpool2d_backward_scatter_kernel", "gather": "maxpool2d_backward_gather_kernel"}
 
@@ -67,7 +68,7 @@ def scatter_no_overlap(ctx):
     launch(ctx, "scatter", 16, dout, argmax, shape, k, s)
 
 
-@QUESTION.check("scatter kernel: overlapping windows add up, through atomics", points=3, hints=(
+@QUESTION.check("scatter kernel: overlapping windows", points=3, hints=(
     "With stride 1 and 3x3 windows a local maximum wins up to nine windows: nine threads add into one dx element.",
     "A plain += is a read, an add and a write: two threads can both read the old value.",
     "cuda.atomic.add(dx, (n, c, h, w), value) makes the read-add-write indivisible.",
@@ -78,7 +79,7 @@ def scatter_overlap(ctx):
     launch(ctx, "scatter", 24, dout, argmax, shape, k, s)
 
 
-@QUESTION.check("gather kernel: each input sums the windows it won (overlap)", points=3, hints=(
+@QUESTION.check("gather kernel: overlapping windows", points=3, hints=(
     "One thread per element of dx: visit only the windows that cover (h, w), and keep those whose argmax is h * W + w.",
     "Window ho covers rows ho * s to ho * s + k - 1: ho runs from ceil((h - k + 1) / s), at least 0, to h // s, at most Ho - 1.",
     "Write dx once, at the end, even when the sum is zero: the grader fills dx with NaN first.",

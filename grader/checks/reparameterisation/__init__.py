@@ -26,7 +26,11 @@ from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("reparameterisation", "Gradients through samples: reparameterisation, score "
                     "function, Gumbel-softmax", traps=TRAPS, difficulty="medium", grader_setup=True,
-                    kinks={})
+                    kinks={}, axes={name: ("sample s",) for name in ("dmu", "dsigma", "dlog_sigma")},
+                    # fewer samples are still samples; fewer rows still a batch
+                    shrink={"pathwise_grad": {"S": [(2, 0)]}, "score_function_grad": {"S": [(2, 0)]},
+                            "pathwise_grad_log_sigma": {"S": [(2, 0)]},
+                            "gumbel_softmax_backward": {"N": [(0, 0), (1, 0)]}})
 
 
 # -- comparing ----------------------------------------------------------------------------

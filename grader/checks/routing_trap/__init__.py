@@ -24,7 +24,8 @@ from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("routing_trap", "Max pooling must cache where the max came from", traps=TRAPS,
                     difficulty="medium",
-                    kinks={"tie": "a window whose maximum appears more than once (the first one wins)"})
+                    kinks={"tie": "a window whose maximum appears more than once (the first one wins)"},
+                    axes={name: ("example n", "channel c", "row", "column") for name in ("dx", "out", "argmax")})
 
 
 # -- checks ------------------------------------------------------------------------------
@@ -76,7 +77,7 @@ def forward_values(ctx):
         _max_forward(ctx, x, k, s)
 
 
-@QUESTION.check("max-pool forward: a tie goes to the first maximum", points=1, kinks=("tie",), hints=(
+@QUESTION.check("max-pool forward: windows with tied maxima", points=1, kinks=("tie",), hints=(
     "When a window holds its maximum twice, which of the two did your forward keep?",
     "The rule (as in PyTorch) is the first maximum in row-major order: row by row, left to right.",
     "np.argmax over a flattened window already returns the first maximum; a hand-written scan must "
@@ -120,7 +121,7 @@ def backward_gradcheck(ctx):
         _max_backward(ctx, x, k, s, traps_for=("lost-overlap",))
 
 
-@QUESTION.check("overlapping windows accumulate (k=3, s=2 and k=3, s=1)", points=2, hints=(
+@QUESTION.check("max-pool backward: overlapping windows (k=3, s=2 and k=3, s=1)", points=2, hints=(
     "With stride < kernel size, windows share inputs: one input can be the max of several windows.",
     "An input that wins several windows must receive the sum of their gradients, not just the "
     "last one written.",
@@ -132,7 +133,7 @@ def backward_overlap(ctx):
         _max_backward(ctx, tie_free(ctx.rng, (2, 2, 9, 9)), 3, s, traps_for=("lost-overlap",))
 
 
-@QUESTION.check("max-pool backward routes a tie to one input only", points=1, kinks=("tie",), hints=(
+@QUESTION.check("max-pool backward: windows with tied maxima", points=1, kinks=("tie",), hints=(
     "How many inputs should receive a window's gradient when several of them tie for the max?",
     "Exactly one: the input the forward recorded in argmax (the first maximum), not every input "
     "equal to the maximum, and not an equal share for each.",

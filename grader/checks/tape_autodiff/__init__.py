@@ -86,7 +86,7 @@ def tape_values(ctx):
         ctx.expect_array(what, v, e, "tape_forward")
 
 
-@QUESTION.check("a chain of ops: every gradient flows back to the inputs", points=2, hints=(
+@QUESTION.check("a chain of ops: the inputs' gradients", points=2, hints=(
     "The output's own gradient is dout; every other slot starts at zero.",
     "A node can pass its gradient to its operands only once that gradient is final: which "
     "node is the last one to contribute to it?",
@@ -99,7 +99,7 @@ def chain_gradients(ctx):
         expect_grads(ctx, graph, inputs, upstream(ctx.rng, np.shape(out)))
 
 
-@QUESTION.check("fan-out: a value read twice or more sums its gradients", points=2, hints=(
+@QUESTION.check("fan-out: a value read twice or more", points=2, hints=(
     "In f = x * y + x, how many terms does df/dx have?",
     "The loss depends on a value through every node that reads it; the chain rule adds one "
     "share per use, even when one node reads the same slot twice.",

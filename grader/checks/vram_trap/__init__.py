@@ -241,7 +241,7 @@ def memory_budget_check(ctx):
                "the segment), and drop each segment before recomputing the previous one.")
 
 
-@QUESTION.check("the ReLU mask is packed, one bit per element, and round-trips", points=2, hints=(
+@QUESTION.check("relu_forward_packed and relu_backward_packed: the mask's size, and a round trip", points=2, hints=(
     "How many bytes does a mask of 91 elements need at one bit each?",
     "Use the same bit order as np.packbits over the flattened array; 0 counts as not positive.",
 ))

@@ -1,0 +1,107 @@
+"""Every failing comparison of arrays says where (issue 38, item 3): for each of the 20
+questions, an answer with a mistake no trap describes (one entry of one output off by 0.5)
+gets feedback that names the position, the values and by how much, names no trap, and hints
+that start from that difference instead of asserting some other mistake."""
+import re
+
+import pytest
+
+from backprop_traps.grader.engine.trap_feedback import from_difference
+from backprop_traps.grader.loading.questions import solution_notebooks
+from conftest import graded_in_process
+
+PERTURB = '''
+import numpy as _np
+
+
+def _perturbed(value):
+    """The answer with the first entry of its first float array 0.5 too large (an int + 1)."""
+    if isinstance(value, _np.ndarray) and value.dtype.kind == "f" and value.size:
+        value = value.copy()
+        value.flat[0] += 0.5
+        return value, True
+    if isinstance(value, dict):
+        out, done = dict(value), False
+        for key in value:
+            if not done:
+                out[key], done = _perturbed(value[key])
+        return out, done
+    if isinstance(value, (list, tuple)):
+        out, done = [], False
+        for item in value:
+            if not done:
+                item, done = _perturbed(item)
+            out.append(item)
+        return type(value)(out), done
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value + 1, True
+    return value, False
+
+
+_right_{fn} = {fn}
+
+
+def {fn}(*args):
+    return _perturbed(_right_{fn}(*args))[0]
+'''
+# the function made wrong in each question (one that returns arrays, or a number)
+WRONG = {"routing_trap": "maxpool2d_backward", "per_step_update_trap": "conv1d_backward",
+         "vram_trap": "mlp_loss_and_grads", "softmax_ce": "softmax_cross_entropy",
+         "mlp_backprop": "mlp_backward", "tape_autodiff": "tape_backward",
+         "forward_vs_reverse": "chain_vjp", "straight_through": "fake_quant_backward",
+         "training_memory": "activation_bytes", "attention_backward": "attention_backward",
+         "layernorm_backward": "layernorm_backward", "loss_scaling": "clip_grad_norm",
+         "grad_accumulation": "mlp_grads", "reparameterisation": "pathwise_grad",
+         "batchnorm_backward": "batchnorm_backward", "backprop_ninja": "ninja_backward",
+         "adamw_step": "adamw_step", "gradient_clinic": "update_ratios", "bptt": "rnn_backward",
+         "maxpool_kernel": "maxpool2d_backward_gather"}
+SAYS_WHERE = [
+    re.compile(r"The largest difference is at \[[\d, ]+\] \([^)]*\): expected \S+, yours \S+, off by [+-]"),
+    re.compile(r"`[^`]+` is \S+, expected \S+: off by [+-]"),
+    re.compile(r"Wrong: grads\[\d+\]"),                                   # tape_autodiff: which input
+    re.compile(r"\w+\([^)]*\) returned [\d,]+ B .*expected [\d,]+ B"),    # training_memory: which call
+]
+
+
+def test_every_question_is_covered():
+    assert set(WRONG) == set(solution_notebooks())
+
+
+@pytest.mark.parametrize("question", list(WRONG))
+def test_an_unnamed_mistake_is_told_where(question):
+    fn = WRONG[question]
+    result = graded_in_process(question, PERTURB.format(fn=fn))
+    failed = [t for t in result.tests if not t.passed]
+    assert failed and result.score < result.max_score
+    assert not [t.trap for t in failed if t.trap], [(t.name, t.trap, t.feedback[:300]) for t in failed]
+    located = [t for t in failed if any(p.search(t.feedback) for p in SAYS_WHERE)]
+    assert located, [(t.name, t.feedback[:300]) for t in failed]
+    for t in located:
+        if from_difference(t, t.feedback):  # hints start from the difference, never another mistake
+            assert t.hints[0].startswith("Start from"), (t.name, t.hints)
+
+
+def test_the_bptt_example_of_the_issue_shows_the_smallest_input_and_where():
+    """hs[t - 1] wraps to the last state at t = 0: no trap, but one step already shows it."""
+    snippet = (
+        "def rnn_backward(dhs, x, h0, hs, W_xh, W_hh, k):\n"
+        "    T = x.shape[0]\n"
+        "    dx, dW_xh, dW_hh = np.zeros_like(x), np.zeros_like(W_xh), np.zeros_like(W_hh)\n"
+        "    db, carry = np.zeros(W_hh.shape[0]), np.zeros_like(h0)\n"
+        "    for t in reversed(range(T)):\n"
+        "        dz = (dhs[t] + carry) * (1.0 - hs[t] ** 2)\n"
+        "        dW_xh += x[t].T @ dz\n"
+        "        dW_hh += hs[t - 1].T @ dz\n"
+        "        db += dz.sum(axis=0)\n"
+        "        dx[t] = dz @ W_xh.T\n"
+        "        carry = dz @ W_hh.T\n"
+        "        if t > 0 and t % k == 0:\n"
+        "            carry = np.zeros_like(h0)\n"
+        "    return dx, dz @ W_hh.T, dW_xh, dW_hh, db\n")
+    result = graded_in_process("bptt", snippet)
+    weights = next(t for t in result.tests if t.name.startswith("dW_xh, dW_hh and db"))
+    assert not weights.passed and weights.trap is None
+    assert "The smallest input where yours is still wrong (T = 1, N = 1)" in weights.feedback, weights.feedback
+    assert "`dW_hh` differs at" in weights.feedback and "The largest difference is at [" in weights.feedback
+    hints = " ".join(weights.hints).lower()
+    assert "every step" not in hints and "never assign" not in hints and "sum" not in hints, weights.hints
