@@ -46,13 +46,17 @@ class Trap:
 class Fail(Exception):
     """A check failed; ``feedback`` is one or two sentences for the learner."""
 
-    def __init__(self, feedback: str, trap: str | None = None, settled: bool = False):
+    def __init__(self, feedback: str, trap: str | None = None, settled: bool = False,
+                 grader_error: bool = False):
         super().__init__(feedback)
         self.feedback = feedback
         self.trap = trap
         self.settled = settled
         """The feedback is the whole story (e.g. a shape off by an axis of length 1): checks that
         diagnose failures further must not give it a trap's name."""
+        self.grader_error = grader_error
+        """The grader could not check this answer (its own child failed, or this sandbox level
+        cannot run what the check needs): reported as the grader's error, never the learner's."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,11 @@ class Question:
     not the sandbox, for what must not be counted or decided inside it (e.g. multiply-adds).
     ``helpers_source`` runs after the learner's code and reaches them with
     ``_grader_ask(name, *args)``; checks read the same functions through ``ctx.service``."""
+    source_harness: Callable | None = None
+    """``source_harness() -> helpers_source``: for what is graded from the learner's source, not
+    from objects their code built (maxpool_kernel's CUDA kernels): trusted code run in a second
+    child in which none of the learner's code runs (``grader/sandbox/source_child.py``). It gets
+    the submission's cells as text; checks call it through ``ctx.harness``."""
 
     def check(self, name: str, points: float, hints: tuple[str, ...] = (), kinks: tuple[str, ...] = (),
               memory: tuple[str, ...] = ()):
