@@ -52,6 +52,23 @@ class Refused(Exception):
     """A kernel the grader will not compile; ``str(refused)`` is one sentence for the learner."""
 
 
+_WHAT = {ast.Import: "an import", ast.ImportFrom: "an import", ast.FunctionDef: "a def",
+         ast.AsyncFunctionDef: "an async def", ast.ClassDef: "a class", ast.Assign: "an assignment",
+         ast.AnnAssign: "an assignment", ast.AugAssign: "an augmented assignment", ast.For: "a for loop",
+         ast.While: "a while loop", ast.If: "an if block", ast.With: "a with block", ast.Try: "a try block",
+         ast.Delete: "a del statement", ast.Global: "a global statement", ast.Nonlocal: "a nonlocal statement",
+         ast.Match: "a match block", ast.Expr: "an expression", ast.Lambda: "a lambda", ast.Dict: "a dict",
+         ast.Set: "a set", ast.List: "a list", ast.ListComp: "a comprehension", ast.SetComp: "a comprehension",
+         ast.DictComp: "a comprehension", ast.GeneratorExp: "a generator", ast.Await: "an await",
+         ast.Yield: "a yield", ast.YieldFrom: "a yield", ast.JoinedStr: "an f-string",
+         ast.FormattedValue: "an f-string", ast.Starred: "a *unpacking"}
+
+
+def describe(node) -> str:
+    """What kind of statement or expression ``node`` is, in words ("a try block")."""
+    return _WHAT.get(type(node), f"a {type(node).__name__} node")
+
+
 def where(node, label: str) -> str:
     line = f"line {getattr(node, 'lineno', '?')}"
     return f"{line} of {label}" if label else line
@@ -105,7 +122,10 @@ def check_function(fn: ast.FunctionDef, label: str, meaning) -> set[str]:
     if args.vararg or args.kwarg or args.kwonlyargs:
         raise Refused(f"{fn.name} ({where(fn, label)}) takes *args, **kwargs or keyword-only "
                       "arguments: a kernel takes plain positional parameters")
-    args.defaults = [ast.copy_location(ast.Constant(constant(d, meaning, label)), d) for d in args.defaults]
+    try:
+        args.defaults = [ast.copy_location(ast.Constant(constant(d, meaning, label)), d) for d in args.defaults]
+    except Refused as why:
+        raise Refused(f"{fn.name} ({where(fn, label)}) has a default value that is not a constant: {why}") from None
     local = {a.arg for a in args.posonlyargs + args.args}
     local |= {n.id for n in ast.walk(ast.Module(body=fn.body, type_ignores=[]))
               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
@@ -130,10 +150,10 @@ def _refuse(node, name: str, label: str, why: str):
 
 def _check_node(node, name, label, local, meaning, used) -> None:
     if isinstance(node, ast.stmt) and not isinstance(node, STATEMENTS):
-        _refuse(node, name, label, f"a {type(node).__name__} statement, which a graded kernel may not "
-                                   "contain (no imports, nested functions, try, with, global or del)")
+        _refuse(node, name, label, f"{describe(node)}, which a graded kernel may not contain (no imports, "
+                                   "nested functions or classes, try, with, global or del)")
     if isinstance(node, ast.expr) and not isinstance(node, EXPRESSIONS):
-        _refuse(node, name, label, f"a {type(node).__name__}, which a graded kernel may not contain "
+        _refuse(node, name, label, f"{describe(node)}, which a graded kernel may not contain "
                                    "(no lambdas, lists, dicts, comprehensions, f-strings or *args)")
     if not isinstance(node, (ast.stmt, ast.expr) + GLUE):
         _refuse(node, name, label, "which a graded kernel may not contain")
@@ -191,51 +211,52 @@ _NUMBER = (bool, int, float, complex)
 
 def constant(node, meaning, label: str = ""):
     """The value of a module-level constant's expression: numbers, booleans, None, short strings
-    and tuples of them, arithmetic on them, other constants and math's constants; else ``Refused``."""
+    and tuples of them, arithmetic on them, other constants and math's constants; else
+    ``Refused`` saying which part is not."""
     def fail(why):
-        raise Refused(f"{where(node, label)}: `{shown(node)}` is not a constant ({why})")
+        raise Refused(f"`{shown(node)}` {why}")
     if isinstance(node, ast.Constant):
         if node.value is None or isinstance(node.value, _NUMBER) or (
                 isinstance(node.value, str) and len(node.value) <= 200):
             return node.value
-        fail("a kernel may read numbers, booleans, None, short strings and tuples of them")
+        fail("is not a number, boolean, None, short string or tuple of them")
     if isinstance(node, ast.Tuple) and len(node.elts) <= 64:
         return tuple(constant(e, meaning, label) for e in node.elts)
     if isinstance(node, ast.Name):
         try:
             kind, value = meaning(node.id)
         except Refused as why:
-            fail(str(why).removeprefix("but "))
+            raise Refused(str(why).removeprefix("but ")) from None
         if kind == "constant":
             return value
         if kind == "object" and value.startswith("math.") and isinstance(getattr(math, value[5:], None), float):
             return getattr(math, value[5:])
-        fail(f"`{node.id}` is not a module-level constant")
+        fail("is not a module-level constant")
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         try:
             kind, value = meaning(node.value.id)
         except Refused as why:
-            fail(str(why).removeprefix("but "))
+            raise Refused(str(why).removeprefix("but ")) from None
         if kind == "module" and value == "math" and isinstance(getattr(math, node.attr, None), float):
             return getattr(math, node.attr)
-        fail("only math's constants may be read from a module")
+        fail("is not one of math's constants")
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         operand = constant(node.operand, meaning, label)
         if not isinstance(operand, _NUMBER):
-            fail("arithmetic on numbers only")
+            fail("is arithmetic on something other than numbers")
         return _UNARY[type(node.op)](operand)
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         a, b = constant(node.left, meaning, label), constant(node.right, meaning, label)
         if not (isinstance(a, _NUMBER) and isinstance(b, _NUMBER)):
-            fail("arithmetic on numbers only")
+            fail("is arithmetic on something other than numbers")
         if isinstance(node.op, (ast.Pow, ast.LShift, ast.RShift)) and abs(b) > 64:
-            fail("an exponent or shift above 64")
+            fail("has an exponent or a shift above 64")
         try:
             value = _BINARY[type(node.op)](a, b)
         except (ArithmeticError, ValueError, TypeError) as e:
-            fail(type(e).__name__)
+            fail(f"raises {type(e).__name__}")
         if isinstance(value, int) and abs(value) > 2 ** 64:
-            fail("an integer past 64 bits")
+            fail("is an integer past 64 bits")
         return value
-    fail("a kernel may read numbers, booleans, None, short strings and tuples of them, "
-         "computed from literals and other constants")
+    fail("is not a number, boolean, None, short string or tuple of them, nor arithmetic on such "
+         "constants")

@@ -166,11 +166,12 @@ class Source:
         if b.kind == "assign":
             try:
                 return "constant", kernel_rules.constant(b.node.value, self.meaning, b.label)
+            except Refused as why:
+                raise Refused(f"but `{name}` ({b.where()}) is not a constant a kernel may read: {why}") from None
             except (RecursionError, MemoryError):
                 raise Refused(f"but `{name}` ({b.where()}) is too large a constant") from None
-        what = type(b.node).__name__.replace("Def", "").lower()
-        raise Refused(f"but `{name}` is bound by a{'n' if what[0] in 'aeiou' else ''} {what} statement "
-                      f"({b.where()}), not by a plain top-level def, constant or import")
+        raise Refused(f"but `{name}` is bound by {kernel_rules.describe(b.node)} ({b.where()}), not by a "
+                      "plain top-level def, constant or import")
 
     def decoration(self, fn: ast.FunctionDef, label: str) -> str:
         """"kernel" for ``@cuda.jit`` (any arguments), "device" for ``@cuda.jit(device=True)``."""
@@ -180,9 +181,11 @@ class Source:
                 "decorated more than once: a graded kernel or device function has @cuda.jit alone"))
         decorator = fn.decorator_list[0]
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if self._dotted(target) != "numba.cuda.jit":
+        dotted, why = self._dotted(target)
+        if dotted != "numba.cuda.jit":
             raise Refused(f"but `{fn.name}` ({kernel_rules.where(fn, label)}) is decorated with "
-                          f"`@{kernel_rules.shown(decorator)}`, not @cuda.jit")
+                          f"`@{kernel_rules.shown(decorator)}`, " + (
+                              "and " + why.removeprefix("but ") if why else "not numba's @cuda.jit"))
         device = False
         for keyword in decorator.keywords if isinstance(decorator, ast.Call) else []:
             if keyword.arg == "device":
@@ -192,18 +195,19 @@ class Source:
                 device = bool(keyword.value.value)
         return "device" if device else "kernel"
 
-    def _dotted(self, node) -> str | None:
+    def _dotted(self, node):
+        """(the qualified name a decorator's ``a.b.c`` means, or None; why not, when its ``a`` is refused)."""
         path = []
         while isinstance(node, ast.Attribute):
             path.insert(0, node.attr)
             node = node.value
         if not isinstance(node, ast.Name):
-            return None
+            return None, None
         try:
             kind, value = self.meaning(node.id)
-        except Refused:
-            return None
-        return ".".join([value] + path) if kind in ("module", "object") else None
+        except Refused as why:
+            return None, str(why)
+        return (".".join([value] + path) if kind in ("module", "object") else None), None
 
 
 def _parse(text):
@@ -242,8 +246,11 @@ def extract(cells, names) -> Program:
     source, program = Source(cells), Program()
     for name in names:
         try:
-            kind = source.meaning(name)[0]
-            if kind != "kernel":
+            binding = source.binding(name)
+            if binding.kind != "def":
+                raise Refused(f"but `{name}` is bound by {kernel_rules.describe(binding.node)} "
+                              f"({binding.where()}), not by a top-level def compiled with @cuda.jit")
+            if source.meaning(name)[0] != "kernel":
                 raise Refused(f"but `{name}` is a device function, not a kernel")
             functions, used = _closure(name, source)
         except Refused as refused:
