@@ -182,14 +182,14 @@ def _check_node(node, name, label, local, meaning, used) -> None:
 
 
 def _check_attribute(node: ast.Attribute, name, label, local, meaning) -> None:
-    if node.attr.startswith("_"):
-        _refuse(node, name, label, "an attribute whose name starts with `_`, which a kernel may not use")
-    if not isinstance(node.ctx, ast.Load):
-        _refuse(node, name, label, "an attribute assignment, which a kernel may not make")
     path, base = [node.attr], node.value
     while isinstance(base, ast.Attribute):
         path.insert(0, base.attr)
         base = base.value
+    if any(part.startswith("_") for part in path):
+        _refuse(node, name, label, "an attribute whose name starts with `_`, which a kernel may not use")
+    if not isinstance(node.ctx, ast.Load):
+        _refuse(node, name, label, "an attribute assignment, which a kernel may not make")
     if isinstance(base, ast.Name) and base.id not in local:
         kind, value = _meaning(meaning, node, base.id, name, label)
         if kind != "module":

@@ -158,6 +158,9 @@ class Source:
     def _meaning(self, name: str):
         if name not in self.bindings and name in kernel_rules.BUILTINS:
             return "builtin", name
+        if name not in self.bindings and hasattr(builtins, name):
+            raise Refused(f"but `{name}` is a builtin a graded kernel may not use (only "
+                          f"{', '.join(kernel_rules.BUILTINS)})")
         b = self.binding(name)
         if b.kind == "import":
             return _imported(name, b.target)
@@ -170,8 +173,7 @@ class Source:
                 raise Refused(f"but `{name}` ({b.where()}) is not a constant a kernel may read: {why}") from None
             except (RecursionError, MemoryError):
                 raise Refused(f"but `{name}` ({b.where()}) is too large a constant") from None
-        raise Refused(f"but `{name}` is bound by {kernel_rules.describe(b.node)} ({b.where()}), not by a "
-                      "plain top-level def, constant or import")
+        raise Refused(f"but `{name}` is {_bound_how(b)}, not by a plain top-level def, constant or import")
 
     def decoration(self, fn: ast.FunctionDef, label: str) -> str:
         """"kernel" for ``@cuda.jit`` (any arguments), "device" for ``@cuda.jit(device=True)``."""
@@ -204,10 +206,18 @@ class Source:
         if not isinstance(node, ast.Name):
             return None, None
         try:
-            kind, value = self.meaning(node.id)
+            b = self.binding(node.id)
         except Refused as why:
             return None, str(why)
-        return (".".join([value] + path) if kind in ("module", "object") else None), None
+        if b.kind == "import":
+            return ".".join([b.target] + path), None
+        return None, (None if b.kind == "def" else f"`{node.id}` is {_bound_how(b)}, not numba's cuda")
+
+
+def _bound_how(b: Binding) -> str:
+    if b.conditional:
+        return f"bound inside a block ({b.where()})"
+    return f"bound by {kernel_rules.describe(b.node)} ({b.where()})"
 
 
 def _parse(text):
@@ -248,8 +258,8 @@ def extract(cells, names) -> Program:
         try:
             binding = source.binding(name)
             if binding.kind != "def":
-                raise Refused(f"but `{name}` is bound by {kernel_rules.describe(binding.node)} "
-                              f"({binding.where()}), not by a top-level def compiled with @cuda.jit")
+                raise Refused(f"but `{name}` is {_bound_how(binding)}, not by a top-level def compiled "
+                              "with @cuda.jit")
             if source.meaning(name)[0] != "kernel":
                 raise Refused(f"but `{name}` is a device function, not a kernel")
             functions, used = _closure(name, source)
