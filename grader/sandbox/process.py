@@ -94,10 +94,11 @@ class Sandbox(Channel):
         """The child's process once its handshake is done (None before, and after it ended)."""
         return self._proc if self._launched is None else None
 
-    def sibling(self, helpers: str) -> "Sandbox":
+    def sibling(self, helpers: str, limits: Limits | None = None) -> "Sandbox":
         """A sandbox for the same submission with none of its code: the grader's ``helpers``
-        alone, under the same limits, hidden paths and layers (``source_child``)."""
-        return Sandbox("", self.limits, hide=self._hide, isolate=self.isolate, helpers=helpers)
+        alone, with the same hidden paths and layers, under ``limits`` (default: the same
+        limits; ``source_child``)."""
+        return Sandbox("", limits or self.limits, hide=self._hide, isolate=self.isolate, helpers=helpers)
 
     def expect_measured_calls(self, count: int) -> None:
         """A hint: about ``count`` calls will measure memory. A child not started yet is then

@@ -12,6 +12,7 @@ learner's child loads, and its calls share the submission's time budget.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 from pathlib import Path
 
@@ -19,6 +20,9 @@ from backprop_traps.grader.sandbox.inert import inert
 from backprop_traps.grader.sandbox.process import CallResult, Sandbox
 
 HERE = Path(__file__).resolve().parent
+MEMORY_MB = 1024
+"""The harness child's address space: numba's simulator and a block of threads need about
+400 MB; a submission's two children together hold at most this much more than one."""
 HARNESS_FAILURES = ("exception", "bad_return", "missing", "not_implemented")
 """Kinds of failure of a harness call that are the harness's (the grader's), never the learner's."""
 
@@ -60,7 +64,8 @@ class SourceChild:
 
     def __init__(self, main: Sandbox, harness: str):
         self.main = main
-        self.box = main.sibling(harness)
+        self.box = main.sibling(harness, dataclasses.replace(
+            main.limits, memory_mb=min(main.limits.memory_mb, MEMORY_MB)))
         cells = main.cells or [("", main.source, None)]
         self.cells = [[label, source, fallback or ""] for label, source, fallback in cells]
         self.gave_up: dict[str, CallResult] = {}
