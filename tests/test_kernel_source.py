@@ -59,7 +59,7 @@ REFUSED = {
     "a constant defined by itself": ("A = B\nB = A\n@cuda.jit\ndef k(a, b):\n    b[0] = A\n", "defined in terms of itself"),
     "cuda's names imported apart": ("from numba.cuda import grid\n@cuda.jit\ndef k(a, b):\n    b[grid(1)] = 0\n",
                                     "import cuda and write cuda.<name>"),
-    "not in the source": ("", "`k` is not defined at the top level of your code"),
+    "not in the source": ("", "k is not defined at the top level of your code"),
     "inside a block": ("if True:\n    @cuda.jit\n    def k(a, b):\n        pass\n", "bound inside a block"),
     "bound two ways": ("@cuda.jit\ndef k(a, b):\n    pass\nfor k in range(2):\n    pass\n", "bound more than one way"),
     "an object": ("class K:\n    pass\nk = K()\n", "bound by an assignment"),

@@ -276,7 +276,9 @@ def extract(cells, names) -> Program:
 
 
 def _sentence(name: str, why: str, source: Source) -> str:
-    if why.startswith("but "):
+    if why.startswith(f"but `{name}` "):
+        why = name + why[len(f"but `{name}`"):]
+    elif why.startswith("but "):
         why = f"{name} cannot be graded: {why[4:]}"
     unparsed = f" (cells that are not Python: {', '.join(source.unparsed[:3])})" if source.unparsed else ""
     return why.rstrip(".") + unparsed + "."

@@ -56,7 +56,7 @@ def run_kernel(ctx, which, blocks, threads, args) -> dict:
     if not isinstance(report, dict):
         raise Fail("the grader's launcher did not answer: was `_grader_launch` replaced?")
     if report.get("refused"):
-        raise Fail(f"{inert(report['refused'], 700)} {FROM_SOURCE} This check gets 0 points.")
+        raise Fail(f"{inert(report['refused'], 700)} {FROM_SOURCE}")
     return report
 
 

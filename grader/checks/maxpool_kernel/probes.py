@@ -41,7 +41,7 @@ def stray_write(writes, which: str, argmax, shape) -> str | None:
         if position != 2:
             return (f"thread {thread} writes {INPUTS[position] if position < 2 else 'an argument'}: a kernel "
                     "must not write its inputs")
-        if thread >= len(owned):
+        if not 0 <= thread < len(owned):
             return (f"thread {thread} is past the end (the {which} has work for {len(owned)} threads) and "
                     f"still writes dx{_at(flat, shape)}: it must return")
         if owned[thread] != flat:
