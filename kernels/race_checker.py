@@ -27,8 +27,10 @@ Use: ``install()`` once, after the simulator is chosen (NUMBA_ENABLE_CUDASIM=1),
 ``checking(keep_writes=True)`` also keeps ``log.writes``: (argument position, flat element,
 block, thread) of every write to a kernel argument, for a launcher that checks who owns what.
 
-tests/kernels/conftest.py runs every kernel test inside ``checking()``; the maxpool_kernel
-question loads this file's source into the sandbox and grades the learner's kernel with it.
+tests/conftest.py runs every kernel test inside ``checking()``; for maxpool_kernel the grader's
+own child (grader/sandbox/source_child.py) loads this file's source and installs it before it
+reads any learner text, then compiles and launches the learner's kernels under it: nothing of
+the learner's runs there before the checker, and a kernel cannot name it.
 It imports only numpy and numba, so it can run where the kit itself is not importable.
 """
 import contextlib
