@@ -361,8 +361,21 @@ def _keep_writes(launch, log):
             log.writes.add(element + (block, thread))
 
 
+_INTEGERS = ("int32", "uint32", "int64", "uint64")
+ATOMIC_DTYPES = {**dict.fromkeys(("add", "sub", "max", "min", "nanmax", "nanmin"), ("float64", "float32") + _INTEGERS),
+                 **dict.fromkeys(("and_", "or_", "xor", "exch", "cas", "compare_and_swap"), _INTEGERS),
+                 "inc": _INTEGERS[1::2], "dec": _INTEGERS[1::2]}
+"""The array dtypes numba-cuda compiles each atomic for (numba/cuda/cudadecl.py): the simulator
+runs any of them on any array, a GPU build refuses the rest (a float64 ``exch`` or ``cas``)."""
+
+
 def _atomic(op):
     def checked(self, *args):
+        dtype = str(getattr(args[0], "dtype", "")) if args else ""
+        allowed = ATOMIC_DTYPES.get(op.__name__)
+        if allowed and dtype and dtype not in allowed:
+            raise TypeError(f"cuda.atomic.{op.__name__} on a {dtype} array does not compile for a GPU: "
+                            f"numba-cuda has it for {', '.join(allowed)} arrays only")
         _local.atomic = op.__name__
         try:
             return op(self, *args)

@@ -89,7 +89,7 @@ def one_block_writes_another_reads(flag, out):
 def scatter_read_then_exch(src, index, out):
     i = cuda.grid(1)
     if i < src.shape[0]:
-        old = cuda.atomic.add(out, index[i], 0.0)  # an atomic read ...
+        old = cuda.atomic.add(out, index[i], 0)  # an atomic read ...
         cuda.atomic.exch(out, index[i], old + src[i])  # ... and an atomic store: not one indivisible add
 
 
@@ -181,13 +181,23 @@ def test_the_kernel_tests_are_really_checked(race_log):
 def test_an_atomic_read_and_an_atomic_exchange_are_a_lost_update_not_an_atomic_add():
     """Issue 35: an atomic.exch stores; beside another thread's write the last writer wins, so two
     atomics that together read, add and store are flagged, while a flag set by exch is not."""
-    src, index = np.arange(1.0, 9.0), np.array([0, 1, 1, 2, 3, 3, 3, 4])
+    src, index = np.arange(1, 9), np.array([0, 1, 1, 2, 3, 3, 3, 4])
     with race_checker.checking() as log:
-        scatter_read_then_exch[1, 8](cuda.to_device(src), cuda.to_device(index), cuda.to_device(np.zeros(5)))
+        scatter_read_then_exch[1, 8](cuda.to_device(src), cuda.to_device(index),
+                                     cuda.to_device(np.zeros(5, dtype=np.int64)))
     assert kinds(log) == {"write-write"} and "cuda.atomic.exch" in log.flags[0]["message"]
     with race_checker.checking() as log:
-        flags_by_exch[1, 8](cuda.to_device(np.zeros(1)), cuda.to_device(np.zeros(8)))
+        flags_by_exch[1, 8](cuda.to_device(np.zeros(1, dtype=np.int64)), cuda.to_device(np.zeros(8)))
     assert log.flags == []
+
+
+def test_an_atomic_a_gpu_build_refuses_for_the_arrays_dtype_fails_as_it_would_there():
+    """numba-cuda compiles exch and cas for integer arrays only: a float64 read-then-exch
+    scatter (or a compare-and-swap without a retry loop) does not build for a GPU."""
+    src, index = np.arange(1.0, 9.0), np.array([0, 1, 1, 2, 3, 3, 3, 4])
+    with pytest.raises(TypeError, match="cuda.atomic.exch on a float64 array does not compile for a GPU"):
+        with race_checker.checking():
+            scatter_read_then_exch[1, 8](cuda.to_device(src), cuda.to_device(index), cuda.to_device(np.zeros(5)))
 
 
 def test_the_log_counts_threads_and_keeps_who_wrote_what_when_asked():
