@@ -19,6 +19,8 @@ ACCEPTED = {
         "@cuda.jit\ndef k(a, b):\n    s = cuda.shared.array(8, numba.float64)\n    t = cuda.threadIdx.x\n"
         "    s[t] = a[t]\n    cuda.syncthreads()\n    b[t] = s[7 - t]\n"),
     "aliases": "from numba import cuda as cu\nfrom math import sqrt, pi\n@cu.jit\ndef k(a, b):\n    b[cu.grid(1)] = sqrt(a[0]) * pi\n",
+    "numba's types": ("from numba import types, float32\nimport numba.cuda\n@numba.cuda.jit\ndef k(a, b):\n"
+                      "    b[0] = types.float64(a[0]) + float32(1.0)\n"),
     "an import in a try block, a signature, fastmath": (
         "try:\n    from numba import cuda\nexcept ImportError:\n    from numba import cuda\n"
         "@cuda.jit('void(float64[:], float64[:])', fastmath=True)\ndef k(a, b):\n    b[0] = a[0]\n"),

@@ -30,6 +30,7 @@ MODULE_NAMES = {
     "math": {n for n in dir(math) if not n.startswith("_")},
     "numpy": SCALAR_TYPES - {"uintp"} | {"bool_", "pi", "e", "inf", "nan"},
     "numba": SCALAR_TYPES | {"boolean"},
+    "numba.types": SCALAR_TYPES | {"boolean"},
 }
 """Each module a kernel may use, and the names it may take from it (``math.sqrt``, ``np.float64``)."""
 VALUE_ATTRIBUTES = {"shape", "size", "ndim", "dtype", "x", "y", "z"}
