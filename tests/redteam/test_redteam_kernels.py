@@ -20,7 +20,7 @@ import pytest
 from conftest import REPO
 from redteam_kit import build, grade, mode  # noqa: F401 (mode: a fixture)
 
-OVERLAP = "scatter kernel: overlapping windows add up, through atomics"
+OVERLAP = "scatter kernel: overlapping windows"  # the check's name starts so
 RACE, REFUSED, OWNER = "[race]", "The grader compiles your kernels itself", "thread i owns"
 NO_GPU = "does not compile for a GPU"  # float64 exch and cas: numba-cuda types them for integers only
 KERNEL_ATTACKS = {  # attack -> what its overlap check says (with bubblewrap)
@@ -55,7 +55,7 @@ def plain_add_score(where: str, folder) -> float:
 
 
 def overlap_said(result) -> str:
-    check = next(t for t in result.tests if t.name == OVERLAP)
+    check = next(t for t in result.tests if t.name.startswith(OVERLAP))
     assert not check.passed
     return (f"[{check.trap}] " if check.trap else "") + check.feedback
 
