@@ -8,7 +8,9 @@ flags what a GPU would get wrong whatever the schedule:
 
 - ``write-write`` / ``read-write``: two threads touch one element, at least one writes, not
   both through ``cuda.atomic``, and nothing orders them (other blocks are never ordered; in
-  one block, only a ``syncthreads`` both have passed between the accesses orders them);
+  one block, only a ``syncthreads`` both have passed between the accesses orders them). An
+  ``atomic.exch`` stores rather than updates: beside another thread's write to the element,
+  the last writer wins whatever the schedule, so it counts as a plain store there;
 - ``divergent-barrier``: a ``syncthreads`` reached by only some threads of a block (the
   simulator lets the others finish; a GPU may hang or corrupt shared memory);
 - ``uninitialised-shared``: a shared-memory element read before any thread wrote it;
@@ -20,9 +22,15 @@ Use: ``install()`` once, after the simulator is chosen (NUMBA_ENABLE_CUDASIM=1),
     with checking() as log:
         kernel[blocks, threads](...)
     log.flags  # [{"kind", "kernel", "array", "index", "threads", "line", "message"}, ...]
+    log.threads  # how many simulated threads the launches started
 
-tests/kernels/conftest.py runs every kernel test inside ``checking()``; the maxpool_kernel
-question loads this file's source into the sandbox and grades the learner's kernel with it.
+``checking(keep_writes=True)`` also keeps ``log.writes``: (argument position, flat element,
+block, thread) of every write to a kernel argument, for a launcher that checks who owns what.
+
+tests/conftest.py runs every kernel test inside ``checking()``; for maxpool_kernel the grader's
+own child (grader/sandbox/source_child.py) loads this file's source and installs it before it
+reads any learner text, then compiles and launches the learner's kernels under it: nothing of
+the learner's runs there before the checker, and a kernel cannot name it.
 It imports only numpy and numba, so it can run where the kit itself is not importable.
 """
 import contextlib
@@ -33,15 +41,17 @@ import threading
 import numpy as np
 
 _stack = []  # the logs of the checking() blocks in force, innermost last
-_local = threading.local()  # .atomic: inside a cuda.atomic call on this thread
+_local = threading.local()  # .atomic: the cuda.atomic operation this thread is inside, or False
 
 
 class Log:
     """What one ``checking()`` block saw: ``flags`` (dicts, one per problem found, at most
-    ``limit``), ``launches`` and ``accesses`` (how much was checked)."""
+    ``limit``), ``launches``, ``threads`` and ``accesses`` (how much was checked), and with
+    ``keep_writes`` the set ``writes`` of (argument position, flat element, block, thread)."""
 
-    def __init__(self, limit=50):
-        self.flags, self.launches, self.accesses, self.limit = [], 0, 0, limit
+    def __init__(self, limit=50, keep_writes=False):
+        self.flags, self.launches, self.threads, self.accesses, self.limit = [], 0, 0, 0, limit
+        self.writes = set() if keep_writes else None
         self._seen = set()
 
     def flag(self, kind, kernel, array, index, threads, line, message):
@@ -55,10 +65,10 @@ class Log:
 
 
 @contextlib.contextmanager
-def checking(limit=50):
+def checking(limit=50, keep_writes=False):
     """Check every simulated launch inside the block; the flags land in the yielded Log only
     (an enclosing block does not see them)."""
-    log = Log(limit)
+    log = Log(limit, keep_writes)
     _stack.append(log)
     try:
         yield log
@@ -71,15 +81,22 @@ class _Launch:
     (space, address, thread, block, epoch, write, atomic, line, value written or None)."""
 
     def __init__(self, name, arrays):
-        self.name, self.arrays = name, arrays  # arrays: [(start, end, label, itemsize, shape)]
+        self.name, self.arrays = name, arrays  # arrays: [(start, end, label, itemsize, shape, position)]
         self.accesses, self.threads, self.negative = [], [], []
 
     def label(self, address):
-        for start, end, label, itemsize, shape in self.arrays:
+        for start, end, label, itemsize, shape, _ in self.arrays:
             if start <= address < end:
                 flat = (address - start) // itemsize
                 return label, tuple(int(i) for i in np.unravel_index(flat, shape))
         return "an array", ()
+
+    def element(self, address):
+        """(argument position, flat element index) of a global address, or None."""
+        for start, end, _, itemsize, _, position in self.arrays:
+            if start <= address < end:
+                return position, (address - start) // itemsize
+        return None
 
 
 _launch = None  # the launch being checked (the simulator runs one at a time)
@@ -197,28 +214,37 @@ def _by_block(threads):
     return blocks
 
 
+def _stores(access):
+    """A write whose result is the value it writes, whatever was there: a plain store or an
+    ``atomic.exch`` (an atomic add's write is an update: two of them commute)."""
+    return access[5] and access[6] in (False, "exch")
+
+
 def _conflict(accesses, space, name, label, index, log):
-    writes = [a for a in accesses if a[5] and not a[6]] or [a for a in accesses if a[5]]
-    if not writes or all(a[6] for a in accesses):
+    writes = ([a for a in accesses if a[5] and not a[6]] or [a for a in accesses if _stores(a)]
+              or [a for a in accesses if a[5]])
+    if not writes or all(a[6] and not _stores(a) for a in accesses):
         return
     for w in writes:
         for a in accesses:
             if a[2] == w[2] and a[3] == w[3]:
                 continue  # the same thread
-            if w[6] and a[6]:
-                continue  # two atomics
+            if w[6] and a[6] and not (a[5] and (_stores(w) or _stores(a))):
+                continue  # two atomics that commute (an exch's own read is atomic too)
             if space != "global" and a[4] != w[4]:
                 continue  # a syncthreads between them
             if space == "global" and a[3] == w[3] and a[4] != w[4]:
                 continue
-            if a[5] and not (a[6] or w[6]) and a[8] == w[8]:
+            if _stores(a) and _stores(w) and a[8] == w[8]:
                 continue  # both store the same value: benign (as a found-inf flag set by many threads)
             kind = "write-write" if a[5] else "read-write"
             where = f"{label}{list(index)}" if index else label
+            how = ("one of them through cuda.atomic.exch, which stores: the last writer wins"
+                   if "exch" in (a[6], w[6]) else "not both through cuda.atomic")
             log.flag(kind, name, label, index, [w[2], a[2]], w[7],
                      f"threads {w[2]} (block {w[3]}) and {a[2]} (block {a[3]}) both "
                      f"{'write' if a[5] else 'touch'} {where} ({w[7]} and {a[7]}) with nothing "
-                     "ordering them and not both through cuda.atomic: the result depends on the schedule")
+                     f"ordering them and {how}: the result depends on the schedule")
             return
 
 
@@ -318,16 +344,39 @@ def install():
             launch, _launch = _launch, None
             log = _stack[-1]
             log.launches += 1
+            log.threads += len(launch.threads)
             log.accesses += len(launch.accesses)
             _analyse(launch, log)
+            if log.writes is not None:
+                _keep_writes(launch, log)
 
     checked_call._race_checked, checked_call._race_stack = True, _stack
     sim_kernel.FakeCUDAKernel.__call__ = checked_call
 
 
+def _keep_writes(launch, log):
+    for space, address, thread, block, _, write, _, _, _ in launch.accesses:
+        element = launch.element(address) if space == "global" and write else None
+        if element is not None:
+            log.writes.add(element + (block, thread))
+
+
+_INTEGERS = ("int32", "uint32", "int64", "uint64")
+ATOMIC_DTYPES = {**dict.fromkeys(("add", "sub", "max", "min", "nanmax", "nanmin"), ("float64", "float32") + _INTEGERS),
+                 **dict.fromkeys(("and_", "or_", "xor", "exch", "cas", "compare_and_swap"), _INTEGERS),
+                 "inc": _INTEGERS[1::2], "dec": _INTEGERS[1::2]}
+"""The array dtypes numba-cuda compiles each atomic for (numba/cuda/cudadecl.py): the simulator
+runs any of them on any array, a GPU build refuses the rest (a float64 ``exch`` or ``cas``)."""
+
+
 def _atomic(op):
     def checked(self, *args):
-        _local.atomic = True
+        dtype = str(getattr(args[0], "dtype", "")) if args else ""
+        allowed = ATOMIC_DTYPES.get(op.__name__)
+        if allowed and dtype and dtype not in allowed:
+            raise TypeError(f"cuda.atomic.{op.__name__} on a {dtype} array does not compile for a GPU: "
+                            f"numba-cuda has it for {', '.join(allowed)} arrays only")
+        _local.atomic = op.__name__
         try:
             return op(self, *args)
         finally:
@@ -337,7 +386,8 @@ def _atomic(op):
 
 
 def _argument_ranges(fn, args):
-    """(start, end, name, itemsize, shape) of each array argument's memory, named as the kernel names it."""
+    """(start, end, name, itemsize, shape, position) of each array argument's memory, named as
+    the kernel names it."""
     try:
         names = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
@@ -348,5 +398,5 @@ def _argument_ranges(fn, args):
         if isinstance(ary, np.ndarray) and ary.ndim > 0 and ary.size:
             start = ary.__array_interface__["data"][0]
             name = names[i] if i < len(names) else f"argument {i}"
-            ranges.append((start, start + ary.nbytes, name, ary.itemsize, ary.shape))
+            ranges.append((start, start + ary.nbytes, name, ary.itemsize, ary.shape, i))
     return ranges

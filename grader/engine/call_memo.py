@@ -15,6 +15,9 @@ GIVE_UP = ("timeout",)
 class CallMemo:
     """The sandbox, as a check sees it, with the functions that timed out remembered."""
 
+    source_child = None
+    """The question's source harness child, if it has one (``Question.source_harness``)."""
+
     def __init__(self, sandbox):
         self._sandbox = sandbox
         self.gave_up: dict[str, str] = {}

@@ -113,6 +113,19 @@ class CheckContext:
         """Run the grader-side service ``name`` (see ``Question.services``) here, in the grader."""
         return self.sandbox.services[name](*args)
 
+    def harness(self, fn: str, *args, key: str | None = None):
+        """``fn(*args)`` in the question's source harness (``Question.source_harness``): the
+        grader's own child, where none of the learner's code ran; a ``CallResult`` whose kind
+        "harness" is the grader's failure. ``key`` names a call not tried again after a timeout.
+        Without that child (in process: ``grade validate``) the caller's own ``fn`` answers."""
+        child = getattr(self.sandbox, "source_child", None)
+        return child.call(fn, *args, key=key) if child is not None else self.sandbox.call(fn, *args)
+
+    def harness_ready(self):
+        """The source harness's readiness (a ``CallResult``), or None where there is none."""
+        child = getattr(self.sandbox, "source_child", None)
+        return child.ready() if child is not None else None
+
     def call(self, fn: str, *args, echo_args: bool = False, measure_memory: bool = False):
         """The learner's ``fn(*args)``; a failure to answer becomes ``Fail`` with why."""
         result = self.sandbox.call(fn, *args, echo_args=echo_args, measure_memory=measure_memory)

@@ -47,7 +47,7 @@ class Fail(Exception):
     """A check failed; ``feedback`` is one or two sentences for the learner."""
 
     def __init__(self, feedback: str, trap: str | None = None, settled: bool = False,
-                 hints: tuple[str, ...] | None = None):
+                 hints: tuple[str, ...] | None = None, grader_error: bool = False):
         super().__init__(feedback)
         self.feedback = feedback
         self.trap = trap
@@ -59,6 +59,9 @@ class Fail(Exception):
         first); None: the check's own, or the trap's."""
         self.located: str | None = None
         """Where the values differ, when the check compared arrays (``CheckContext.locate``)."""
+        self.grader_error = grader_error
+        """The grader could not check this answer (its own child failed, or this sandbox level
+        cannot run what the check needs): reported as the grader's error, never the learner's."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,11 @@ class Question:
     not the sandbox, for what must not be counted or decided inside it (e.g. multiply-adds).
     ``helpers_source`` runs after the learner's code and reaches them with
     ``_grader_ask(name, *args)``; checks read the same functions through ``ctx.service``."""
+    source_harness: Callable | None = None
+    """``source_harness() -> helpers_source``: for what is graded from the learner's source, not
+    from objects their code built (maxpool_kernel's CUDA kernels): trusted code run in a second
+    child in which none of the learner's code runs (``grader/sandbox/source_child.py``). It gets
+    the submission's cells as text; checks call it through ``ctx.harness``."""
 
     axes: dict[str, tuple[str, ...]] | None = None
     """Names for the axes of an output, by its name, in the learner's terms (e.g. ``{"dx":

@@ -117,10 +117,25 @@ def _run_checks(sub, question, root: Path, seed: int, sandbox: Sandbox, result: 
     if question.grader_setup and not helpers:
         helpers = setup_code(sub.question, root)
     sandbox.helpers, sandbox.services = helpers, dict(services)
+    source_child = None
+    if question.source_harness:  # the grader's own child, booting while the learner's code loads
+        from backprop_traps.grader.sandbox.source_child import SourceChild
+        source_child = SourceChild(sandbox, question.source_harness())
+        source_child.begin()
+    try:
+        return _checks(sub, question, ref, sandbox, source_child, seed, result, visible_tests)
+    finally:
+        if source_child is not None:
+            source_child.close()
+
+
+def _checks(sub, question, ref, sandbox: Sandbox, source_child, seed: int, result: GradeResult,
+            visible_tests: bool) -> GradeResult:
     from backprop_traps.grader.engine.context import CheckContext  # numpy: after the child was launched
     loaded = sandbox.start()  # a notebook loads cell by cell, past errors
     result.isolation = sandbox.isolation
     calls = CallMemo(sandbox)  # a function that timed out once is not run again
+    calls.source_child = source_child
     for check in question.checks:
         if not loaded.ok:
             refused = loaded.kind == REFUSED  # e.g. the grader's helpers, broken by the sandbox
@@ -176,7 +191,7 @@ def _run_one(check, ctx: CheckContext) -> CheckResult:
         feedback, hints = split(ctx.question, check, fail.feedback, fail.trap)
         hints = fail.hints or hints
         return CheckResult(check.name, 0.0, check.points, False, trap=fail.trap,
-                           feedback=feedback, hints=hints)
+                           feedback=feedback, hints=hints, grader_error=fail.grader_error)
     except Exception as exc:  # not a Fail: the check itself broke, which is the grader's fault
         return CheckResult(check.name, 0.0, check.points, False, hints=check.hints, grader_error=True,
                            feedback=f"Internal grader error in this check ({type(exc).__name__}: "

@@ -23,7 +23,8 @@ def layers() -> list[Layer]:
                        "learner code runs in the grader's own user, PID, network and IPC namespaces: it "
                        "sees other processes (their /proc entries stay closed by Landlock), SysV IPC "
                        "and loopback services, and can signal or renice same-user processes where "
-                       "Landlock's signal scope (Linux 6.12) is missing"))
+                       "Landlock's signal scope (Linux 6.12) is missing; maxpool_kernel's kernels cannot "
+                       "be graded (numba-cuda does not import under the fallback's file rules)"))
     version, detail = cgroup.available()
     found.append(Layer("cgroup (memory and processes)", bool(version), detail,
                        "no tamper-proof memory meter (a process's own resident size counts library pages "

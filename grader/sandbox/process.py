@@ -98,6 +98,17 @@ class Sandbox(Channel):
         if self._launched is None and self._proc is None:
             self._launched = self._launch()
 
+    @property
+    def running(self):
+        """The child's process once its handshake is done (None before, and after it ended)."""
+        return self._proc if self._launched is None else None
+
+    def sibling(self, helpers: str, limits: Limits | None = None) -> "Sandbox":
+        """A sandbox for the same submission with none of its code: the grader's ``helpers``
+        alone, with the same hidden paths and layers, under ``limits`` (default: the same
+        limits; ``source_child``)."""
+        return Sandbox("", limits or self.limits, hide=self._hide, isolate=self.isolate, helpers=helpers)
+
     def expect_measured_calls(self, count: int) -> None:
         """A hint: about ``count`` calls will measure memory. A child not started yet is then
         started as the measuring one (``call``), so no second child is needed. Speed only."""

@@ -56,29 +56,41 @@ def test_the_setup_cells_forward_makes_question_01s_argmax():
 @pytest.mark.skipif(REAL_GPU, reason="the grader's launcher runs learner kernels in the Numba CUDA simulator "
                                      "under the race checker; on a real GPU there is no simulator to log")
 def test_the_graders_launcher_reports_a_plain_add_scatter_as_a_race_and_a_missing_guard(race_log):
-    """probes.HARNESS as the sandbox runs it: loaded after the solution's code, in its namespace."""
-    from numba import cuda
-    namespace = {"__name__": "submission"}
-    exec(compile(ref_source(), "<submission>", "exec"), namespace)
-    exec(compile(probes.services()[0], "<grader helpers>", "exec"), namespace)
+    """The grader's own child's harness (probes.source_harness), run here as that child runs it:
+    the kernels compiled from the source text, never taken from a namespace."""
+    namespace = {"__name__": "harness"}
+    exec(compile(probes.source_harness(), "<grader helpers>", "exec"), namespace)
+    take, launch = namespace["_grader_take_source"], namespace["_grader_launch"]
+    scatter, gather = probes.KERNELS["scatter"], probes.KERNELS["gather"]
     rng = np.random.default_rng(5)
     shape, k, s = (1, 2, 8, 8), 3, 1
     dout, argmax = probes.case(rng, shape, k, s)
-    right = namespace["_grader_launch"]("scatter", 24, dout, argmax, shape, k, s)
-    assert right["error"] is None and right["flags"] == []
-    np.testing.assert_allclose(right["dx"], probes.backward(dout, argmax, shape))
+    assert take([["", ref_source(), ""]]) == {scatter: None, gather: None}
+    right = launch(scatter, 3, 24, [dout, argmax, np.zeros(shape)])
+    assert right["error"] is None and right["flags"] == [] and right["threads"] == 72
+    np.testing.assert_allclose(right["arrays"][2], probes.backward(dout, argmax, shape))
+    assert probes.stray_write(right["writes"], "scatter", argmax, shape) is None
 
-    exec(compile((ROOT / "tests/answers/maxpool_kernel/plain_add_scatter.py").read_text(), "<answer>", "exec"),
-         namespace)
-    racy = namespace["_grader_launch"]("scatter", 24, dout, argmax, shape, k, s)
+    racy_source = ref_source() + (ROOT / "tests/answers/maxpool_kernel/plain_add_scatter.py").read_text()
+    assert take([["", racy_source, ""]]) == {scatter: None, gather: None}
+    racy = launch(scatter, 3, 24, [dout, argmax, np.zeros(shape)])
     assert {"read-write", "write-write"} & {f["kind"] for f in racy["flags"]}
     assert all(f["array"] == "dx" for f in racy["flags"])
 
-    exec(compile((ROOT / "tests/answers/maxpool_kernel/no_bounds_guard.py").read_text(), "<answer>", "exec"),
-         namespace)
-    unguarded = namespace["_grader_launch"]("gather", 32, dout, argmax, (1, 1, 7, 9), 3, 2)
+    take([["", ref_source() + (ROOT / "tests/answers/maxpool_kernel/no_bounds_guard.py").read_text(), ""]])
+    unguarded = launch(gather, 2, 32, [dout, argmax, np.full((1, 1, 7, 9), np.nan), 3, 2])
     assert "IndexError" in unguarded["error"]
-    assert cuda is not None
+
+
+def test_the_harness_refuses_a_kernel_that_is_not_a_function_compiled_from_source(race_log):
+    namespace = {"__name__": "harness"}
+    exec(compile(probes.source_harness(), "<grader helpers>", "exec"), namespace)
+    host = "\nclass Host:\n    def __getitem__(self, c):\n        return self\n\n" \
+           "maxpool2d_backward_scatter_kernel = Host()\n"
+    refused = namespace["_grader_take_source"]([["cell 3", ref_source() + host, ""]])
+    assert "bound by an assignment" in refused[probes.KERNELS["scatter"]]
+    assert refused[probes.KERNELS["gather"]] is None
+    assert "refused" in namespace["_grader_launch"](probes.KERNELS["scatter"], 1, 8, [])
 
 
 def ref_source():

@@ -90,6 +90,21 @@ def one_block_writes_another_reads(flag, out):
         out[0] = flag[0]  # blocks are never ordered inside one launch
 
 
+@cuda.jit
+def scatter_read_then_exch(src, index, out):
+    i = cuda.grid(1)
+    if i < src.shape[0]:
+        old = cuda.atomic.add(out, index[i], 0)  # an atomic read ...
+        cuda.atomic.exch(out, index[i], old + src[i])  # ... and an atomic store: not one indivisible add
+
+
+@cuda.jit
+def flags_by_exch(found, out):
+    i = cuda.grid(1)
+    cuda.atomic.exch(found, 0, 1.0)  # every thread stores the same value: benign
+    out[i] = 1.0
+
+
 def kinds(log):
     return {f["kind"] for f in log.flags}
 
@@ -166,3 +181,37 @@ def test_the_kernel_tests_are_really_checked(race_log):
     _, argmax = routing_trap.maxpool2d_forward(x, 3, 2)
     routing_trap.maxpool2d_backward_atomic(np.ones(argmax.shape), argmax, x.shape, 3, 2)
     assert race_log.launches == 2 and race_log.accesses > 100 and race_log.flags == []
+
+
+def test_an_atomic_read_and_an_atomic_exchange_are_a_lost_update_not_an_atomic_add():
+    """Issue 35: an atomic.exch stores; beside another thread's write the last writer wins, so two
+    atomics that together read, add and store are flagged, while a flag set by exch is not."""
+    src, index = np.arange(1, 9), np.array([0, 1, 1, 2, 3, 3, 3, 4])
+    with race_checker.checking() as log:
+        scatter_read_then_exch[1, 8](cuda.to_device(src), cuda.to_device(index),
+                                     cuda.to_device(np.zeros(5, dtype=np.int64)))
+    assert kinds(log) == {"write-write"} and "cuda.atomic.exch" in log.flags[0]["message"]
+    with race_checker.checking() as log:
+        flags_by_exch[1, 8](cuda.to_device(np.zeros(1, dtype=np.int64)), cuda.to_device(np.zeros(8)))
+    assert log.flags == []
+
+
+def test_an_atomic_a_gpu_build_refuses_for_the_arrays_dtype_fails_as_it_would_there():
+    """numba-cuda compiles exch and cas for integer arrays only: a float64 read-then-exch
+    scatter (or a compare-and-swap without a retry loop) does not build for a GPU."""
+    src, index = np.arange(1.0, 9.0), np.array([0, 1, 1, 2, 3, 3, 3, 4])
+    with pytest.raises(TypeError, match="cuda.atomic.exch on a float64 array does not compile for a GPU"):
+        with race_checker.checking():
+            scatter_read_then_exch[1, 8](cuda.to_device(src), cuda.to_device(index), cuda.to_device(np.zeros(5)))
+
+
+def test_the_log_counts_threads_and_keeps_who_wrote_what_when_asked():
+    src, index = np.arange(1.0, 9.0), np.array([0, 1, 1, 2, 3, 3, 3, 4])
+    with race_checker.checking(keep_writes=True) as log:
+        scatter_atomic[2, 8](cuda.to_device(src), cuda.to_device(index), cuda.to_device(np.zeros(5)))
+    assert log.threads == 16 and log.launches == 1
+    # (argument position, flat element, block, thread): thread t of block 0 adds into out[index[t]]
+    assert {(p, f, b[0] * 8 + t[0]) for p, f, b, t in log.writes} == {(2, int(index[i]), i) for i in range(8)}
+    with race_checker.checking() as log:
+        scatter_atomic[1, 8](cuda.to_device(src), cuda.to_device(index), cuda.to_device(np.zeros(5)))
+    assert log.writes is None

@@ -1,12 +1,15 @@
 """Hidden checks for maxpool_kernel: max-pool's backward as a Numba CUDA kernel, twice.
 
 The learner writes a scatter (one thread per output, cuda.atomic.add at the argmax) and a
-gather (one thread per input, summing the covering windows it won). Each kernel is launched
-in the sandbox, under Numba's CUDA simulator and the race checker (probes.HARNESS), on a 1-D
-grid whose block size the check picks: a multiple of the array's size where the check is
-about values, not one where it is about bounds guards. Values are compared here with the
-exact dx (probes.backward); races, out-of-bounds accesses and overwrites are named from the
-launcher's report (traps.from_report). Shapes: dout, argmax (N, C, Ho, Wo); dx (N, C, H, W).
+gather (one thread per input, summing the covering windows it won). The grader never calls
+the kernel objects the learner's code built: a child of its own, in which none of the
+learner's code runs, compiles both kernels from the submission's source and launches each on
+a 1-D grid whose block size the check picks (a multiple of the array's size where the check is
+about values, not one where it is about bounds guards), under Numba's CUDA simulator and the
+race checker (probes.source_harness). Values are compared here with the exact dx
+(probes.backward); races, out-of-bounds accesses and overwrites are named from the checker's
+log (traps.from_report), and a thread that writes what another thread owns from who wrote
+what (probes.stray_write). Shapes: dout, argmax (N, C, Ho, Wo); dx (N, C, H, W).
 """
 from __future__ import annotations
 
@@ -15,36 +18,83 @@ import numpy as np
 from backprop_traps.grader.checks.maxpool_kernel import probes
 from backprop_traps.grader.checks.maxpool_kernel.traps import TRAPS, first_window_only, from_report, last_window_only
 from backprop_traps.grader.engine.question import Fail, Question
+from backprop_traps.grader.sandbox.inert import inert
 
 QUESTION = Question("maxpool_kernel", "Max-pool backward as a CUDA kernel, twice: a scatter with "
                     "atomics and a deterministic gather", traps=TRAPS, difficulty="hard",
-                    services=probes.services,
+                    source_harness=probes.source_harness,
                     kinks={"block-edge": "a size that is not a multiple of the block: the last block's guard"},
                     axes={name: ("example n", "channel c", "row", "column") for name in ("dx", "out", "argmax")})
 
-KERNEL = {"scatter": "maxpool2d_backward_scatter_kernel", "gather": "maxpool2d_backward_gather_kernel"}
+KERNEL = probes.KERNELS
+FROM_SOURCE = ("The grader compiles your kernels itself, from their source, in a process where none of "
+               "your other code runs (docs/questions/maxpool_kernel.md says what a kernel may use).")
+
+
+def grader_failed(ctx, why: str):
+    """Fail as the grader's error (never the answer's), saying why."""
+    hint = ""
+    if "no bubblewrap" in str(getattr(ctx.sandbox, "isolation", "")):
+        hint = (" Without bubblewrap numba-cuda does not import under the fallback's file rules, so "
+                "maxpool_kernel's kernels cannot be graded on this machine: grade them where bubblewrap "
+                "runs (`grade doctor` says which layers this machine gives).")
+    return Fail(f"The grader could not run your kernels: {why}.{hint} This is the grader's failure, "
+                "not your answer's.", grader_error=True)
+
+
+def run_kernel(ctx, which, blocks, threads, args) -> dict:
+    """The grader's launch of the learner's kernel ``which``: its report (plain data), or Fail."""
+    name = KERNEL[which]
+    result = ctx.harness("_grader_launch", name, blocks, threads, args, key=which)
+    if not result.ok:
+        if result.kind == "harness":
+            raise grader_failed(ctx, result.error)
+        if result.kind == "timeout":
+            raise Fail(f"{name} did not finish within {ctx.sandbox.limits.call_seconds:g} s under the "
+                       f"simulator (launched as [{blocks}, {threads}]): an endless loop, or far too slow.")
+        raise Fail(result.error)
+    report = result.value
+    if not isinstance(report, dict):
+        raise Fail("the grader's launcher did not answer: was `_grader_launch` replaced?")
+    if report.get("refused"):
+        raise Fail(f"{inert(report['refused'], 700)} {FROM_SOURCE}")
+    return report
 
 
 def launch(ctx, which, threads, dout, argmax, shape, k, s, exact=False):
-    """The learner's kernel run once in the sandbox: dx if it is right, else Fail naming the trap."""
-    report = ctx.call("_grader_launch", which, threads, dout, argmax, shape, k, s)
-    if not isinstance(report, dict):
-        raise Fail("the grader's launcher did not answer: was `_grader_launch` replaced?")
-    name, trap = KERNEL[which], from_report(report)
+    """The learner's kernel run once by the grader: dx if it is right, else Fail naming the trap."""
+    name, gather = KERNEL[which], which == "gather"
+    total = int(np.prod(shape)) if gather else int(dout.size)
+    blocks = max(1, -(-total // threads))
+    dx = np.full(shape, np.nan) if gather else np.zeros(shape)
+    args = [np.ascontiguousarray(dout), np.ascontiguousarray(argmax), dx] + ([int(k), int(s)] if gather else [])
+    report = run_kernel(ctx, which, blocks, threads, args)
+    trap = from_report(report)
     flags = [f for f in report.get("flags") or [] if isinstance(f, dict)]
-    seen = "; ".join(str(f.get("message", ""))[:300] for f in flags[:2])
+    seen = "; ".join(inert(f.get("message", ""), 300) for f in flags[:2])
     if report.get("error"):
-        what = f"{name} raised {report['error']}"
+        what = f"{name} raised {inert(report['error'], 400)}"
+        if "NotImplementedError" in str(report["error"]):
+            raise Fail(f"{name} is not implemented yet (it raises NotImplementedError).")
         if trap:
             raise Fail(f"{what}. {ctx.question.trap(trap).explanation}", trap)
-        raise Fail(f"{what} (launched as [{-(-int(np.prod(dout.shape if which == 'scatter' else shape)) // threads)}, {threads}]).")
+        raise Fail(f"{what} (launched as [{blocks}, {threads}]).")
+    if report.get("launches") != 1 or report.get("threads") != blocks * threads:
+        raise grader_failed(ctx, f"the launch [{blocks}, {threads}] ran {report.get('threads')} threads, "
+                                 f"not {blocks * threads}")
     expected = probes.backward(dout, argmax, shape)
     if trap is not None:
         raise Fail(f"The race checker saw, in {name}: {seen}. {ctx.question.trap(trap).explanation}", trap)
+    writes = report.get("writes")
+    if not isinstance(writes, np.ndarray) or writes.ndim != 2 or writes.shape[1] != 3:
+        raise grader_failed(ctx, "its launcher sent no record of who wrote what")
+    stray = probes.stray_write(writes, which, argmax, shape)
+    if stray:
+        raise Fail(f"In {name}, {stray}.")
     if flags:  # a flag with no trap of its own (a divergent barrier, shared memory read unwritten)
         raise Fail(f"The race checker saw, in {name}: {seen}.")
-    dx = report.get("dx")
-    got = ctx.as_array("dx", dx, expected, name)
+    arrays = report.get("arrays")
+    got = ctx.as_array("dx", arrays[2] if isinstance(arrays, list) and len(arrays) > 2 else None, expected, name)
     if exact:
         if not np.array_equal(got, expected):
             raise Fail(f"`dx` from {name} is not exact: on these gradients (multiples of 2**-30) every "
@@ -118,6 +168,9 @@ def agree_to_the_last_bit(ctx):
     "Copy dout and argmax to the device, make dx (zeros for the scatter), launch ceil(size / threads) blocks, copy dx back.",
 ))
 def host_functions(ctx):
+    ready = ctx.harness_ready()  # a sandbox level that cannot run numba fails the kernels' loading too
+    if ready is not None and not ready.ok and ready.kind == "harness":
+        raise grader_failed(ctx, ready.error)
     shape, k, s = (1, 2, 6, 7), 3, 2
     dout, argmax = probes.case(ctx.rng, shape, k, s)
     expected = probes.backward(dout, argmax, shape)

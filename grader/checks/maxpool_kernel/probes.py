@@ -1,62 +1,58 @@
-"""Inputs for the maxpool_kernel checks, the exact reference, and the launcher that runs the
-learner's kernels in the sandbox under the race checker.
+"""Inputs for the maxpool_kernel checks, the exact reference, what the grader's own child is
+given to compile the learner's kernels, and who may write what.
 
-The learner's kernels only ever run in the sandboxed child. ``HARNESS`` is loaded there after
-the learner's code (``Question.services``): it launches a kernel on a 1-D grid of the block
-size the check chooses, inside kernels/race_checker.py (its source is loaded along), and
-answers with dx, the exception a simulated thread raised (if any) and the checker's flags.
-Flags can only cost points: a check passes only on the right dx, so a report forged clean by
-sabotage inside the learner's own code still needs kernels that compute the right answer.
+The learner's kernels are never taken from the learner's namespace: ``source_harness`` is the
+trusted code of a second child in which none of the learner's code runs
+(grader/sandbox/source_child.py). It reads the submission's cells as text, compiles the two
+kernels the contract names with ``cuda.jit`` itself (grader/sandbox/kernel_source.py), and
+launches them under kernels/race_checker.py, answering plain data: dx, the exception a
+simulated thread raised, the checker's flags, the threads that ran and who wrote what
+(``stray_write`` reads that against the contract). Values are compared in the grader.
 """
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 
-RACE_CHECKER = Path(importlib.util.find_spec("backprop_traps.kernels.race_checker").origin)  # read, never imported here
-
-HARNESS = '''
-_grader_race = {"__name__": "race_checker"}
-exec(compile(%r, "<race checker>", "exec"), _grader_race)
-del _grader_race["__builtins__"]
+KERNELS = {"scatter": "maxpool2d_backward_scatter_kernel", "gather": "maxpool2d_backward_gather_kernel"}
+INPUTS = ("dout", "argmax")
 
 
-def _grader_launch(which, threads, dout, argmax, input_shape, kernel_size, stride):
-    import math as _math
-    import numpy as _np
-    from numba import cuda as _cuda
-    _grader_race["install"]()
-    name = "maxpool2d_backward_%%s_kernel" %% which
-    kernel = globals().get(name)
-    if kernel is None:
-        return {"error": name + " is not defined", "flags": [], "dx": None}
-    if not callable(kernel) or not hasattr(kernel, "__getitem__"):
-        return {"error": name + " is not a @cuda.jit kernel (it must be launched as kernel[blocks, threads](...))",
-                "flags": [], "dx": None}
-    shape = tuple(int(n) for n in input_shape)
-    gather = which == "gather"
-    d_dx = _cuda.to_device(_np.full(shape, _np.nan) if gather else _np.zeros(shape))
-    args = [_cuda.to_device(_np.ascontiguousarray(dout)), _cuda.to_device(_np.ascontiguousarray(argmax)), d_dx]
-    if gather:
-        args += [int(kernel_size), int(stride)]
-    total = int(_np.prod(shape)) if gather else int(_np.asarray(dout).size)
-    error = None
-    with _grader_race["checking"]() as log:
-        try:
-            kernel[max(1, _math.ceil(total / threads)), threads](*args)
-        except Exception as exc:
-            error = "%%s: %%s" %% (type(exc).__name__, str(exc)[:300])
-    flags = [{k: f[k] for k in ("kind", "array", "index", "message")} for f in log.flags]
-    return {"dx": d_dx.copy_to_host(), "error": error, "flags": flags}
-'''
+def source_harness() -> str:
+    """The grader's own child's code (``Question.source_harness``): the kernels from source."""
+    from backprop_traps.grader.sandbox.source_child import kernel_harness
+    return kernel_harness(list(KERNELS.values()))
 
 
-def services():
-    """The harness, run in the sandbox after the learner's code; nothing runs in the grader."""
-    return HARNESS % RACE_CHECKER.read_text(encoding="utf-8"), {}
+def stray_write(writes, which: str, argmax, shape) -> str | None:
+    """The first write a thread made outside what the contract gives it, in words, or None.
+    ``writes`` rows are (argument position, flat element, global thread index). In the scatter
+    thread i adds element i of dout into dx at its argmax; in the gather thread i writes element i
+    of dx; threads past the end write nothing, and nothing writes dout or argmax. So one thread
+    doing every window's work (no race to see) is told apart from the kernel the question asks for."""
+    N, C, H, W = shape
+    if which == "scatter":
+        plane = np.arange(argmax.size) // max(1, argmax.shape[2] * argmax.shape[3])
+        owned, owner = plane * H * W + argmax.ravel(), "element i of dout, added into dx at its argmax"
+    else:
+        owned, owner = np.arange(N * C * H * W), "element i of dx"
+    for position, flat, thread in writes.tolist():
+        if position != 2:
+            return (f"thread {thread} writes {INPUTS[position] if position < 2 else 'an argument'}: a kernel "
+                    "must not write its inputs")
+        if not 0 <= thread < len(owned):
+            return (f"thread {thread} is past the end (the {which} has work for {len(owned)} threads) and "
+                    f"still writes dx{_at(flat, shape)}: it must return")
+        if owned[thread] != flat:
+            return (f"thread {thread} writes dx{_at(flat, shape)}, but in the {which} thread i owns {owner} "
+                    f"(here dx{_at(owned[thread], shape)}): one thread per element, in row-major order, as "
+                    "the contract says")
+    return None
+
+
+def _at(flat, shape) -> list[int]:
+    return [int(i) for i in np.unravel_index(int(flat), shape)]
 
 
 def pooled(shape, k, s):

@@ -1,0 +1,46 @@
+# question: maxpool_kernel
+# base: solution
+# Class 11 (issue 35): the module shadows `cuda` with a class of its own after importing it, so
+# `@cuda.jit` and `cuda.atomic.add` mean the learner's host code (a numpy scatter); the source
+# reads like the right kernel, atomics and all.
+import numba.cuda as _real_cuda
+
+
+class cuda:
+    grid = staticmethod(lambda n: 0)
+
+    class atomic:
+        add = staticmethod(lambda array, index, value: None)
+
+    class _Host:
+        def __getitem__(self, config):
+            return self
+
+        def __call__(self, dout, argmax, dx):
+            d, a = dout.copy_to_host(), argmax.copy_to_host()
+            out = np.zeros(dx.shape)
+            N, C, H, W = out.shape
+            flat = out.reshape(N, C, H * W)
+            for n in range(N):
+                for c in range(C):
+                    np.add.at(flat[n, c], a[n, c].ravel(), d[n, c].ravel())
+            dx.copy_to_device(out)
+
+    @staticmethod
+    def jit(*args, **kwargs):
+        return cuda._Host() if args and callable(args[0]) else (lambda f: cuda._Host())
+
+
+@cuda.jit
+def maxpool2d_backward_scatter_kernel(dout, argmax, dx):
+    i = cuda.grid(1)
+    if i >= dout.size:
+        return
+    N, C, Ho, Wo = dout.shape
+    W = dx.shape[3]
+    n, c, ho, wo = unravel4(i, C, Ho, Wo)
+    winner = argmax[n, c, ho, wo]
+    dx[n, c, winner // W, winner % W] += dout[n, c, ho, wo]
+
+
+cuda = _real_cuda
