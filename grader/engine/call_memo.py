@@ -6,7 +6,7 @@ checks, 60 s). The memo wraps the sandbox for one grading; checks call it like t
 """
 from __future__ import annotations
 
-from backprop_traps.grader.sandbox.process import REFUSED, CallResult
+from backprop_traps.grader.sandbox.channel import REFUSED, CallResult
 
 GIVE_UP = ("timeout",)
 """Kinds of failure after which a function is not called again in this grading."""

@@ -17,7 +17,8 @@ from backprop_traps.grader.loading.questions import questions_root, solution_not
 from backprop_traps.grader.loading.reference import load_solution, setup_code
 from backprop_traps.grader.engine.results import CheckResult, GradeResult
 from backprop_traps.grader.sandbox.limits import Limits
-from backprop_traps.grader.sandbox.process import REFUSED, Sandbox
+from backprop_traps.grader.sandbox.channel import REFUSED
+from backprop_traps.grader.sandbox.process import Sandbox
 from backprop_traps.grader.loading.submission import load_submission
 
 DEFAULT_SEED = 1234

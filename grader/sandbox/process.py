@@ -15,20 +15,18 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 from backprop_traps.grader.sandbox import bwrap, cgroup, measure
-from backprop_traps.grader.sandbox.channel import REFUSED, CallResult, Channel, Output  # noqa: F401 (CallResult: re-exported)
+from backprop_traps.grader.sandbox.channel import CallResult, Channel, Output  # noqa: F401 (CallResult: re-exported)
 from backprop_traps.grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_folders
+from backprop_traps.grader.sandbox.code_loading import LoadsSubmission
 from backprop_traps.grader.sandbox.inert import inert
 from backprop_traps.grader.sandbox.limits import Limits
 from backprop_traps.grader.sandbox.lost_layers import layers_lost
 from backprop_traps.grader.sandbox.visibility import _read_only_rules, deferred_startup, hidden_paths
 
 WORKER = Path(__file__).with_name("worker.py")
-MAX_WARNINGS = 20
-"""Load warnings kept per submission (one per raising cell); the rest are counted."""
 
 
 def _tmpfs_folder() -> str | None:
@@ -45,7 +43,7 @@ def _tmpfs_folder() -> str | None:
 _MEMORY_BACKED = _tmpfs_folder()
 
 
-class Sandbox(Channel):
+class Sandbox(LoadsSubmission, Channel):
     """A child process running one submission's code under ``limits``."""
 
     def __init__(self, source: str, limits: Limits = Limits(), hide: list[Path] = (),
@@ -243,95 +241,6 @@ class Sandbox(Channel):
                                extra[0] if bpf is not None else None, info_w)
         worker = f"{bwrap.WORKER_DIR}/worker.py"
         return [bwrap.executable()] + args + ["--", sys.executable, "-I", "-B", worker, str(resp_w)], extra, deferred
-
-    def _meter_baseline(self) -> CallResult | None:
-        """Before any learner code runs: load only the submission's import statements, then
-        read the sandbox's memory. A measured call's peak counts from here, so memory that
-        the learner's code holds from load time (a pre-filled pool) counts too, while the
-        libraries it imports do not. Only a sandbox started for a measured call pays for it."""
-        if not self._measuring or not self._meter.measures:
-            return None
-        spent = self.spent  # libraries' start-up is not the learner's time: not charged
-        done = self._load_imports()
-        if done.ok or done.kind in ("exception", "not_implemented", REFUSED):
-            done = self._exchange({"op": "settle"}, self.limits.call_seconds, what="settling")
-        self.spent = spent
-        if done.ok:
-            self._meter.start()
-        return done
-
-    def _load_imports(self) -> CallResult:
-        """Run only the submission's import statements (found in the child), within the load
-        budget; the learner's own code then loads within ``limits.code_budget``."""
-        sources = [fallback or source for _, source, fallback in self.cells] if self.cells else [self.source]
-        done = self._exchange({"op": "load_imports", "sources": sources},
-                              self.limits.load_budget, what="importing the libraries your code uses")
-        if done.kind == REFUSED:
-            self.refused = self.refused or done.error
-        self._imports_loaded = done.ok or done.kind in ("exception", "not_implemented", REFUSED)
-        return done
-
-    def start(self) -> CallResult:
-        """Start the child and load the submission; the result says whether loading worked.
-
-        A notebook loads cell by cell (``self.cells``; a ``.py`` file is ``self.source``, one
-        cell), as Jupyter's "Run
-        All" does when errors are allowed (nbgrader's way): a cell that raises, or is not
-        Python, becomes one line in ``self.warnings`` (once, whatever the restarts) and the
-        next cell runs. Only a hang or a crash stops the load, which has one call's time."""
-        started = self._spawn()
-        if not started.ok:
-            self.load_error = started
-            return started
-        cells = self.cells or [("", self.source, None)]
-        if self.limits.code_seconds is not None and not self._imports_loaded:
-            spent = self.spent  # libraries' start-up is not the learner's time: not charged
-            imported = self._load_imports()
-            self.spent = spent
-            if not self._imports_loaded:
-                self.load_error = imported
-                self.close()
-                return imported
-        budget = self.limits.code_budget if self._imports_loaded else self.limits.load_budget
-        deadline = time.monotonic() + budget
-        loaded = CallResult(True)
-        for label, source, fallback in cells:
-            request = {"op": "load", "source": source, "name": f"<{label}>" if label else "<submission>"}
-            if fallback and fallback != source:
-                request["fallback"] = fallback  # magics blanked: compiled if the cell is not Python
-            loaded = self._exchange(request, max(deadline - time.monotonic(), 0.01),
-                                    what=f"loading {label or 'your code'}")
-            if not loaded.ok and loaded.kind in ("exception", "not_implemented", REFUSED):
-                if loaded.kind == REFUSED:  # the grader's error: the checks that fail say so
-                    self.refused = self.refused or loaded.error
-                self._warn(label, loaded.error)
-                loaded = CallResult(True)
-            elif not loaded.ok:
-                if loaded.kind == "timeout":
-                    loaded.error = (f"loading your code did not finish within {budget:g} s"
-                                    + (f" ({label} was still running)" if label else "")
-                                    + ": an endless loop, or far too slow")
-                break
-        if loaded.ok and self.helpers:
-            loaded = self._exchange({"op": "load", "source": self.helpers, "name": "<grader helpers>"},
-                                    self.limits.call_seconds, what="loading the grader's helpers after your code")
-        if not loaded.ok:
-            self.load_error = loaded
-            self.close()
-        return loaded
-
-    def _warn(self, label: str, error: str) -> None:
-        """Keep a cell's load warning; past ``MAX_WARNINGS`` only count them (a notebook of
-        thousands of raising cells must not flood the report)."""
-        if label in self._warned or error in self.warnings:
-            return
-        self._warned.add(label)
-        if len(self._warned) < MAX_WARNINGS:
-            self.warnings.append(error)
-        else:
-            more = len(self._warned) - MAX_WARNINGS + 1
-            line = f"... and {more} more cells raised while loading"
-            self.warnings[MAX_WARNINGS - 1:] = [line]
 
     def close(self) -> None:
         """End the sandbox and everything it started; remove its temp dir. Never raises."""
