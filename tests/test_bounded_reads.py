@@ -173,6 +173,8 @@ KIT_READS = {
     ("grader/commands/learner.py", "_first_heading"): "the solution notebook",
     ("grader/commands/learner.py", "_derivation_steps"): "the solution notebook",
     ("grader/learner/rehearsal.py", "read_answer"): "stdin (`--answer -`), capped",
+    ("grader/learner/lexicon.py", "_table"): "lemminflect's word-form table, shipped in site-packages",
+    ("grader/learner/keypoints.py", "__init__"): "clauses.read parses text already in memory: no file",
 }
 READS = {"read_text", "read_bytes", "open", "fdopen", "read"}
 
