@@ -6,7 +6,9 @@ built from the learner's own upstream function agrees with the downstream answer
 
 Questions with no such structure (every function stands alone): routing_trap, softmax_ce,
 mlp_backprop, straight_through, attention_backward, layernorm_backward, batchnorm_backward,
-backprop_ninja, bptt. maxpool_kernel's kernels call the device helper unravel4, which the grader
+backprop_ninja, bptt, training_symptoms (diagnose reads a trace; the gated block stands alone).
+custom_function's hvp differentiates the learner's own grad: its check compares hvp with
+central differences of that gradient when grad is wrong. maxpool_kernel's kernels call the device helper unravel4, which the grader
 cannot replay outside a GPU launch: its checks grade the kernels through the host functions.
 """
 import numpy as np
@@ -31,10 +33,13 @@ CASES = [
     ("reparameterisation", "pathwise_grad", "variance_ratio"),
     ("adamw_step", "adamw_step", "mixed_precision_step"),
     ("gradient_clinic", "relative_error", "diagnose"),  # 1e6 times too large: see FACTOR
+    ("residual_backward", "residual_backward", "gradient_norms"),
+    ("memory_budget", "rev_backward", "revnet_loss_and_grads"),
+    ("custom_function", "grad", "hvp"),
 ]
 FACTOR = {"relative_error": 1e6}  # 1.5 times a tiny error is still tiny: diagnose would not change
 NO_STRUCTURE = {"routing_trap", "softmax_ce", "mlp_backprop", "straight_through", "attention_backward",
-                "layernorm_backward", "batchnorm_backward", "backprop_ninja", "bptt"}
+                "layernorm_backward", "batchnorm_backward", "backprop_ninja", "bptt", "training_symptoms"}
 
 BUMP = '''
 import numpy as _np
@@ -46,6 +51,12 @@ def _bump(value):
         return value
     if isinstance(value, _np.ndarray) and value.dtype.kind == "f":
         return (value * {factor}).astype(value.dtype)
+    data = getattr(value, "data", None)  # a tape engine's Tensor (custom_function)
+    if isinstance(data, _np.ndarray) and data.dtype.kind == "f":
+        import copy as _copy
+        value = _copy.copy(value)
+        value.data = (data * {factor}).astype(data.dtype)
+        return value
     if isinstance(value, (list, tuple)) and value:
         return type(value)([_bump(value[0]), *value[1:]])
     if isinstance(value, float):
@@ -58,8 +69,8 @@ def _bump(value):
 _right_{fn} = {fn}
 
 
-def {fn}(*args):
-    return _bump(_right_{fn}(*args))
+def {fn}(*args, **kwargs):
+    return _bump(_right_{fn}(*args, **kwargs))
 '''
 
 

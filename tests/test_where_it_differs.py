@@ -1,5 +1,4 @@
-"""Every failing comparison of arrays says where (issue 38, item 3): for each of the 20
-questions, an answer with a mistake no trap describes (one entry of one output off by 0.5)
+"""Every failing comparison of arrays says where (issue 38, item 3): for each question, an answer with a mistake no trap describes (one entry of one output off by 0.5)
 gets feedback that names the position, the values and by how much, names no trap, and hints
 that start from that difference instead of asserting some other mistake."""
 import re
@@ -19,6 +18,13 @@ def _perturbed(value):
     if isinstance(value, _np.ndarray) and value.dtype.kind == "f" and value.size:
         value = value.copy()
         value.flat[0] += 0.5
+        return value, True
+    data = getattr(value, "data", None)  # a tape engine's Tensor (custom_function)
+    if isinstance(data, _np.ndarray) and data.dtype.kind == "f" and data.size and not isinstance(value, _np.ndarray):
+        import copy as _copy
+        value = _copy.copy(value)
+        value.data = data.copy()
+        value.data.flat[0] += 0.5
         return value, True
     if isinstance(value, dict):
         out, done = dict(value), False
@@ -41,8 +47,8 @@ def _perturbed(value):
 _right_{fn} = {fn}
 
 
-def {fn}(*args):
-    return _perturbed(_right_{fn}(*args))[0]
+def {fn}(*args, **kwargs):
+    return _perturbed(_right_{fn}(*args, **kwargs))[0]
 '''
 # the function made wrong in each question (one that returns arrays, or a number)
 WRONG = {"routing_trap": "maxpool2d_backward", "per_step_update_trap": "conv1d_backward",
@@ -54,7 +60,9 @@ WRONG = {"routing_trap": "maxpool2d_backward", "per_step_update_trap": "conv1d_b
          "grad_accumulation": "mlp_grads", "reparameterisation": "pathwise_grad",
          "batchnorm_backward": "batchnorm_backward", "backprop_ninja": "ninja_backward",
          "adamw_step": "adamw_step", "gradient_clinic": "update_ratios", "bptt": "rnn_backward",
-         "maxpool_kernel": "maxpool2d_backward_gather"}
+         "maxpool_kernel": "maxpool2d_backward_gather", "residual_backward": "residual_backward",
+         "training_symptoms": "gated_block_backward", "custom_function": "hvp",
+         "memory_budget": "rev_backward"}
 SAYS_WHERE = [
     re.compile(r"The largest difference is at \[[\d, ]+\] \([^)]*\): expected \S+, yours \S+, off by [+-]"),
     re.compile(r"`[^`]+` is \S+, expected \S+: off by [+-]"),

@@ -305,6 +305,7 @@ def hvp(ctx):
         if gradcheck.rel_error(got, by_differences) <= gradcheck.GRAD_RTOL:
             continue
         where = f"{LOSS} (its squares by your Square), x of size {n}"
+        _blame_grad_first(ctx, got, x, v, a, b, c, h, where)
         if ctx.close(got, traps.hvp_without_square_term(x, v, a, b, c)):
             recorded = ctx.unpack(drive(ctx, REC, "Square", x, v, name="Square"), 4, "Square.backward", "dx, ...")
             if not (recorded[1] and recorded[2]):
@@ -314,3 +315,24 @@ def hvp(ctx):
         raise Fail(ctx.mismatch("Hv", got, by_differences, f"hvp on {where}", example=lambda: example(
             ctx, HVP, loss_args, lambda v: v, "Hv")).feedback.replace(
             "is wrong:", "is wrong (expected: central differences of the reference's gradient along v):", 1))
+
+
+def _blame_grad_first(ctx, got, x, v, a, b, c, h, where):
+    """hvp differentiates the learner's own grad(): when grad() is wrong here and hvp agrees with
+    central differences of that wrong gradient, hvp is right as it is (issue 38: a mistake
+    upstream is never blamed downstream)."""
+    try:
+        mine = [np.asarray(drive(ctx, GRADIENT, x + s * h * v, a, b, c, name="grad"), dtype=np.float64)
+                for s in (1, -1)]
+    except Fail:
+        return
+    if gradcheck.rel_error(mine[0], ctx.ref.grader_gradient(x + h * v, a, b, c)) <= gradcheck.GRAD_RTOL:
+        return  # grad() is right here: the difference is hvp's own
+    from_yours = (mine[0] - mine[1]) / (2 * h)
+    if gradcheck.rel_error(got, from_yours) <= gradcheck.GRAD_RTOL:
+        raise Fail(f"`Hv` from hvp on {where} is not the reference's, but hvp is right as it is: the "
+                   "difference comes from grad, which hvp differentiates. Built from your own grad "
+                   "instead, the reference gives exactly what your hvp returned. Fix grad (its own "
+                   "checks say where the gradients differ), then grade again.",
+                   hints=("Fix grad first: hvp is the derivative of grad's answer along v, so it "
+                          "inherits every mistake grad makes.",))
