@@ -7,7 +7,8 @@ polarity:
   place (``the scatter accumulates``, ``we sum``, ``skip the step``, ``decay decoupled from
   the gradient``), a copula or modal (``is``, ``must``), or a relation (``=``, ``+=``, ``->``);
 - **condition**: in an ``if``/``when``/``where``/``unless`` clause (it counts with the claim it
-  conditions: "where windows overlap, the gradients add up");
+  conditions: "where windows overlap, the gradients add up"; a consequence said without its verb,
+  "if the loss is too smooth, probably the same batch", is still the claim);
 - **asked**: in a question, or an embedded one ("why is decay decoupled", "you ask what dx is");
 - **context**: a clause without a predicate in a sentence that has a claim ("One extra QKᵀ,
   yet faster"): like a condition, it counts with the claim;
@@ -20,13 +21,15 @@ contrast (``instead of``, ``rather than``) to the end of its stretch of the clau
 comma or clause boundary), so "not overwritten but accumulated" negates only "overwritten", and
 "eps inside the root instead of outside" only "outside". A condition with a negation whose
 claim names a failure ("if you don't subtract the max, exp overflows") is read as the advice
-it implies. Standard library only, plus the word lexicon (grader/learner/lexicon.py).
+it implies. Where a clause or a negation ends with no mark to say so (a condition without its
+comma, a comma splice, a negation inside a subject) is grader/learner/clause_ends.py's to say.
+Standard library only, plus the word lexicon (grader/learner/lexicon.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backprop_traps.grader.learner import lexicon as lx
+from backprop_traps.grader.learner import clause_ends as ends, lexicon as lx
 from backprop_traps.grader.learner.said import Token, tokens
 
 CLAIM, CONDITION, CONTEXT, ASKED, FRAGMENT, LISTED = (
@@ -120,6 +123,8 @@ def _clauses(toks: list[Token], sentence: list[int]) -> list[list[int]]:
                 split = word != "once" or (after is not None and after.text in lx.SUBJECT_PRONOUNS | lx.DETERMINERS)
         elif word in ("and", "or") and before is not None and before.text == "," and after is not None \
                 and after.text in lx.SUBJECT_PRONOUNS | lx.DETERMINERS:
+            split = True
+        elif ends.main_clause_starts(toks, current, word, before, after) or ends.spliced(word, before, after):
             split = True
         if split and current:
             clauses.append(current)
@@ -251,9 +256,10 @@ def _negations(toks: list[Token], clause: list[int]) -> list[int]:
                 or w == "nothing" and words[n - 1] in _EMPTY_VERBS):
             denied = clause[n]
             break
+    closes = ends.subject_clause_ends(toks, clause)
     for n, i in enumerate(clause):
         t = toks[i]
-        if t.kind == "stop" and t.text == ",":
+        if t.kind == "stop" and t.text == "," or n in closes:
             active = -1
         if active >= 0 and toks[active].text == "without" and (t.text in lx.SUBJECT_PRONOUNS or t.text in lx.AUXILIARIES):
             active = -1  # "without an overflow it doubles": "without" denies a phrase, not the clause
@@ -304,6 +310,7 @@ def read(text: str) -> Reading:
                 reading.sentence[i] = s
             clause_roles.append((clause, role))
             previous_claim = role == CLAIM
+        clause_roles = _read_elliptic_consequences(reading, toks, clause_roles)
         _read_settings(reading, toks, clause_roles, labels)
         if any(role == CLAIM for _, role in clause_roles):
             for clause, role in clause_roles:
@@ -313,6 +320,20 @@ def read(text: str) -> Reading:
                             reading.role[i] = CONTEXT
         _read_counterfactuals(reading, clause_roles)
     return reading
+
+
+def _read_elliptic_consequences(reading: Reading, toks: list[Token], clause_roles) -> list:
+    """"If the loss is too smooth, probably the same batch every time": a stated condition whose
+    consequence is said without its verb; the consequence is its claim (not a list of words)."""
+    out = list(clause_roles)
+    for n in range(1, len(out)):
+        (condition, role), (clause, following) = out[n - 1], out[n]
+        if role == CONDITION and following == FRAGMENT and len(clause) >= 2 and not _listlike(toks, clause) \
+                and any(_has_predicate(toks, seg, reading.text) for seg in _segments(toks, condition[1:])):
+            for i in clause:
+                reading.role[i] = CLAIM
+            out[n] = (clause, CLAIM)
+    return out
 
 
 _SETTINGS = frozenset({"on", "after", "for", "with", "in", "at", "during", "without", "given", "upon",

@@ -67,7 +67,7 @@ tied: tied; shared; same weights; same matrix; same filter; same kernel; reused;
 accumulate_buffer: accumulator; accumulators; accumulation buffer; gradient buffer; grad buffer; .grad
 scale: scale; scaling factor; loss scale; scale factor
 bias: bias; biases; bias terms; bias vectors
-norm_weight: norm weight; norm; layernorm; layer norm; batchnorm; batch norm; gain; normalization weight; normalisation weight; norm parameter; norm scale; gamma
+norm_weight: norm weight; norm; layernorm; layer norm; {batchnorm}; {gain}; normalization weight; normalisation weight; norm parameter; norm scale; gamma
 exempt: exempt; exclude; excluded; no decay; not decayed; no weight decay; without decay; without weight decay; skip decay; leave out; left out; mask out; decay = false; weight_decay = 0; zero decay; no {weight_decay}; not {weight_decay}; out of {weight_decay}
 optimizer_state: optimizer state; optimiser state; adam state; moments; adam moments; m and v; state
 global_norm: global norm; total norm; one norm; single norm; norm over all; norm of all; overall norm; joint norm; combined norm; norm over every; norm across all; norm of the concatenation; all gradients together; all parameters together
@@ -114,6 +114,30 @@ class Glossary:
         return self._compiled[name]
 
 
+# Questions 21 (residual_backward) and 22 (training_symptoms): their concepts, kept in a block
+# of their own. BatchNorm and a gain are concepts apart from a norm's weight (which uses them),
+# so that "BatchNorm in training mode" or "the gain gets a gradient" is not said by any norm.
+CONCEPTS_RESIDUAL_AND_SYMPTOMS = """
+batchnorm: batchnorm; batch norm; batch normalisation; batch normalization; batchnorm1d; batchnorm2d; bn
+gain: gain; gains; learnable gain; scalar gain; gating scalar; residual gain
+identity_path: identity path; identity term; identity connection; identity shortcut; identity branch; identity route; skip connection; skip path; shortcut; shortcut connection; residual connection; residual path; direct path; gradient highway
+unchanged: unaltered; unmodified; unattenuated; undiminished; at full strength; without being multiplied; not multiplied; without attenuation; with a factor of 1; times one
+vanish: die out; dies out; go to zero; goes to zero; shrink to zero; shrinks to zero; disappear; fade; fades; fade away
+explode: grow without bound; grows without bound; diverge; become huge
+near_identity: near the identity; near identity; close to the identity; roughly the identity; approximately the identity; almost the identity; nearly the identity; near an identity; as the identity; as an identity; as identity; identity map; identity mapping; identity function; exactly the identity; identity at init; identity at initialisation; identity at initialization
+zero_init: zero init; zero initialise; zero initialize; zero initialisation; zero initialization; zero initialised; zero initialized; initialised to zero; initialized to zero; initialise to zero; initialize to zero; initialised at zero; initialized at zero; init to zero; init at zero; start at zero; starts at zero; set to zero
+rezero: rezero; layerscale; layer scale; skipinit; fixup
+he_init: he init; he initialisation; he initialization; he normal; he uniform; he et al; he scale; kaiming; kaiming init; kaiming initialisation; kaiming initialization; kaiming normal; kaiming_normal_; kaiming_uniform_; msra
+xavier: xavier; glorot; xavier_normal_; xavier_uniform_; 2 / ( fan_in + fan_out ); 1 / fan_avg
+two_over_fan: 2 / fan; 2 / fan_in; 2 / fan_out; 2 / n; 2 / n_in; 2 / n_out; 2 / d_in; 2 / d_out; 2 over fan; 2 over fan_in; 2 over fan_out; 2 over the fan; 2 over n; two over fan; two over fan_in; two over fan_out; two over the fan; two over n; 2 / ( fan_in ); 2 / ( fan_out ); 2 * 1 / fan
+loss_landscape: loss landscape; loss surface; landscape; optimisation landscape; optimization landscape; error surface; loss geometry
+ln_c: ln c; log c; ln ( c ); log ( c ); log of c; ln of c; log of the number of classes; ln of the number of classes; log of number of classes; natural log of the number of classes; log the number of classes; log ( 1 / c ); ln 10; ln ( 10 ); log 10; log ( 10 )
+repeated_batch: same batch; same {batch}; one batch repeated; repeated batch; batch repeated; repeats one batch; repeats the batch; repeat one batch; repeat the batch; the one batch; a single batch; single batch; identical batches; identical batch; same minibatch; same data
+train_mode: training mode; train mode; model.train; left in training; still in training; in training mode
+validation: validation; val; validation loss; val loss; validation set; held out; dev set; model.eval
+""".strip()
+
+
 @lru_cache(maxsize=1)
 def glossary() -> Glossary:
-    return Glossary()
+    return Glossary(CONCEPTS + "\n" + CONCEPTS_RESIDUAL_AND_SYMPTOMS)

@@ -47,7 +47,7 @@ ADVERBS = frozenset({"only", "also", "just", "then", "first", "never", "always",
 PREPOSITIONS = frozenset({"to", "of", "in", "on", "at", "by", "for", "with", "from", "into", "over",
                           "across", "through", "after", "before", "outside", "inside", "under",
                           "above", "below", "between", "per", "via", "onto", "within", "along",
-                          "around", "about", "against", "back", "up", "down", "out", "off", "away",
+                          "around", "about", "against", "near", "back", "up", "down", "out", "off", "away",
                           "as", "like", "than", "only", "everywhere", "elsewhere", "once", "twice",
                           "again", "together", "instead", "directly", "evenly", "together"})
 NUMBER_WORDS = frozenset({"zero", "one", "two", "three", "four", "half", "once", "twice"})
