@@ -48,7 +48,7 @@ BENCH_ARGS = ["--runs", "10", "--warmup", "2", "--max-seconds", "120"]
 # tests/kernels/test_kernels_static.py keeps this list in step with the static compile).
 SHARED_MEMORY = ("adamw_step", "attention_backward", "batchnorm_backward", "bptt", "gradient_clinic",
                  "layernorm_backward", "loss_scaling", "per_step_update_trap", "reparameterisation",
-                 "softmax_ce", "vram_trap")
+                 "residual_backward", "softmax_ce", "vram_trap")
 
 
 # ---------------------------------------------------------------- 0. preflight, before numpy loads

@@ -25,14 +25,19 @@ instruction; ``x + x`` is 2x exactly.
 
 Bytes per element: forward 2 reads/writes, backward 3, double backward 5, round 2, copy 2.
 
+The launchers (``*_device``) take C-ordered device arrays of any one shape, hand the kernels
+flat views (a ravel: no copy) and only launch: the benchmark times them and kernels/dry_run.py
+checks their grids at any size. The host functions at the bottom take and return numpy arrays.
+
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_custom_function_kernels.py
-Check and time it: python -m backprop_traps.kernels.custom_function (from the repository root)
-runs these kernels on the benchmark's tiny cases (benchmarks/cases_custom_function.py) in float64
-and float32 against the solution notebook, and times them (kernels/self_check.py).
+Check and time it: python -m backprop_traps.kernels.custom_function (from any folder) runs
+these kernels on the benchmark's tiny cases (kernels/cases/custom_function.py) in float64 and
+float32 against the solution notebook, and times them (kernels/self_check.py; the simulator
+without a GPU).
 
-Shapes: E = x.size; every array is flat (E,) inside the kernels; the host functions take and
-return any shape.
+Shapes: E = x.size; every array is flat (E,) inside the kernels; the launchers and the host
+functions take any shape.
 """
 from __future__ import annotations
 
@@ -44,7 +49,8 @@ import math
 
 import numba
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
 
 THREADS_PER_BLOCK = 256
 MAX_BLOCKS = 4096  # a grid-stride loop covers the rest: far under the 2^31 - 1 blocks of grid x
@@ -104,59 +110,86 @@ def round_ste_backward_kernel(dy, dx):
         dx[i] = dy[i]
 
 
-# host functions: numpy in, numpy out -----------------------------------------------------------------
-def _flat(a, dtype=None):
-    a = np.asarray(a)
-    return cuda.to_device(np.ascontiguousarray(a, dtype=dtype or a.dtype).ravel())
-
-
+# launchers: device arrays in, launched ---------------------------------------------------------------
 def magic_number(dtype) -> np.generic:
     """1.5 * 2^p for the dtype's p mantissa bits, in that dtype."""
     p = np.finfo(dtype).nmant
     return np.dtype(dtype).type(1.5 * 2.0 ** p)
 
 
+def square_forward_device(d_x, d_y):
+    """Kernel 1: d_y = x * x."""
+    square_forward_kernel[launch_config(d_x.size)](d_x.ravel(), d_y.ravel())
+
+
+def square_backward_device(d_x, d_dy, d_dx):
+    """Kernel 2: d_dx = 2 x dy, from the saved d_x."""
+    square_backward_kernel[launch_config(d_x.size)](d_x.ravel(), d_dy.ravel(), d_dx.ravel())
+
+
+def square_double_backward_device(d_x, d_dy, d_gdx, d_gx, d_gdy):
+    """Kernel 3: d_gx = 2 dy gdx and d_gdy = 2 x gdx."""
+    square_double_backward_kernel[launch_config(d_x.size)](d_x.ravel(), d_dy.ravel(), d_gdx.ravel(),
+                                                           d_gx.ravel(), d_gdy.ravel())
+
+
+def round_ste_forward_device(d_x, d_y):
+    """Kernel 4: d_y = round(x), halves to even (|x| < 2^(p - 1): the host function checks)."""
+    round_ste_forward_kernel[launch_config(d_x.size)](d_x.ravel(), magic_number(d_x.dtype), d_y.ravel())
+
+
+def round_ste_backward_device(d_dy, d_dx):
+    """Kernel 5: d_dx = dy."""
+    round_ste_backward_kernel[launch_config(d_dy.size)](d_dy.ravel(), d_dx.ravel())
+
+
+# host functions: numpy in, numpy out -----------------------------------------------------------------
+def _on_device(a, dtype=None):
+    a = np.asarray(a)
+    return cuda.to_device(np.ascontiguousarray(a, dtype=dtype or a.dtype))
+
+
 def square_forward(x):
     """y = x * x, in x's dtype and shape."""
-    d_x = _flat(x)
-    y = cuda.device_array(d_x.size, dtype=d_x.dtype)
-    square_forward_kernel[launch_config(d_x.size)](d_x, y)
-    return y.copy_to_host().reshape(np.shape(x))
+    d_x = _on_device(x)
+    y = cuda.device_array(d_x.shape, dtype=d_x.dtype)
+    square_forward_device(d_x, y)
+    return y.copy_to_host()
 
 
 def square_backward(x, dy):
     """dx = 2 x dy from the saved x."""
-    d_x = _flat(x)
-    dx = cuda.device_array(d_x.size, dtype=d_x.dtype)
-    square_backward_kernel[launch_config(d_x.size)](d_x, _flat(dy, d_x.dtype), dx)
-    return dx.copy_to_host().reshape(np.shape(x))
+    d_x = _on_device(x)
+    dx = cuda.device_array(d_x.shape, dtype=d_x.dtype)
+    square_backward_device(d_x, _on_device(dy, d_x.dtype), dx)
+    return dx.copy_to_host()
 
 
 def square_double_backward(x, dy, gdx):
     """(gx, gdy): the gradients of <gdx, 2 x dy> with respect to x and dy."""
-    d_x = _flat(x)
-    gx, gdy = (cuda.device_array(d_x.size, dtype=d_x.dtype) for _ in range(2))
-    square_double_backward_kernel[launch_config(d_x.size)](d_x, _flat(dy, d_x.dtype), _flat(gdx, d_x.dtype), gx, gdy)
-    return gx.copy_to_host().reshape(np.shape(x)), gdy.copy_to_host().reshape(np.shape(x))
+    d_x = _on_device(x)
+    gx, gdy = (cuda.device_array(d_x.shape, dtype=d_x.dtype) for _ in range(2))
+    square_double_backward_device(d_x, _on_device(dy, d_x.dtype), _on_device(gdx, d_x.dtype), gx, gdy)
+    return gx.copy_to_host(), gdy.copy_to_host()
 
 
 def round_ste_forward(x):
     """np.round(x) (halves to even), in x's dtype; |x| must stay under 2^(p - 1)."""
-    d_x = _flat(x)
+    d_x = _on_device(x)
     limit = 2.0 ** (np.finfo(d_x.dtype).nmant - 1)
     if d_x.size and not np.all(np.abs(np.asarray(x)) < limit):
         raise ValueError(f"round_ste_forward rounds |x| < {limit:g} in {d_x.dtype}")
-    y = cuda.device_array(d_x.size, dtype=d_x.dtype)
-    round_ste_forward_kernel[launch_config(d_x.size)](d_x, magic_number(d_x.dtype), y)
-    return y.copy_to_host().reshape(np.shape(x))
+    y = cuda.device_array(d_x.shape, dtype=d_x.dtype)
+    round_ste_forward_device(d_x, y)
+    return y.copy_to_host()
 
 
 def round_ste_backward(dy):
     """dx = dy: the straight-through gradient."""
-    d_dy = _flat(dy)
-    dx = cuda.device_array(d_dy.size, dtype=d_dy.dtype)
-    round_ste_backward_kernel[launch_config(d_dy.size)](d_dy, dx)
-    return dx.copy_to_host().reshape(np.shape(dy))
+    d_dy = _on_device(dy)
+    dx = cuda.device_array(d_dy.shape, dtype=d_dy.dtype)
+    round_ste_backward_device(d_dy, dx)
+    return dx.copy_to_host()
 
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py

@@ -26,11 +26,18 @@ Indices are unsigned 64-bit over flat row-major arrays (``_u``): no negative-ind
 every load. Constants (the sign, one, zero) arrive in the arrays' dtype, so a float32 launch
 runs no float64 instruction.
 
+The launchers (``*_device``) take device arrays in their natural shapes, hand the kernels
+flat views (a ravel: no copy) and only launch: the benchmark times them and
+kernels/dry_run.py checks their grids at any size. A block's parameters (and their
+gradients) travel as ``Params``. The host functions at the bottom take and return numpy
+arrays.
+
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_memory_budget_kernels.py
-Check and time it: python -m backprop_traps.kernels.memory_budget (from the repository root)
-runs these kernels on the benchmark's tiny cases (benchmarks/cases_memory_budget.py) in
-float64 and float32 against the solution notebook, and times them (kernels/self_check.py).
+Check and time it: python -m backprop_traps.kernels.memory_budget (from any folder) runs these
+kernels on the benchmark's tiny cases (kernels/cases/memory_budget.py) in float64 and float32
+against the solution notebook, and times them (kernels/self_check.py; the simulator without a
+GPU).
 
 Shapes: N rows, D features per half. x1, x2, y1, y2, t, dz: (N, D), flat (N * D,) inside the
 kernels; Wf, Wg (D, D) flat (D * D,); bf, bg (D,).
@@ -42,10 +49,12 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.memory_budget: no
     choose_simulator_without_a_gpu()
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
 
 THREADS_PER_BLOCK = 256
 MAX_BLOCKS = 8192  # grid-stride loops cover the rest: a 1-D grid, far under its limit
@@ -114,89 +123,124 @@ def weight_grads_kernel(b, dz, zero, D, dW, dbias):
             dW[e] = acc
 
 
+# launchers: device arrays in, launched -------------------------------------------------------------
+class Params(NamedTuple):
+    """A block's parameters on the device, or their gradients: Wf, Wg (D, D); bf, bg (D,)."""
+    Wf: object
+    bf: object
+    Wg: object
+    bg: object
+
+
+def coupling_device(d_a, d_b, d_W, d_bias, sign, d_out, d_t):
+    """Kernel 1: d_out = a + sign * tanh(b W + bias) and d_t = tanh(...) (N, D), from d_a and
+    d_b (N, D), d_W (D, D) and d_bias (D,)."""
+    coupling_kernel[launch_config(d_a.size)](d_a.ravel(), d_b.ravel(), d_W.ravel(), d_bias,
+                                             d_a.dtype.type(sign), d_bias.size, d_out.ravel(), d_t.ravel())
+
+
+def coupling_backward_device(d_dout, d_t, d_W, d_carry, d_dz, d_in):
+    """Kernel 2: d_dz = dout * (1 - t^2) and d_in = carry + dz W^T (N, D)."""
+    one = d_dout.dtype.type(1)
+    coupling_backward_kernel[launch_config(d_dout.size)](d_dout.ravel(), d_t.ravel(), d_W.ravel(), d_carry.ravel(),
+                                                         one, d_W.shape[0], d_dz.ravel(), d_in.ravel())
+
+
+def weight_grads_device(d_b, d_dz, d_dW, d_dbias):
+    """Kernel 3: d_dW (D, D) = b^T dz and d_dbias (D,) = the column sums of dz (N, D)."""
+    D = d_dbias.size
+    weight_grads_kernel[launch_config(D * (D + 1))](d_b.ravel(), d_dz.ravel(), d_b.dtype.type(0), D, d_dW.ravel(),
+                                                    d_dbias)
+
+
+def rev_forward_device(d_x1, d_x2, p, d_y1, d_y2, d_t):
+    """The forward, kernel 1 twice: d_y1 = x1 + F(x2), then d_y2 = x2 + G(y1) (N, D). d_t (N, D)
+    takes each coupling's tanh, which the forward does not keep."""
+    coupling_device(d_x1, d_x2, p.Wf, p.bf, 1, d_y1, d_t)
+    coupling_device(d_x2, d_y1, p.Wg, p.bg, 1, d_y2, d_t)
+
+
+def rev_inverse_device(d_y1, d_y2, p, d_x1, d_x2, d_tf, d_tg):
+    """The inverse, kernel 1 twice, last coupling first: d_x2 = y2 - G(y1), then d_x1 = y1 - F(x2)
+    (N, D); d_tg and d_tf keep each coupling's tanh for the backward."""
+    coupling_device(d_y2, d_y1, p.Wg, p.bg, -1, d_x2, d_tg)
+    coupling_device(d_y1, d_x2, p.Wf, p.bf, -1, d_x1, d_tf)
+
+
+def rev_backward_device(d_dy1, d_dy2, d_y1, d_y2, p, d_x1, d_x2, d_tf, d_tg, d_du, d_dv, d_dx1, d_dx2, grads):
+    """The backward from the outputs alone (N, D each): the inverse rebuilds d_x1 and d_x2 (and
+    d_tf, d_tg); G's coupling backward writes d_du and d_dx1 = dy1 + du Wg^T (y1's whole
+    gradient, which is x1's), kernel 3 its weights; F's writes d_dv and d_dx2 = dy2 + dv Wf^T.
+    ``grads`` is a Params of the gradients' arrays."""
+    rev_inverse_device(d_y1, d_y2, p, d_x1, d_x2, d_tf, d_tg)
+    coupling_backward_device(d_dy2, d_tg, p.Wg, d_dy1, d_du, d_dx1)
+    weight_grads_device(d_y1, d_du, grads.Wg, grads.bg)
+    coupling_backward_device(d_dx1, d_tf, p.Wf, d_dy2, d_dv, d_dx2)
+    weight_grads_device(d_x2, d_dv, grads.Wf, grads.bf)
+
+
 # host functions: numpy in, numpy out ---------------------------------------------------------------
-class _Block:
-    """One block's parameters on the device, flat, in the dtype of the activations."""
-
-    def __init__(self, Wf, bf, Wg, bg, dtype):
-        self.D = int(np.shape(bf)[0])
-        self.Wf, self.bf, self.Wg, self.bg = (cuda.to_device(np.ascontiguousarray(a, dtype=dtype).ravel())
-                                              for a in (Wf, bf, Wg, bg))
-        self.dtype = np.dtype(dtype)
+def _on_device(dtype, *arrays):
+    return [cuda.to_device(np.ascontiguousarray(a, dtype=dtype)) for a in arrays]
 
 
-def _coupling(a, b, W, bias, sign, blk):
-    out, t = (cuda.device_array(a.size, dtype=blk.dtype) for _ in range(2))
-    coupling_kernel[launch_config(a.size)](a, b, W, bias, blk.dtype.type(sign), blk.D, out, t)
-    return out, t
+def _empty(shape, dtype, count):
+    return [cuda.device_array(shape, dtype=dtype) for _ in range(count)]
 
 
-def _forward(d_x1, d_x2, blk):
-    y1, _ = _coupling(d_x1, d_x2, blk.Wf, blk.bf, 1, blk)
-    y2, _ = _coupling(d_x2, y1, blk.Wg, blk.bg, 1, blk)
-    return y1, y2
-
-
-def _backward(d_dy1, d_dy2, d_y1, d_y2, blk):
-    """(x1, x2, dx1, dx2, dWf, dbf, dWg, dbg) on the device, from the outputs alone."""
-    x2, tg = _coupling(d_y2, d_y1, blk.Wg, blk.bg, -1, blk)  # the inverse, last coupling first
-    x1, tf = _coupling(d_y1, x2, blk.Wf, blk.bf, -1, blk)
-    size, dt = d_y1.size, blk.dtype
-    du, dy1_all, dv, dx2 = (cuda.device_array(size, dtype=dt) for _ in range(4))
-    grads = [cuda.device_array(n, dtype=dt) for n in (blk.D * blk.D, blk.D, blk.D * blk.D, blk.D)]
-    one, zero = dt.type(1), dt.type(0)
-    coupling_backward_kernel[launch_config(size)](d_dy2, tg, blk.Wg, d_dy1, one, blk.D, du, dy1_all)
-    weight_grads_kernel[launch_config(blk.D * (blk.D + 1))](d_y1, du, zero, blk.D, grads[2], grads[3])
-    coupling_backward_kernel[launch_config(size)](dy1_all, tf, blk.Wf, d_dy2, one, blk.D, dv, dx2)
-    weight_grads_kernel[launch_config(blk.D * (blk.D + 1))](x2, dv, zero, blk.D, grads[0], grads[1])
-    return x1, x2, dy1_all, dx2, *grads
-
-
-def _device(*arrays, dtype=None):
-    return [cuda.to_device(np.ascontiguousarray(a, dtype=dtype or np.asarray(a).dtype).ravel()) for a in arrays]
+def _backward(d_dy1, d_dy2, d_y1, d_y2, p):
+    """(x1, x2, dx1, dx2, grads) on the device, from the outputs alone."""
+    shape, dtype = d_y1.shape, d_y1.dtype
+    d_x1, d_x2, d_tf, d_tg, d_du, d_dv, d_dx1, d_dx2 = _empty(shape, dtype, 8)
+    grads = Params(*(cuda.device_array(a.shape, dtype=dtype) for a in p))
+    rev_backward_device(d_dy1, d_dy2, d_y1, d_y2, p, d_x1, d_x2, d_tf, d_tg, d_du, d_dv, d_dx1, d_dx2, grads)
+    return d_x1, d_x2, d_dx1, d_dx2, grads
 
 
 def rev_forward(x1, x2, Wf, bf, Wg, bg):
     """(y1, y2) as the solution's ``rev_forward``, in x1's dtype."""
-    shape, dtype = np.shape(x1), np.asarray(x1).dtype
-    blk = _Block(Wf, bf, Wg, bg, dtype)
-    return tuple(y.copy_to_host().reshape(shape) for y in _forward(*_device(x1, x2, dtype=dtype), blk))
+    dtype = np.asarray(x1).dtype
+    d_x1, d_x2 = _on_device(dtype, x1, x2)
+    d_y1, d_y2, d_t = _empty(d_x1.shape, dtype, 3)
+    rev_forward_device(d_x1, d_x2, Params(*_on_device(dtype, Wf, bf, Wg, bg)), d_y1, d_y2, d_t)
+    return d_y1.copy_to_host(), d_y2.copy_to_host()
 
 
 def rev_inverse(y1, y2, Wf, bf, Wg, bg):
     """(x1, x2) as the solution's ``rev_inverse``: the same kernel, the other sign and order."""
-    shape, dtype = np.shape(y1), np.asarray(y1).dtype
-    blk = _Block(Wf, bf, Wg, bg, dtype)
-    d_y1, d_y2 = _device(y1, y2, dtype=dtype)
-    x2, _ = _coupling(d_y2, d_y1, blk.Wg, blk.bg, -1, blk)
-    x1, _ = _coupling(d_y1, x2, blk.Wf, blk.bf, -1, blk)
-    return x1.copy_to_host().reshape(shape), x2.copy_to_host().reshape(shape)
+    dtype = np.asarray(y1).dtype
+    d_y1, d_y2 = _on_device(dtype, y1, y2)
+    d_x1, d_x2, d_tf, d_tg = _empty(d_y1.shape, dtype, 4)
+    rev_inverse_device(d_y1, d_y2, Params(*_on_device(dtype, Wf, bf, Wg, bg)), d_x1, d_x2, d_tf, d_tg)
+    return d_x1.copy_to_host(), d_x2.copy_to_host()
 
 
 def rev_backward(dy1, dy2, y1, y2, Wf, bf, Wg, bg):
     """(x1, x2, dx1, dx2, dWf, dbf, dWg, dbg) as the solution's ``rev_backward``."""
-    shape, dtype = np.shape(y1), np.asarray(y1).dtype
-    blk = _Block(Wf, bf, Wg, bg, dtype)
-    out = _backward(*_device(dy1, dy2, y1, y2, dtype=dtype), blk)
-    shapes = [shape] * 4 + [np.shape(Wf), np.shape(bf), np.shape(Wg), np.shape(bg)]
-    return tuple(a.copy_to_host().reshape(s) for a, s in zip(out, shapes))
+    dtype = np.asarray(y1).dtype
+    params = Params(*_on_device(dtype, Wf, bf, Wg, bg))
+    x1, x2, dx1, dx2, grads = _backward(*_on_device(dtype, dy1, dy2, y1, y2), params)
+    return tuple(a.copy_to_host() for a in (x1, x2, dx1, dx2, *grads))
 
 
 def revnet_loss_and_grads(blocks, x1, x2, t1, t2):
     """(loss, grads) as the solution's: one block's arrays on the device at a time."""
     shape, dtype = np.shape(x1), np.asarray(x1).dtype
-    params = [_Block(*p, dtype) for p in blocks]
-    d_x1, d_x2 = _device(x1, x2, dtype=dtype)
-    for blk in params:
-        d_x1, d_x2 = _forward(d_x1, d_x2, blk)  # the previous pair is freed
-    y1, y2 = (a.copy_to_host().reshape(shape).astype(np.float64) for a in (d_x1, d_x2))
+    params = [Params(*_on_device(dtype, *p)) for p in blocks]
+    d_x1, d_x2 = _on_device(dtype, x1, x2)
+    (d_t,) = _empty(shape, dtype, 1)
+    for p in params:
+        d_y1, d_y2 = _empty(shape, dtype, 2)
+        rev_forward_device(d_x1, d_x2, p, d_y1, d_y2, d_t)
+        d_x1, d_x2 = d_y1, d_y2  # the previous pair is freed
+    y1, y2 = (a.copy_to_host().astype(np.float64) for a in (d_x1, d_x2))
     N = shape[0]
     loss = 0.5 * (np.sum((y1 - t1) ** 2) + np.sum((y2 - t2) ** 2)) / N
-    d_dy1, d_dy2 = _device((y1 - t1) / N, (y2 - t2) / N, dtype=dtype)
+    d_dy1, d_dy2 = _on_device(dtype, (y1 - t1) / N, (y2 - t2) / N)
     grads = [None] * len(params)
     for i in reversed(range(len(params))):
-        d_x1, d_x2, d_dy1, d_dy2, *g = _backward(d_dy1, d_dy2, d_x1, d_x2, params[i])
-        grads[i] = tuple(a.copy_to_host().reshape(np.shape(p)) for a, p in zip(g, blocks[i]))
+        d_x1, d_x2, d_dy1, d_dy2, g = _backward(d_dy1, d_dy2, d_x1, d_x2, params[i])
+        grads[i] = tuple(a.copy_to_host() for a in g)
     return float(loss), grads
 
 

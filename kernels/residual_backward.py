@@ -4,8 +4,9 @@ weight gradients, and the per-layer gradient norms.
 Block l computes F(h) = relu(h @ W1) @ W2 and h' = h + F(h) with the skip (``skip`` = 1 in the
 array's dtype) or h' = F(h) without it (``skip`` = 0): the identity is one multiply-add in the
 kernel that writes h', and the same in the backward, where it adds the gradient from above
-once. Every array is flat and C-ordered; the hot loops index it with unsigned 64-bit offsets
-(``_u``), which spares each load the negative-index check a signed index pays.
+once. Inside the kernels every array is flat and C-ordered; the hot loops index it with
+unsigned 64-bit offsets (``_u``), which spares each load the negative-index check a signed
+index pays.
 
   forward   1. hidden_forward_kernel: a = relu(h @ W1), one thread per (n, k) of a (N, H).
             2. output_forward_kernel: h' = skip * h + a @ W2, one thread per (n, j) of h' (N, D).
@@ -17,18 +18,25 @@ once. Every array is flat and C-ordered; the hot loops index it with unsigned 64
   norms     6. layer_sum_squares_kernel: one block per layer of dhs (the grid's x is L + 1), a
                tree in shared memory over that layer's N * D entries; the host takes the roots.
 
-The host functions at the bottom take and return numpy arrays, as the solution notebook's do;
-the backward recomputes each block's a from the state it is given (one launch of kernel 1),
-as the notebook recomputes z. Launches are 1-D (grid x at most 2^31 - 1, THREADS per block).
+The launchers (``*_device``) take device arrays in their natural shapes, hand the kernels
+flat views of them (a ravel of a C-ordered array: no copy) and only launch: the benchmark
+times them and kernels/dry_run.py checks their grids at any size. ``block_forward_device``
+and ``block_backward_device`` are one block's launches together (question 22's gated block
+reuses the single ones). The host functions at the bottom take and return numpy arrays, as
+the solution notebook's do; the backward recomputes each block's a from the state it is
+given (one launch of kernel 1), as the notebook recomputes z. Launches are 1-D: grid x is
+ceil(entries / THREADS), under 2^31 - 1 up to 2.7e11 entries (an 80 GB GPU holds 2e10 fp32).
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_residual_backward_kernels.py
-Check and time it: python -m backprop_traps.kernels.residual_backward (from the repository root)
-runs these kernels on the benchmark's tiny cases (benchmarks/cases_residual_backward.py) in
-float64 and float32 against the solution notebook (kernels/self_check.py).
+Check and time it: python -m backprop_traps.kernels.residual_backward (from any folder) runs
+these kernels on the benchmark's tiny cases (kernels/cases/residual_backward.py) in float64
+and float32 against the solution notebook, and times them (kernels/self_check.py; the
+simulator without a GPU).
 
 Shapes: L blocks, N rows, D features, H hidden units. x, h, g, dh (N, D); W1 (D, H); W2 (H, D);
-a, dz (N, H); hs, dhs (L + 1, N, D). Math runs in x's dtype (the zero and the skip come in it).
+a, dz (N, H); hs, dhs (L + 1, N, D). Flat and C-ordered inside the kernels; math runs in x's
+dtype (the zero and the skip come in it).
 """
 from __future__ import annotations
 
@@ -41,7 +49,8 @@ import math
 
 import numba
 import numpy as np
-from numba import cuda
+
+from backprop_traps.kernels.device import cuda
 
 THREADS = 128         # elementwise launches: a 1-D grid, one thread per output entry
 REDUCE_THREADS = 128  # kernel 6: a power of two, the tree halves it
@@ -152,33 +161,74 @@ def layer_sum_squares_kernel(dtype: np.dtype):
     return layer_sum_squares
 
 
-# host functions: numpy in, numpy out -----------------------------------------------------------
+# launchers: device arrays in, launched ------------------------------------------------------------
 def _blocks(total: int) -> int:
+    """Grid x for one thread per entry: at least one block."""
     return max(1, math.ceil(total / THREADS))
 
 
+def hidden_forward_device(d_h, d_W1, d_a):
+    """Kernel 1: d_a (N, H) = relu(h @ W1), from d_h (N, D) and d_W1 (D, H)."""
+    (N, D), H = d_h.shape, d_W1.shape[1]
+    hidden_forward_kernel[_blocks(N * H), THREADS](d_h.ravel(), d_W1.ravel(), d_a.ravel(), N, D, H,
+                                                   d_h.dtype.type(0))
+
+
+def output_forward_device(d_h, d_a, d_W2, skip, d_out):
+    """Kernel 2: d_out (N, D) = skip * h + a @ W2, from d_a (N, H) and d_W2 (H, D)."""
+    (N, D), H = d_h.shape, d_a.shape[1]
+    output_forward_kernel[_blocks(N * D), THREADS](d_h.ravel(), d_a.ravel(), d_W2.ravel(), d_out.ravel(),
+                                                   N, D, H, d_h.dtype.type(skip))
+
+
+def hidden_backward_device(d_g, d_a, d_W2, d_dz):
+    """Kernel 3: d_dz (N, H) = (g @ W2^T) * [a > 0], from d_g (N, D)."""
+    (N, D), H = d_g.shape, d_a.shape[1]
+    hidden_backward_kernel[_blocks(N * H), THREADS](d_g.ravel(), d_a.ravel(), d_W2.ravel(), d_dz.ravel(),
+                                                    N, D, H, d_g.dtype.type(0))
+
+
+def input_backward_device(d_g, d_dz, d_W1, skip, d_dh):
+    """Kernel 4: d_dh (N, D) = skip * g + dz @ W1^T, from d_dz (N, H) and d_W1 (D, H)."""
+    (N, D), H = d_g.shape, d_dz.shape[1]
+    input_backward_kernel[_blocks(N * D), THREADS](d_g.ravel(), d_dz.ravel(), d_W1.ravel(), d_dh.ravel(),
+                                                   N, D, H, d_g.dtype.type(skip))
+
+
+def weight_grad_device(d_A, d_B, d_dW):
+    """Kernel 5: d_dW (R, C) = A^T B, from d_A (N, R) and d_B (N, C), the rows summed in order."""
+    (N, R), C = d_A.shape, d_B.shape[1]
+    weight_grad_kernel[_blocks(R * C), THREADS](d_A.ravel(), d_B.ravel(), d_dW.ravel(), N, R, C,
+                                                d_A.dtype.type(0))
+
+
+def block_forward_device(d_h, d_W1, d_W2, skip, d_a, d_out):
+    """One block's forward, kernels 1 and 2: d_a (N, H), and d_out (N, D) its output."""
+    hidden_forward_device(d_h, d_W1, d_a)
+    output_forward_device(d_h, d_a, d_W2, skip, d_out)
+
+
+def block_backward_device(d_g, d_h, d_a, d_W1, d_W2, skip, d_dz, d_dh, d_dW1, d_dW2):
+    """One block's backward from d_g (N, D), the gradient at its output, and its input d_h and
+    hidden activation d_a (N, H): kernels 3, 4 and 5 write d_dz (N, H), d_dh (N, D),
+    d_dW1 (D, H) = h^T dz and d_dW2 (H, D) = a^T g."""
+    hidden_backward_device(d_g, d_a, d_W2, d_dz)
+    input_backward_device(d_g, d_dz, d_W1, skip, d_dh)
+    weight_grad_device(d_h, d_dz, d_dW1)
+    weight_grad_device(d_a, d_g, d_dW2)
+
+
+def layer_sum_squares_device(d_dhs, d_sums):
+    """Kernel 6: d_sums (L + 1,), each layer's sum of squares of d_dhs (L + 1, ...), one block
+    per layer."""
+    layers = d_dhs.shape[0]
+    layer_sum_squares_kernel(np.dtype(d_dhs.dtype))[layers, REDUCE_THREADS](d_dhs.ravel(), d_dhs.size // layers,
+                                                                            d_sums)
+
+
+# host functions: numpy in, numpy out -----------------------------------------------------------
 def _device(a, dtype):
-    return cuda.to_device(np.ascontiguousarray(a, dtype=dtype).ravel())
-
-
-def block_forward(d_h, d_W1, d_W2, N, D, H, skip, dtype):
-    """Kernels 1 and 2 on device arrays: (the block's output, its hidden activation a)."""
-    d_a, d_out = cuda.device_array(N * H, dtype=dtype), cuda.device_array(N * D, dtype=dtype)
-    hidden_forward_kernel[_blocks(N * H), THREADS](d_h, d_W1, d_a, N, D, H, dtype.type(0))
-    output_forward_kernel[_blocks(N * D), THREADS](d_h, d_a, d_W2, d_out, N, D, H, dtype.type(skip))
-    return d_out, d_a
-
-
-def block_backward(d_g, d_h, d_a, d_W1, d_W2, N, D, H, skip, dtype):
-    """Kernels 3, 4 and 5 on device arrays: (dh, dW1, dW2)."""
-    zero = dtype.type(0)
-    d_dz, d_dh = cuda.device_array(N * H, dtype=dtype), cuda.device_array(N * D, dtype=dtype)
-    hidden_backward_kernel[_blocks(N * H), THREADS](d_g, d_a, d_W2, d_dz, N, D, H, zero)
-    input_backward_kernel[_blocks(N * D), THREADS](d_g, d_dz, d_W1, d_dh, N, D, H, dtype.type(skip))
-    d_dW1, d_dW2 = cuda.device_array(D * H, dtype=dtype), cuda.device_array(H * D, dtype=dtype)
-    weight_grad_kernel[_blocks(D * H), THREADS](d_h, d_dz, d_dW1, N, D, H, zero)
-    weight_grad_kernel[_blocks(H * D), THREADS](d_a, d_g, d_dW2, N, H, D, zero)
-    return d_dh, d_dW1, d_dW2
+    return cuda.to_device(np.ascontiguousarray(a, dtype=dtype))
 
 
 def residual_forward(x, weights, skip):
@@ -187,8 +237,10 @@ def residual_forward(x, weights, skip):
     dtype, (N, D) = x.dtype, x.shape
     hs, d_h = [x.copy()], _device(x, dtype)
     for W1, W2 in weights:
-        d_h, _ = block_forward(d_h, _device(W1, dtype), _device(W2, dtype), N, D, W1.shape[1], skip, dtype)
-        hs.append(d_h.copy_to_host().reshape(N, D))
+        d_a, d_out = cuda.device_array((N, np.shape(W1)[1]), dtype=dtype), cuda.device_array((N, D), dtype=dtype)
+        block_forward_device(d_h, _device(W1, dtype), _device(W2, dtype), skip, d_a, d_out)
+        hs.append(d_out.copy_to_host())
+        d_h = d_out
     return np.stack(hs)
 
 
@@ -202,21 +254,24 @@ def residual_backward(dout, hs, weights, skip):
     d_g = _device(dout, dtype)
     for layer in reversed(range(L)):
         W1, W2 = weights[layer]
-        H = W1.shape[1]
+        H = np.shape(W1)[1]
         d_h, d_W1, d_W2 = _device(hs[layer], dtype), _device(W1, dtype), _device(W2, dtype)
-        _, d_a = block_forward(d_h, d_W1, d_W2, N, D, H, skip, dtype)  # a, recomputed
-        d_g, d_dW1, d_dW2 = block_backward(d_g, d_h, d_a, d_W1, d_W2, N, D, H, skip, dtype)
-        dhs[layer] = d_g.copy_to_host().reshape(N, D)
-        grads[layer] = (d_dW1.copy_to_host().reshape(D, H), d_dW2.copy_to_host().reshape(H, D))
+        d_a = cuda.device_array((N, H), dtype=dtype)
+        hidden_forward_device(d_h, d_W1, d_a)  # a, recomputed
+        d_dz, d_dh = cuda.device_array((N, H), dtype=dtype), cuda.device_array((N, D), dtype=dtype)
+        d_dW1, d_dW2 = cuda.device_array((D, H), dtype=dtype), cuda.device_array((H, D), dtype=dtype)
+        block_backward_device(d_g, d_h, d_a, d_W1, d_W2, skip, d_dz, d_dh, d_dW1, d_dW2)
+        dhs[layer] = d_dh.copy_to_host()
+        grads[layer] = (d_dW1.copy_to_host(), d_dW2.copy_to_host())
+        d_g = d_dh
     return dhs, grads
 
 
 def layer_norms(dhs):
     """The Frobenius norm of every layer of dhs (L + 1, N, D), with kernel 6."""
     dhs = np.ascontiguousarray(dhs)
-    layers, per_layer = dhs.shape[0], int(np.prod(dhs.shape[1:]))
-    sums = cuda.device_array(layers, dtype=dhs.dtype)
-    layer_sum_squares_kernel(dhs.dtype)[layers, REDUCE_THREADS](cuda.to_device(dhs.ravel()), per_layer, sums)
+    sums = cuda.device_array(dhs.shape[0], dtype=dhs.dtype)
+    layer_sum_squares_device(cuda.to_device(dhs), sums)
     return np.sqrt(sums.copy_to_host())
 
 

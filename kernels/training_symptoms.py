@@ -18,14 +18,20 @@ file adds what the gain brings:
             7. residual_backward.weight_grad_kernel: dW1 = h^T dz, dW2 = a^T g.
 At gain 0: out = h exactly, dh = dout, dW1 = dW2 = 0 and dgain = sum_n dout * f.
 
+The launchers (``gated_forward_device``, ``gated_backward_device``) take device arrays in
+their natural shapes and only launch (question 21's launchers for its kernels): the benchmark
+times them and kernels/dry_run.py checks their grids at any size. The host functions at the
+bottom take and return numpy arrays.
+
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_training_symptoms_kernels.py
-Check and time it: python -m backprop_traps.kernels.training_symptoms (from the repository root)
-runs these kernels on the benchmark's tiny cases (benchmarks/cases_training_symptoms.py) in
-float64 and float32 against the solution notebook (kernels/self_check.py).
+Check and time it: python -m backprop_traps.kernels.training_symptoms (from any folder) runs
+these kernels on the benchmark's tiny cases (kernels/cases/training_symptoms.py) in float64
+and float32 against the solution notebook, and times them (kernels/self_check.py; the
+simulator without a GPU).
 
 Shapes: N rows, D channels, H hidden units. h, dout, out, f, g, dh (N, D); W1 (D, H); W2 (H, D);
-a, dz (N, H); gain, dgain (D,). Flat and C-ordered on the device; math in h's dtype.
+a, dz (N, H); gain, dgain (D,). Flat and C-ordered inside the kernels; math in h's dtype.
 """
 from __future__ import annotations
 
@@ -34,11 +40,11 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.training_symptoms
     choose_simulator_without_a_gpu()
 
 import numpy as np
-from numba import cuda
 
-from backprop_traps.kernels.residual_backward import (THREADS, _blocks, _device, _u, hidden_backward_kernel,
-                                                      hidden_forward_kernel, input_backward_kernel,
-                                                      weight_grad_kernel)
+from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.residual_backward import (THREADS, _blocks, _u, hidden_backward_device,
+                                                      hidden_forward_device, input_backward_device,
+                                                      weight_grad_device)
 
 
 # 2. the gated output --------------------------------------------------------------------------
@@ -78,44 +84,63 @@ def scale_rows_kernel(dout, gain, g, rows, D):
         g[flat] = dout[flat] * gain[flat % _u(D)]
 
 
+# launchers: device arrays in, launched -----------------------------------------------------------
+def gated_forward_device(d_h, d_W1, d_W2, d_gain, d_a, d_f, d_out):
+    """Kernels 1 and 2: d_a (N, H) = relu(h @ W1), d_f (N, D) = a @ W2 and d_out (N, D) =
+    h + gain * f, from d_h (N, D), d_W1 (D, H), d_W2 (H, D) and d_gain (D,)."""
+    (N, D), H = d_h.shape, d_W1.shape[1]
+    hidden_forward_device(d_h, d_W1, d_a)
+    gated_output_kernel[_blocks(N * D), THREADS](d_h.ravel(), d_a.ravel(), d_W2.ravel(), d_gain, d_f.ravel(),
+                                                 d_out.ravel(), N, D, H, d_h.dtype.type(0))
+
+
+def gated_backward_device(d_dout, d_h, d_a, d_f, d_W1, d_W2, d_gain, d_dgain, d_g, d_dz, d_dh, d_dW1, d_dW2):
+    """Kernels 3 to 7 from d_dout (N, D) and the forward's d_a (N, H) and d_f (N, D): d_dgain
+    (D,), d_g (N, D) = dout * gain, d_dz (N, H), d_dh (N, D) = dout + dz @ W1^T, d_dW1 (D, H)
+    and d_dW2 (H, D)."""
+    N, D = d_dout.shape
+    gain_grad_kernel[_blocks(D), THREADS](d_dout.ravel(), d_f.ravel(), d_dgain, N, D, d_dout.dtype.type(0))
+    scale_rows_kernel[_blocks(N * D), THREADS](d_dout.ravel(), d_gain, d_g.ravel(), N, D)
+    hidden_backward_device(d_g, d_a, d_W2, d_dz)
+    input_backward_device(d_dout, d_dz, d_W1, True, d_dh)  # the identity passes dout as is
+    weight_grad_device(d_h, d_dz, d_dW1)
+    weight_grad_device(d_a, d_g, d_dW2)
+
+
 # host functions: numpy in, numpy out ------------------------------------------------------------
-def _forward_dev(d_h, d_W1, d_W2, d_gain, N, D, H, dtype):
-    """Kernels 1 and 2 on device arrays: (out, a, f)."""
-    zero = dtype.type(0)
-    d_a = cuda.device_array(N * H, dtype=dtype)
-    d_f, d_out = cuda.device_array(N * D, dtype=dtype), cuda.device_array(N * D, dtype=dtype)
-    hidden_forward_kernel[_blocks(N * H), THREADS](d_h, d_W1, d_a, N, D, H, zero)
-    gated_output_kernel[_blocks(N * D), THREADS](d_h, d_a, d_W2, d_gain, d_f, d_out, N, D, H, zero)
+def _on_device(dtype, *arrays):
+    return [cuda.to_device(np.ascontiguousarray(a, dtype=dtype)) for a in arrays]
+
+
+def _forward(d_h, d_W1, d_W2, d_gain):
+    """The forward's device arrays: (out, a, f)."""
+    (N, D), H, dtype = d_h.shape, d_W1.shape[1], d_h.dtype
+    d_a = cuda.device_array((N, H), dtype=dtype)
+    d_f, d_out = cuda.device_array((N, D), dtype=dtype), cuda.device_array((N, D), dtype=dtype)
+    gated_forward_device(d_h, d_W1, d_W2, d_gain, d_a, d_f, d_out)
     return d_out, d_a, d_f
 
 
 def gated_block_forward(h, W1, W2, gain):
     """out (N, D) as the solution's ``gated_block_forward``, in h's dtype."""
     h = np.asarray(h)
-    dtype, (N, D), H = h.dtype, h.shape, W1.shape[1]
-    d_out, _, _ = _forward_dev(*(_device(a, dtype) for a in (h, W1, W2, gain)), N, D, H, dtype)
-    return d_out.copy_to_host().reshape(N, D)
+    d_out, _, _ = _forward(*_on_device(h.dtype, h, W1, W2, gain))
+    return d_out.copy_to_host()
 
 
 def gated_block_backward(dout, h, W1, W2, gain):
     """(dh, dW1, dW2, dgain) as the solution's ``gated_block_backward``, in h's dtype; the
     forward's a and f are recomputed from h."""
     h = np.asarray(h)
-    dtype, (N, D), H = h.dtype, h.shape, W1.shape[1]
-    zero = dtype.type(0)
-    d_dout, d_h, d_W1, d_W2, d_gain = (_device(a, dtype) for a in (dout, h, W1, W2, gain))
-    _, d_a, d_f = _forward_dev(d_h, d_W1, d_W2, d_gain, N, D, H, dtype)
-    d_dgain, d_g = cuda.device_array(D, dtype=dtype), cuda.device_array(N * D, dtype=dtype)
-    d_dz, d_dh = cuda.device_array(N * H, dtype=dtype), cuda.device_array(N * D, dtype=dtype)
-    d_dW1, d_dW2 = cuda.device_array(D * H, dtype=dtype), cuda.device_array(H * D, dtype=dtype)
-    gain_grad_kernel[_blocks(D), THREADS](d_dout, d_f, d_dgain, N, D, zero)
-    scale_rows_kernel[_blocks(N * D), THREADS](d_dout, d_gain, d_g, N, D)
-    hidden_backward_kernel[_blocks(N * H), THREADS](d_g, d_a, d_W2, d_dz, N, D, H, zero)
-    input_backward_kernel[_blocks(N * D), THREADS](d_dout, d_dz, d_W1, d_dh, N, D, H, dtype.type(1))
-    weight_grad_kernel[_blocks(D * H), THREADS](d_h, d_dz, d_dW1, N, D, H, zero)
-    weight_grad_kernel[_blocks(H * D), THREADS](d_a, d_g, d_dW2, N, H, D, zero)
-    return (d_dh.copy_to_host().reshape(N, D), d_dW1.copy_to_host().reshape(D, H),
-            d_dW2.copy_to_host().reshape(H, D), d_dgain.copy_to_host())
+    dtype, (N, D), H = h.dtype, h.shape, np.shape(W1)[1]
+    d_dout, d_h, d_W1, d_W2, d_gain = _on_device(dtype, dout, h, W1, W2, gain)
+    _, d_a, d_f = _forward(d_h, d_W1, d_W2, d_gain)
+    d_dgain = cuda.device_array(D, dtype=dtype)
+    d_g, d_dh = cuda.device_array((N, D), dtype=dtype), cuda.device_array((N, D), dtype=dtype)
+    d_dz = cuda.device_array((N, H), dtype=dtype)
+    d_dW1, d_dW2 = cuda.device_array((D, H), dtype=dtype), cuda.device_array((H, D), dtype=dtype)
+    gated_backward_device(d_dout, d_h, d_a, d_f, d_W1, d_W2, d_gain, d_dgain, d_g, d_dz, d_dh, d_dW1, d_dW2)
+    return d_dh.copy_to_host(), d_dW1.copy_to_host(), d_dW2.copy_to_host(), d_dgain.copy_to_host()
 
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py

@@ -104,7 +104,7 @@ def test_wheel_carries_the_questions_and_nothing_else(installed):
     kit = "backprop_traps/grader"  # one top-level name, backprop_traps (issue 27)
     assert solutions and all(f"{kit}/content/solutions/{n}" in names for n in solutions)
     assert all(f"{kit}/content/exercises/{n}" in names for n in solutions)
-    for question in ("routing_trap", "softmax_ce"):
+    for question in ("routing_trap", "softmax_ce", "memory_budget"):
         assert f"backprop_traps/kernels/{question}.py" in names
         assert f"backprop_traps/kernels/cases/{question}.py" in names  # the self-check's tiny cases
     assert f"{kit}/checks/softmax_ce.py" in names  # one file, and a package of three (issue 27)
@@ -181,7 +181,7 @@ def test_installed_kernels_check_themselves_outside_the_repository(installed, tm
     tiny cases travel in the package (kernels/cases/), and nothing under kernels/ needs benchmarks/."""
     _, venv, env = installed
     env = {**env, "NUMBA_ENABLE_CUDASIM": "1"}  # the same pass a machine with no driver picks by itself
-    for question in ("straight_through", "vram_trap"):
+    for question in ("straight_through", "vram_trap", "training_symptoms"):  # the last launches 21's kernels too
         done = subprocess.run([str(venv / "bin" / "python"), "-m", f"backprop_traps.kernels.{question}"],
                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

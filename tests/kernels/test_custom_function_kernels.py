@@ -78,10 +78,20 @@ def test_a_grid_capped_below_the_size_still_covers_every_element(monkeypatch):
 
 
 def test_launches_stay_within_cuda_limits_at_the_benchmarks_sizes():
-    from benchmarks import cases_custom_function as cases
-    for elements in (cases.TINY, cases.LARGE):
-        blocks, threads = kernels.launch_config(elements)
-        assert 1 <= blocks <= 2 ** 31 - 1 and threads <= 1024  # a 1-D grid: y and z are 1
+    """Every launcher at TINY, LARGE and the HUGE size that fills an 80 GB GPU (kernels/cases/
+    custom_function.py), dry-run (kernels/dry_run.py): nothing allocated or run."""
+    from backprop_traps.kernels.cases import custom_function as sizes
+    from backprop_traps.kernels.dry_run import ShapeOnly, dry_run
+    for E in (sizes.TINY, sizes.LARGE, *sizes.HUGE):
+        a = lambda: ShapeOnly(E, np.float32)  # noqa: E731
+        with dry_run() as run:
+            kernels.square_forward_device(a(), a())
+            kernels.square_backward_device(a(), a(), a())
+            kernels.square_double_backward_device(a(), a(), a(), a(), a())
+            kernels.round_ste_forward_device(a(), a())
+            kernels.round_ste_backward_device(a(), a())
+        assert len(run.launches) == 5 and not run.refused, run.refused
+        assert all(launch.grid[0] <= kernels.MAX_BLOCKS for launch in run.launches)  # grid-stride beyond
 
 
 def test_the_race_checker_watched_the_launches(race_log):

@@ -73,11 +73,20 @@ def test_float32_stays_float32_and_close():
 
 
 def test_launches_stay_within_cuda_limits_at_the_benchmarks_sizes():
-    from benchmarks import cases_memory_budget as cases
-    for N, D in (cases.TINY, cases.LARGE):
-        for elements in (N * D, D * (D + 1)):
-            blocks, threads = kernels.launch_config(elements)
-            assert 1 <= blocks <= 2 ** 31 - 1 and threads <= 1024  # a 1-D grid: y and z are 1
+    """The forward, the inverse and the backward at TINY, LARGE and the HUGE shapes that fill
+    an 80 GB GPU (kernels/cases/memory_budget.py), dry-run (kernels/dry_run.py): nothing
+    allocated or run."""
+    from backprop_traps.kernels.cases import memory_budget as sizes
+    from backprop_traps.kernels.dry_run import ShapeOnly, dry_run
+    for N, D in (sizes.TINY, sizes.LARGE, *sizes.HUGE):
+        a = lambda *shape: ShapeOnly(shape or (N, D), np.float32)  # noqa: E731  (no shape: a half)
+        params = kernels.Params(a(D, D), a(D), a(D, D), a(D))
+        with dry_run() as run:
+            kernels.rev_forward_device(a(), a(), params, a(), a(), a())
+            kernels.rev_inverse_device(a(), a(), params, a(), a(), a(), a())
+            kernels.rev_backward_device(a(), a(), a(), a(), params, *(a() for _ in range(8)),
+                                        kernels.Params(a(D, D), a(D), a(D, D), a(D)))
+        assert len(run.launches) == 10 and not run.refused, run.refused
 
 
 def test_the_race_checker_watched_every_launch_of_the_backward(race_log):

@@ -23,10 +23,12 @@ def test_a_kernel_files_main_checks_its_kernels_against_the_solution(question, c
     assert out.count(" ok ") >= 4  # two kernels, two dtypes
 
 
-# Questions 01-14's kernel files (issue 29); those of 15-19 came later with mains of their own.
+# Questions 01-14's kernel files (issue 29), and 21-24's (issue 37); those of 15-19 came with
+# mains of their own.
 PLANNED = ("attention_backward", "forward_vs_reverse", "grad_accumulation", "layernorm_backward", "loss_scaling",
            "mlp_backprop", "per_step_update_trap", "reparameterisation", "routing_trap", "softmax_ce",
-           "straight_through", "vram_trap")
+           "straight_through", "vram_trap", "residual_backward", "training_symptoms", "custom_function",
+           "memory_budget")
 
 
 def test_every_kernel_file_has_the_plan():
@@ -42,7 +44,8 @@ def test_an_in_place_kernel_is_checked_on_fresh_inputs_however_many_timed_runs()
     assert self_check.main("softmax_ce", runs=2) == 0
 
 
-def test_a_kernel_file_checks_itself_from_a_folder_outside_the_repository(tmp_path):
+@pytest.mark.parametrize("question", ["straight_through", "training_symptoms"])  # the second launches 21's kernels
+def test_a_kernel_file_checks_itself_from_a_folder_outside_the_repository(question, tmp_path):
     """Issue 34: it imported benchmarks/, which only the repository root has. From elsewhere,
     with nothing of the repository on sys.path, the tiny cases come with the package."""
     # PYTHONPATH less any folder that holds benchmarks/ (benchmarks/gpu_session.py puts the
@@ -58,7 +61,7 @@ def test_a_kernel_file_checks_itself_from_a_folder_outside_the_repository(tmp_pa
             "assert not any(p and 'benchmarks' in __import__('os').listdir(p) for p in sys.path "
             "if __import__('os').path.isdir(p)), 'a folder holding benchmarks/ is on sys.path'\n"
             "sys.argv = ['x']\n"
-            "try:\n    runpy.run_module('backprop_traps.kernels.straight_through', run_name='__main__')\n"
+            f"try:\n    runpy.run_module('backprop_traps.kernels.{question}', run_name='__main__')\n"
             "except SystemExit as exit:\n    assert 'benchmarks' not in sys.modules\n    raise\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=600)

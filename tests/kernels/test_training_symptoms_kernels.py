@@ -61,10 +61,15 @@ def test_float32_stays_float32_and_close():
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
 
 
-def test_the_benchmarks_launches_are_within_a_gpus_limits():
-    import sys
-    sys.path.insert(0, str(ROOT))
-    from benchmarks.cases_training_symptoms import LARGE
-    N, D, H = LARGE
-    assert all(kernels._blocks(total) <= 2 ** 31 - 1 for total in (N * H, N * D, D * H, D))
-    assert kernels.THREADS <= 1024
+def test_the_launches_fit_a_gpu_at_the_benchmarks_large_and_huge_sizes():
+    """Both launchers at LARGE and at the HUGE shapes that fill an 80 GB GPU (kernels/cases/
+    training_symptoms.py), dry-run (kernels/dry_run.py): nothing allocated or run."""
+    from backprop_traps.kernels.cases import training_symptoms as sizes
+    from backprop_traps.kernels.dry_run import ShapeOnly, dry_run
+    for N, D, H in (sizes.LARGE, *sizes.HUGE):
+        a = lambda *shape: ShapeOnly(shape, np.float32)  # noqa: E731
+        with dry_run() as run:
+            kernels.gated_forward_device(a(N, D), a(D, H), a(H, D), a(D), a(N, H), a(N, D), a(N, D))
+            kernels.gated_backward_device(a(N, D), a(N, D), a(N, H), a(N, D), a(D, H), a(H, D), a(D),
+                                          a(D), a(N, D), a(N, H), a(N, D), a(D, H), a(H, D))
+        assert len(run.launches) == 8 and not run.refused, run.refused
