@@ -12,6 +12,7 @@ import numpy as np
 
 from backprop_traps.grader.engine.context import ATOL, RTOL
 from backprop_traps.grader.engine.question import Trap
+from backprop_traps.grader.engine.statistics_path import mean_path_lost  # noqa: F401 (the probes and checks take it from here)
 
 FWD, BWD = "batchnorm_forward", "batchnorm_backward"
 OUTPUTS = ("y", "mean", "rstd", "new_running_mean", "new_running_var")  # the forward's answer
@@ -144,23 +145,3 @@ def column_sums_broken(dx, x) -> bool:
     return bool(np.any(sums > 1e-7 * (1.0 + np.abs(dx).sum(axis=0))))
 
 
-def mean_path_lost(dx, g, xhat, rstd, axis: int) -> bool:
-    """Whether ``dx`` is a multiple of ``rstd * g`` plus, along ``axis`` (1: LayerNorm's rows, 0:
-    BatchNorm's columns), any multiple of x-hat: a backward with no path through the mean
-    (whatever it does with the variance's), as treating the statistics as constants gives. A
-    dx that merely fails to sum to zero (a wrong entry) is not that mistake."""
-    dx, rg, xh = (np.asarray(a, dtype=np.float64) for a in (dx, rstd * g, xhat))
-    if dx.shape != rg.shape or not np.all(np.isfinite(dx)):
-        return False
-    if axis == 0:
-        dx, rg, xh = dx.T, rg.T, xh.T
-    norms = np.maximum((xh * xh).sum(axis=1, keepdims=True), 1e-300)
-
-    def project(a):  # each row with its x-hat component removed
-        return a - xh * (a * xh).sum(axis=1, keepdims=True) / norms
-    pd, pg = project(dx), project(rg)
-    scale = float((pg * pg).sum())
-    if scale == 0.0:
-        return False
-    c = float((pd * pg).sum()) / scale
-    return abs(c) > 1e-9 and float(np.linalg.norm(pd - c * pg)) <= 1e-6 * max(float(np.linalg.norm(dx)), 1e-300)

@@ -9,6 +9,7 @@ from backprop_traps.grader.engine.context import ATOL, RTOL
 from backprop_traps.grader.engine.question import Fail, Trap
 from backprop_traps.grader.checks.layernorm_backward.probes import EPS
 from backprop_traps.grader.engine.trap_feedback import named_failure
+from backprop_traps.grader.engine.statistics_path import mean_path_lost  # noqa: F401 (the probes and checks take it from here)
 
 TRAPS = [
     Trap("stats-as-constants", "The mean and the variance are treated as constants in the "
@@ -116,23 +117,3 @@ def fail(failure: Fail, where: str | None, got, candidates: dict, diagnose) -> F
     return named_failure(failure, where, got, candidates, diagnose, same_as, EXPLANATION)
 
 
-def mean_path_lost(dx, g, xhat, rstd, axis: int) -> bool:
-    """Whether ``dx`` is a multiple of ``rstd * g`` plus, along ``axis`` (1: LayerNorm's rows, 0:
-    BatchNorm's columns), any multiple of x-hat: a backward with no path through the mean
-    (whatever it does with the variance's), as treating the statistics as constants gives. A
-    dx that merely fails to sum to zero (a wrong entry) is not that mistake."""
-    dx, rg, xh = (np.asarray(a, dtype=np.float64) for a in (dx, rstd * g, xhat))
-    if dx.shape != rg.shape or not np.all(np.isfinite(dx)):
-        return False
-    if axis == 0:
-        dx, rg, xh = dx.T, rg.T, xh.T
-    norms = np.maximum((xh * xh).sum(axis=1, keepdims=True), 1e-300)
-
-    def project(a):  # each row with its x-hat component removed
-        return a - xh * (a * xh).sum(axis=1, keepdims=True) / norms
-    pd, pg = project(dx), project(rg)
-    scale = float((pg * pg).sum())
-    if scale == 0.0:
-        return False
-    c = float((pd * pg).sum()) / scale
-    return abs(c) > 1e-9 and float(np.linalg.norm(pd - c * pg)) <= 1e-6 * max(float(np.linalg.norm(dx)), 1e-300)
