@@ -137,10 +137,15 @@ def _clauses(toks: list[Token], sentence: list[int]) -> list[list[int]]:
 
 
 def _segments(toks: list[Token], clause: list[int]) -> list[list[int]]:
-    """A clause cut at its commas."""
+    """A clause cut at its commas, and at each "and"/"or" of a chain of three or more before a
+    determiner ("the X and the Y and the Z and the W": a list without commas)."""
+    chained = [i for n, i in enumerate(clause[:-1]) if toks[i].text in ("and", "or")
+               and toks[clause[n + 1]].text in lx.DETERMINERS | {"+="} | lx.CARDINALS
+               or toks[i].text in ("and", "or") and toks[clause[n + 1]].kind == "num"]
+    cuts = set(chained) if len(chained) >= 3 else set()
     segments, current = [], []
     for i in clause:
-        if toks[i].kind == "stop" and toks[i].text == ",":
+        if toks[i].kind == "stop" and toks[i].text == "," or i in cuts:
             if current:
                 segments.append(current)
             current = []
@@ -172,13 +177,14 @@ def _verbal(prev: str | None, word: str, nxt: Token | None, prev2: str | None = 
     object_next = nxt is not None and (nxt.kind in ("num", "open") or nxt.text in lx.DETERMINERS or nxt.text in lx.CARDINALS
                                        or nxt.text in lx.PRONOUNS or nxt.text in lx.PREPOSITIONS)
     something_next = nxt is not None and nxt.kind in ("word", "num", "open")
-    if lx.participle(word):
+    if lx.participle(word) and not (prev is None and (word in lx.IMPERATIVES or word in lx._forms(word).get("VERB", ()))):
+        # "put eps outside", "spread dout evenly": a base form opens an instruction
         return prev is not None and prev not in lx.DETERMINERS and prev not in lx.PREPOSITIONS and (
             nxt is None or nxt.kind != "word" or nxt.text in lx.PREPOSITIONS or nxt.text in lx.ADVERBS)
     if word.endswith("ing"):
         return False  # a gerund names an action; it does not assert one
     if lx.only_verb(word):
-        return prev is not None or something_next
+        return prev not in ("the", "a", "an") and (prev is not None or something_next)
     if prev is None:  # an imperative: "skip the step", "clip it"; "sum over positions" is a noun
         if word in lx.IMPERATIVES and something_next and long3 and word not in ("sum", "mask", "shard", "skip", "checkpoint", "weight", "scale", "clip"):
             return True

@@ -78,7 +78,10 @@ IMPERATIVES = frozenset({"use", "keep", "count", "run", "take", "make", "put", "
                          "detach", "truncate", "unroll", "walk", "go", "push", "pull", "draw", "sample",
                          "move", "replace", "exclude", "reuse", "remember", "drop", "split", "launch",
                          "guard", "ship", "prefer", "pick", "choose", "break", "halve", "double", "reset",
-                         "weight", "scale", "clip", "skip", "shard", "checkpoint", "mask", "sum"})
+                         "weight", "scale", "clip", "skip", "shard", "checkpoint", "mask", "sum", "spread",
+                         "shift", "flip", "fuse", "gather", "scatter", "broadcast", "cast", "upcast", "downcast",
+                         "cap", "reduce", "invert", "pad", "rescale", "unscale", "debias", "decouple", "exempt",
+                         "offload", "rebuild", "reconstruct", "differentiate", "propagate", "carry", "decay"})
 """Verbs that open an instruction ("use fp32 for the sums", "count real tokens"): at the start
 of a stretch they are read as imperatives whatever follows."""
 NEED_WORDS = frozenset({"need", "needed", "needs", "necessary", "required", "require", "requires",

@@ -45,7 +45,7 @@ _LEAD_IN = re.compile(
     rf"|(?:it|this|that|the answer|my answer|the solution|everything|it all)(?: is)? (?:{_ABOUT})"
     rf"|(?:i would|i will|i|let me|we|you|you should|you need to|one should|we should)"
     rf"(?: would| will| should| must| need to| want to| just| also)* "
-    rf"(?:mention|list|name|bring up|talk about|cover|touch on|discuss|note|think about|think of|bring)"
+    rf"(?:mention|list|name|bring up|talk about|cover|touch on|discuss|note|think about|think of|bring|say)"
     rf"|(?:think about|think of|remember|recall|mention|keep in mind|key words?|keywords?)"
     rf")(?: that)?(?: :)?(?= |$)")
 _LEAD_OUT = re.compile(
@@ -56,7 +56,8 @@ _APPROXIMATE = frozenset({"a", "one", "half", "twice", "half", "two", "three", "
 
 _MODAL = frozenset({"have", "has", "had", "need", "needs", "got", "ought", "going"})
 LIGHT_VERBS = frozenset({"be", "have", "need", "require", "include", "involve", "use", "cover", "mention",
-                         "contain", "consist", "comprise", "feature", "concern", "list", "name"})
+                         "contain", "consist", "comprise", "feature", "concern", "list", "name", "say",
+                         "mention", "think", "mean", "remember", "recall"})
 """Verbs that hang a list on nothing: "AdamW has a bias correction, a decoupled decay, ...";
 "it needs ...", "it uses ...". Their lemmas."""
 
@@ -149,8 +150,9 @@ def listed(toks, segments: list[list[int]], predicates: list[int | None], elabor
     segment's predicate token, None without one."""
     if len(segments) < 3 or elaborates:
         return [False] * len(segments)
-    nominal = predicates[0] is None or all(light(toks, seg, at) for seg, at in zip(segments, predicates)
-                                           if at is not None)  # a list that hangs on no verb of substance
+    head, at = segments[0], predicates[0]  # a list hangs on no verb of substance: none, a light one, or
+    nominal = at is None or light(toks, head, at) or toks[head[0]].text in ("the", "a", "an") and not (
+        asserts(toks, head) or _acts(toks, head, at))  # a noun's ("the key tiles, the online softmax, ...")
     if nominal:  # its items are noun phrases ("the overlapping windows with a sum") but for a
         # clear sign of a verb: "an overflow skips that step", a verb and its object
         predicates = [at if at is not None and (asserts(toks, seg) or imperative(toks, seg, at) or _acts(

@@ -37,7 +37,7 @@ _STEPS = (
     (re.compile(r"(?<=[a-z]{2})-(?=[a-z])|(?<=[a-z])-(?=[a-z]{2})"), " "),
     (re.compile(r"(?<=\d)-(?=(?:bit|byte|hot|way|step|layer|element|pass|dimension|d\b|norm|th\b|fold))"), " "),
     (re.compile(r"(?<=\d),(?=\d{3}\b)"), ""),
-    (re.compile(r"(?:^|\n)\s*(?:[-*+]|\(?\d{1,2}[.)]|\(?[a-h][.)])\s+"), " . "),  # a bullet or a number opens a line
+    (re.compile(r"(?:^|\n)\s*(?:[-*]|\(?\d{1,2}[.)]|\(?[a-h][.)])\s+"), " . "),  # a bullet or a number opens a line
     (re.compile(r"(?:^|(?<=\s))\((?:\d{1,2}|[a-h]|i{1,3}|iv|vi{0,3})\)(?=\s)"), " ; "),  # "(1) ... (2) ...": items
     (re.compile(r"\n\s*\n"), " . "),
 )
@@ -117,11 +117,32 @@ def _slash_lists(text: str, where: list[int]) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
+_ENUMERATOR = re.compile(r"(?:^|(?<=\s))(\d{1,2})[.)](?=\s)")
+
+
+def _enumerations(text: str, where: list[int]) -> tuple[str, list[int]]:
+    """"1. bias correction 2. decoupled decay": numbers that count 1, 2, ... in one line, each
+    with a dot or a bracket, open the items of a list (the numbers are no quantities)."""
+    out = list(text)
+    marks = list(_ENUMERATOR.finditer(text))
+    run = [m for m in marks if int(m.group(1)) == 1][:1]
+    for m in marks:
+        if run and m.start() > run[-1].start() and int(m.group(1)) == len(run) + 1:
+            run.append(m)
+    if len(run) >= 2:
+        for m in run:
+            for k in range(m.start(), m.end()):
+                out[k] = " "
+            out[m.end() - 1] = ";"
+    return "".join(out), where
+
+
 def tokens(text: str) -> list[Token]:
     """The tokens of ``text``, each with its span in ``text``."""
     text = str(text)
     raw, origin = _substitute(_TRANSPOSE, "\u1d40", text, list(range(len(text))))
     spelled, where = _spell(raw, origin)
+    spelled, where = _enumerations(spelled, where)
     for pattern, repl in _STEPS:
         spelled, where = _substitute(pattern, repl, spelled, where)
     spelled, where = _slash_lists(spelled, where)
