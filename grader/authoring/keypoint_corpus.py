@@ -20,7 +20,8 @@ item of a list, as when a candidate types one)::
     ## paraphrase terse
     m and v start at zero, so ...
 
-The kinds (``KINDS``): ``keywords`` (the key points as a bare list of words), ``negated`` (the
+The kinds (``KINDS``): ``keywords`` (the key points as a list of words; one section per style,
+``## keywords bullets``, ``## keywords lead-in and articles``...), ``negated`` (the
 hired answer with its claims negated), ``read-back`` (the question said back; the notebook's own
 question is always checked as well), ``trap <trap-id>`` (one per mistake in the solution's
 "The mistakes the grader ..." list, stated as the answer, formula and all), ``wrong`` (any

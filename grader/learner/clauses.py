@@ -4,16 +4,21 @@ A key point counts only where the answer asserts it, so each token gets a role a
 polarity:
 
 - **claim**: in a clause that states something, i.e. has a predicate: a verb in a verbal
-  place (``the scatter accumulates``, ``we sum``, ``skip the step``, ``decay decoupled from
-  the gradient``), a copula or modal (``is``, ``must``), or a relation (``=``, ``+=``, ``->``);
+  place (``the scatter accumulates``, ``we sum``, ``skip the step on overflow``, ``decay
+  decoupled from the gradient``), a copula or modal (``is``, ``must``), or a relation (``=``,
+  ``+=``, ``->``); an instruction that only names an action ("Decouple the weight decay.")
+  is none (grader/learner/imperatives.py);
 - **condition**: in an ``if``/``when``/``where``/``unless`` clause (it counts with the claim it
   conditions: "where windows overlap, the gradients add up");
 - **asked**: in a question, or an embedded one ("why is decay decoupled", "you ask what dx is");
 - **context**: a clause without a predicate in a sentence that has a claim ("One extra QKᵀ,
   yet faster"): like a condition, it counts with the claim;
-- **fragment**: a sentence without a predicate ("Bias correction, 1 - beta. Decoupled.");
+- **fragment**: a sentence without a predicate ("Bias correction, 1 - beta. Decoupled."), and
+  a lead-in that introduces a list ("The key concepts are ...", grader/learner/lists.py);
 - **listed**: the items of a list of words ("It needs bias correction, decoupled decay, eps
-  outside, a master copy"): only an item with its own predicate is claimed.
+  outside, a master copy"; "The key ideas are the bias correction, a decoupled decay, ...";
+  slashes, bullets, numbers, "and the ..." chains): only an item with its own predicate is
+  claimed. A claim lends context only within its stretch between semicolons ("a; b; c").
 
 ``negated`` is true from a negator (``not``, ``no``, ``never``, ``without``, ``n't``...) or a
 contrast (``instead of``, ``rather than``) to the end of its stretch of the clause (the next
@@ -309,7 +314,7 @@ def read(text: str) -> Reading:
             segments = _segments(toks, clause)
             predicates = [_predicate(toks, seg, reading.text, n == 0, lambda at, n=n: not related and imperatives.weak(
                 toks, segments, n, at)) for n, seg in enumerate(segments)]  # "Decouple the weight decay." names
-            if naming:  # after a lead-in, only what cannot be a noun phrase claims
+            if naming and len(segments) > 1:  # a list after a lead-in: only what cannot be a noun phrase claims
                 predicates = [at if at is not None and (lists.asserts(toks, seg) or imperatives.imperative(
                     toks, seg, at)) else None for seg, at in zip(segments, predicates)]
             with_predicate = [at is not None for at in predicates]

@@ -22,8 +22,10 @@ An alternative counts only where the answer *asserts* it (grader/learner/clauses
 - it says something the question did not: the words it matched are not all the question's
   own (repeating "explode" back to "what if the gradients explode?" earns nothing).
 
-A part that holds a negation itself (``no learning rate``) is looked for as written. For each
-point ``check`` returns the words of the answer that hit it, or why nothing did.
+A part that holds a negation itself (``no learning rate``, ``instead of the gradient``) is
+looked for as written; a part that is only a negation (``not``, ``instead of``) must deny the
+part written after it, and no part before it. For each point ``check`` returns the words of
+the answer that hit it, or why nothing did.
 """
 from __future__ import annotations
 
@@ -145,6 +147,15 @@ class _Answer:
                 return i if i + size == end else None
         return None
 
+    def open_contrast(self, start: int, end: int) -> int | None:
+        """Where ``start:end`` says a contrast that runs on past its end ("instead of log", then
+        the part it denies): the contrast's first word."""
+        toks = self.reading.tokens
+        for i in range(start, end):
+            if any(tuple(t.text for t in toks[i:i + len(p)]) == p for p in lexicon.NEGATING_PHRASES):
+                return i if self.reading.negated_by[end - 1] == i and self.bare_negation(start, end) is None else None
+        return None
+
     def denies(self, negator: int, span: tuple[int, int]) -> bool:
         """Whether ``negator`` denies a word of ``span``."""
         return any(self.reading.negated_by[i] == negator for i in range(*span))
@@ -209,6 +220,10 @@ def _judge(answer: _Answer, point: KeyPoint) -> Verdict:
                 n = answer.bare_negation(*ab)
                 if n is not None and not (k + 1 < len(chosen) and answer.denies(n, chosen[k + 1])
                                           and not any(answer.denies(n, c) for c in chosen[:k])):
+                    states[k] = "negated"
+                n = answer.open_contrast(*ab)  # "instead of log + p": the p it replaces, not another
+                if n is not None and (k + 1 < len(chosen) and not answer.denies(n, chosen[k + 1])
+                                      or any(answer.denies(n, c) for c in chosen[:k])):
                     states[k] = "negated"
             evidence = " … ".join(r.span(a, b - 1) for a, b in sorted(set(chosen)))
             worst = max(states, key=_RANK.get)

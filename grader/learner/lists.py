@@ -9,10 +9,12 @@ A keyword list asserts nothing, however it is dressed:
   without a predicate of their own. An item is short and has no subject pronoun: bare words
   ("decoupled decay", "eps outside"), or, where the list hangs on no real verb (a copula, "has",
   "needs", "includes", "uses"), a noun phrase with its articles ("a decoupled weight decay",
-  "the epsilon outside of the square root"), and so where the list hangs on nothing (its first
-  stretch has no predicate: a stray verb in a later item claims that item only). After a verb of substance ("I'd track, for every
-  layer, the norm of the gradient, the norm of the update, and their ratio") the noun phrases
-  are what the verb acts on, and stay claimed.
+  "the epsilon outside of the square root"), and so where it hangs on nothing or on a noun
+  phrase ("the key tiles, the online softmax, ..."). After a verb of substance ("I'd track, for
+  every layer, the norm of the gradient, the norm of the update, and their ratio") the noun
+  phrases are what the verb acts on, and stay claimed. In a list, a word that may be a noun or a
+  verb is a noun ("the overlapping windows *with* a sum") but for a clear sign of a verb
+  (``asserts``, an object after it: "an overflow skips *that* step").
 
 Standard library only, plus the word lexicon.
 """
@@ -45,19 +47,19 @@ _LEAD_IN = re.compile(
     rf"|(?:it|this|that|the answer|my answer|the solution|everything|it all)(?: is)? (?:{_ABOUT})"
     rf"|(?:i would|i will|i|let me|we|you|you should|you need to|one should|we should)"
     rf"(?: would| will| should| must| need to| want to| just| also)* "
-    rf"(?:mention|list|name|bring up|talk about|cover|touch on|discuss|note|think about|think of|bring|say)"
+    rf"(?:mention|list|name|bring up|talk about|cover|touch on|discuss|note|think about|think of|say)"
     rf"|(?:think about|think of|remember|recall|mention|keep in mind|key words?|keywords?)"
     rf")(?: that)?(?: :)?(?= |$)")
 _LEAD_OUT = re.compile(
     rf"(?:^| )(?:(?:are|is|would be|will be|were)(?: all| really)? (?:(?:{_QUALIFIERS}) )*(?:{_META})(?: (?:{_AFTER}))*"
     rf"|(?:are|is) what (?:matters|counts|i would mention))$")
-_APPROXIMATE = frozenset({"a", "one", "half", "twice", "half", "two", "three", "ten", "roughly", "around"})
+_APPROXIMATE = frozenset({"a", "one", "half", "twice", "two", "three", "ten", "roughly", "around"})
 """After "it is about": an amount ("it is about a third more time"), not a topic."""
 
 _MODAL = frozenset({"have", "has", "had", "need", "needs", "got", "ought", "going"})
 LIGHT_VERBS = frozenset({"be", "have", "need", "require", "include", "involve", "use", "cover", "mention",
                          "contain", "consist", "comprise", "feature", "concern", "list", "name", "say",
-                         "mention", "think", "mean", "remember", "recall"})
+                         "think", "mean", "remember", "recall"})
 """Verbs that hang a list on nothing: "AdamW has a bias correction, a decoupled decay, ...";
 "it needs ...", "it uses ...". Their lemmas."""
 
@@ -75,7 +77,7 @@ def lead_in(toks, sentence: list[int]) -> tuple[int, bool]:
         return 0, False  # "That is the key point." says nothing, but introduces nothing either
     if words[n - 1] == "about" and (words[n] in _APPROXIMATE or toks[sentence[n]].kind == "num"):
         return 0, False
-    return n, words[n - 1] != "that" and words[n] not in ("that", "to", "how", "why", "what", "when", "where")
+    return n, words[n - 1] != "that" and words[n] not in (",", "that", "to", "how", "why", "what", "when", "where")
 
 
 def lead_out(toks, sentence: list[int]) -> int:
@@ -89,7 +91,8 @@ def lead_out(toks, sentence: list[int]) -> int:
 
 def light(toks, segment: list[int], at: int) -> bool:
     """Whether the predicate at token ``at`` of ``segment`` is a light verb: the verbs from it
-    on (auxiliaries, adverbs, "have to") end in one of ``LIGHT_VERBS``, or in none."""
+    on (auxiliaries, adverbs, "have to") end in one of ``LIGHT_VERBS``, or in none; a copula only
+    after a pronoun ("it's the bias correction, a decoupled decay, ...")."""
     main = None
     for i in segment[segment.index(at):]:
         w = toks[i].text
@@ -101,6 +104,10 @@ def light(toks, segment: list[int], at: int) -> bool:
             main = w
         if w not in lx.AUXILIARIES and w not in lx.ADVERBS and w not in _MODAL:
             break
+    if main is not None and "be" in lx.lemmas(main) and any(
+            toks[i].kind == "word" and toks[i].text not in lx.PRONOUNS | lx.DETERMINERS | lx.ADVERBS
+            for i in segment[:segment.index(at)]):
+        return False  # "the price is one extra forward, a third more time, ...": said of the price
     return main is None or bool(lx.lemmas(main) & LIGHT_VERBS) or main in lx.AUXILIARIES and main not in (
         "gets", "get", "got", "becomes", "become", "became", "stays", "stay", "remains", "goes", "went",
         "comes", "came", "makes", "made", "takes", "took", "gives", "gave", "equals", "says", "said")
