@@ -1,6 +1,8 @@
 """Key points: the spelling, the clause reader, the matcher (claims only: no lists, no denials,
 no questions, formulas as formulas, paraphrase through lemmas and the glossary), every
 question's points against its notebook and its adversarial corpus, and validate's proofs."""
+import re
+
 import pytest
 
 import interview_paraphrases
@@ -119,6 +121,91 @@ def test_check_gives_the_evidence_or_why_not():
     assert nothing.why_not == "nothing in the answer says it"
 
 
+@pytest.mark.parametrize("gaming", [
+    "The key ideas are the eps outside the square root, the bias correction, and the mean of the rows.",
+    "Key points: the eps outside of the square root, a bias correction, the row sums.",
+    "It's all about the eps outside the square root.",
+    "I'd mention the eps outside the square root and the bias correction.",
+    "The eps outside the square root, the bias correction and the row sums are the key points.",
+    "AdamW has the bias correction, a decoupled weight decay, the eps outside the square root, and a master copy.",
+    "bias correction / eps outside the square root / decoupled decay",
+    "- eps outside the square root\n- bias correction",
+    "1. eps outside the square root 2. bias correction",
+    "(1) eps outside the square root (2) bias correction",
+    "Decay decoupled; eps; outside the square root.",
+])
+def test_a_list_of_names_claims_nothing_however_it_is_dressed(gaming):
+    """Gap 1: articles and a lead-in do not turn a list into a sentence; nor do slashes, bullets,
+    numbers or semicolons (a claim in one item lends no context to the next)."""
+    eps = keypoints.parse(POINTS)[0][2]
+    assert not eps.matches(gaming)
+
+
+def test_a_claim_after_a_lead_in_or_a_list_after_a_real_verb_still_counts():
+    _, stats, eps, _ = keypoints.parse(POINTS)[0]
+    assert eps.matches("The key point is that eps goes outside the square root.")
+    assert stats.matches("It is about the mean: it depends on x.")
+    assert roles("It is about a third more time.")["third"][0] == clauses.CLAIM  # an amount, not a topic
+    tracked = roles("I'd track, for every layer, the norm of the gradient, the norm of the update, and their ratio.")
+    assert tracked["norm"][0] == tracked["ratio"][0] == clauses.CLAIM  # what the verb acts on
+    assert eps.matches("Epsilon, uh, you add it after you take the square root, not inside.")  # fillers, a tail
+
+
+@pytest.mark.parametrize("said, verb, claimed", [
+    ("Decouple the weight decay.", "decouple", False), ("Use bias correction.", "use", False),
+    ("Skip the step.", "skip", False), ("Divide by N.", "divide", False), ("Save the index.", "save", False),
+    ("Recompute P from the log-sum-exp.", "recompute", True), ("Put eps outside the square root.", "put", True),
+    ("On overflow, skip the step.", "skip", True), ("If it overflows, skip the step.", "skip", True),
+    ("Subtract the max, so nothing overflows.", "subtract", True), ("Accumulate, not overwrite.", "accumulate", True),
+    ("Detach the hidden state every k steps.", "detach", True), ("Never take log(p).", "take", True),
+    ("We decouple the weight decay.", "decouple", True),
+])
+def test_an_instruction_claims_only_when_it_relates_two_things(said, verb, claimed):
+    """Gap 5: a verb and one name is a keyword with a verb in front; an argument more, a setting,
+    a condition, a reason or a contrast makes it a statement."""
+    assert (roles(said)[verb][0] == clauses.CLAIM) is claimed
+
+
+def test_instead_of_and_rather_than_are_parts_that_deny_the_part_after_them():
+    """Gap 2: a part may be the contrast itself; it counts only when it denies the part written
+    after it, never the one before."""
+    decoupled, summed = keypoints.parse("- decoupled: {weight_decay} + instead of|rather than + gradient|l2\n"
+                                        "- summed: {sum} + not|never|instead of|rather than + {overwrite}\n"
+                                        "- c: cc\n- d: dd")[0][:2]
+    assert decoupled.matches("Weight decay shrinks the weights directly instead of going through the gradient.")
+    assert not decoupled.matches("Weight decay is added to the gradient instead of being decoupled.")
+    assert summed.matches("The scatter must accumulate, not overwrite.") and summed.matches("accumulate instead of overwriting")
+    assert not summed.matches("The scatter must overwrite, not accumulate.")
+    assert not summed.matches("overwrite instead of accumulating")
+    stable = keypoints.parse("- ls: instead of log + p|probab\n- b: bb\n- c: cc\n- d: dd")[0][0]
+    assert stable.matches("Take the loss from the log-softmax instead of log(p).")
+    assert not stable.matches("Take the loss as log(p) instead of log-softmax.")  # the p it keeps
+
+
+def test_plus_minus_is_kept_and_a_part_may_start_with_a_comma():
+    """Gap 3."""
+    assert keypoints.normalise("x = ±√y") == "x = + - sqrt y"
+    sign = keypoints.parse("- s: {sign_lost}\n- b: bb\n- c: cc\n- d: dd")[0][0]
+    assert sign.matches("From y alone, x = ±√y: two candidates.")
+    comma = keypoints.parse("- p: max + , so nothing overflows\n- b: bb\n- c: cc\n- d: dd")[0][0]
+    assert comma.matches("Subtract the max, so nothing overflows.")
+
+
+def test_an_operator_is_the_answers_own_word_unless_the_question_used_it():
+    """Gap 4: ``x.grad += g`` says what the question's ``x.grad`` did not."""
+    acc = keypoints.parse("- acc: .grad +=\n- b: bb\n- c: cc\n- d: dd")[0][0]
+    assert acc.matches("x.grad += g on every call.", "What does backward do to x.grad?")
+    assert not acc.matches("x.grad += g", "Is it x.grad += g?")
+
+
+def test_the_corpus_keeps_a_typed_list_as_a_list():
+    answers, problems = keypoint_corpus.parse("# c\n\n## keywords bullets\n\n- eps outside the square root\n"
+                                              "- bias correction\n\n## paraphrase terse\nA wrapped\n  line.\n")
+    assert not problems and answers[0].text == "- eps outside the square root\n- bias correction"
+    assert not keypoints.parse(POINTS)[0][2].matches(answers[0].text)
+    assert answers[1].text == "A wrapped\nline."
+
+
 @pytest.mark.parametrize("section, problem", [
     ("- one: a\n- two: b\n- three: c", "3 key points; write 4 to 7"),
     ("\n".join(f"- p{i}: w{i}" for i in range(8)), "8 key points"),
@@ -171,6 +258,32 @@ def test_wrong_answers_in_other_words_hit_fewer_than_half(question):
     it = parsed(question)
     for answer in WRONG[question]:
         assert 2 * sum(keypoints.hits(it.key_points, answer, it.question)) < len(it.key_points), answer
+
+
+def _dressed(keywords: str) -> dict:
+    """A corpus's keyword list as gaming candidates dress it: lead-ins, articles, bullets, slashes..."""
+    items = [x.strip().rstrip(".") for x in re.split(r"[.,;]\s+|\n", keywords) if x.strip()]
+    the = [f"the {x[0].lower()}{x[1:]}" if x[0].isalpha() else x for x in items]
+    return {
+        "lead-in": f"The key concepts are {', '.join(the[:-1])}, and {the[-1]}.", "bullets": "\n".join(
+            "- " + x for x in items), "slashes": " / ".join(items), "semicolons": "; ".join(items),
+        "numbered": " ".join(f"{i + 1}. {x}" for i, x in enumerate(items)),
+        "numbered lines": "\n".join(f"{i + 1}) {x}" for i, x in enumerate(the)),
+        "about": f"It's all about {', '.join(the)}.", "lead-out": f"{', '.join(the)} are the key points.",
+        "use": " ".join(f"Use {x}." for x in the), "we have": f"We have {', '.join(the)}.",
+        "mention": f"I'd mention {', '.join(the)}.", "i'd say": f"I'd say {', '.join(the)}.",
+        "keywords": f"Keywords: {', '.join(items)}.", "and-chain": " and ".join(the) + ".",
+        "fillers": f"So, um, basically, it's {', '.join(the)}, stuff like that.",
+    }
+
+
+@pytest.mark.parametrize("question", [q for q in QUESTIONS if keypoint_corpus.find(q, REPO)])
+def test_every_questions_keyword_list_stays_under_half_however_it_is_dressed(question):
+    it = parsed(question)
+    answers, _ = keypoint_corpus.load(question, REPO)
+    keywords = next(a.text for a in answers if a.kind == "keywords")
+    for style, text in _dressed(keywords).items():
+        assert 2 * sum(keypoints.hits(it.key_points, text, it.question)) < len(it.key_points), (style, text)
 
 
 def _proved(it, question=None, root=None):

@@ -3,7 +3,8 @@
 One markdown file per question, ``docs/interview_corpus/<id>.md`` in the questions folder
 (it travels in the wheel with the other docs). Each answer is a ``## `` section whose heading
 says what kind of answer it is; its body, up to the next heading, is the answer as a candidate
-says it (line breaks are spaces)::
+says it (a line break is a space, but a line that opens with a bullet or a number starts an
+item of a list, as when a candidate types one)::
 
     # adamw_step: answers that test its key points
 
@@ -19,7 +20,8 @@ says it (line breaks are spaces)::
     ## paraphrase terse
     m and v start at zero, so ...
 
-The kinds (``KINDS``): ``keywords`` (the key points as a bare list of words), ``negated`` (the
+The kinds (``KINDS``): ``keywords`` (the key points as a list of words; one section per style,
+``## keywords bullets``, ``## keywords lead-in and articles``...), ``negated`` (the
 hired answer with its claims negated), ``read-back`` (the question said back; the notebook's own
 question is always checked as well), ``trap <trap-id>`` (one per mistake in the solution's
 "The mistakes the grader ..." list, stated as the answer, formula and all), ``wrong`` (any
@@ -51,7 +53,8 @@ class Answer:
     label: str
     """What follows the kind in the heading: a trap id, a paraphrase's style; may be empty."""
     text: str
-    """The answer, its lines joined by spaces."""
+    """The answer, its lines as written (each stripped): a line break reads as a space but
+    before a bullet or a number."""
 
     @property
     def name(self) -> str:
@@ -73,7 +76,8 @@ def parse(text: str) -> tuple[list[Answer], list[str]]:
     answers, problems = [], []
     marks = list(_HEADING.finditer(text))
     for mark, following in zip(marks, marks[1:] + [None]):
-        body = " ".join(text[mark.end():following.start() if following else len(text)].split())
+        lines = text[mark.end():following.start() if following else len(text)].strip().splitlines()
+        body = "\n".join(" ".join(line.split()) for line in lines)  # a line that opens with "- " or "1." is an item
         kind, _, label = mark.group(1).partition(" ")
         kind, label = kind.strip().lower(), label.strip()
         if kind not in KINDS:

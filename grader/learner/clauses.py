@@ -4,17 +4,22 @@ A key point counts only where the answer asserts it, so each token gets a role a
 polarity:
 
 - **claim**: in a clause that states something, i.e. has a predicate: a verb in a verbal
-  place (``the scatter accumulates``, ``we sum``, ``skip the step``, ``decay decoupled from
-  the gradient``), a copula or modal (``is``, ``must``), or a relation (``=``, ``+=``, ``->``);
+  place (``the scatter accumulates``, ``we sum``, ``skip the step on overflow``, ``decay
+  decoupled from the gradient``), a copula or modal (``is``, ``must``), or a relation (``=``,
+  ``+=``, ``->``); an instruction that only names an action ("Decouple the weight decay.")
+  is none (grader/learner/imperatives.py);
 - **condition**: in an ``if``/``when``/``where``/``unless`` clause (it counts with the claim it
   conditions: "where windows overlap, the gradients add up"; a consequence said without its verb,
   "if the loss is too smooth, probably the same batch", is still the claim);
 - **asked**: in a question, or an embedded one ("why is decay decoupled", "you ask what dx is");
 - **context**: a clause without a predicate in a sentence that has a claim ("One extra QKᵀ,
   yet faster"): like a condition, it counts with the claim;
-- **fragment**: a sentence without a predicate ("Bias correction, 1 - beta. Decoupled.");
+- **fragment**: a sentence without a predicate ("Bias correction, 1 - beta. Decoupled."), and
+  a lead-in that introduces a list ("The key concepts are ...", grader/learner/lists.py);
 - **listed**: the items of a list of words ("It needs bias correction, decoupled decay, eps
-  outside, a master copy"): only an item with its own predicate is claimed.
+  outside, a master copy"; "The key ideas are the bias correction, a decoupled decay, ...";
+  slashes, bullets, numbers, "and the ..." chains): only an item with its own predicate is
+  claimed. A claim lends context only within its stretch between semicolons ("a; b; c").
 
 ``negated`` is true from a negator (``not``, ``no``, ``never``, ``without``, ``n't``...) or a
 contrast (``instead of``, ``rather than``) to the end of its stretch of the clause (the next
@@ -29,7 +34,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backprop_traps.grader.learner import clause_ends as ends, lexicon as lx
+from backprop_traps.grader.learner import clause_ends as ends
+from backprop_traps.grader.learner import imperatives
+from backprop_traps.grader.learner import lexicon as lx
+from backprop_traps.grader.learner import lists
 from backprop_traps.grader.learner.said import Token, tokens
 
 CLAIM, CONDITION, CONTEXT, ASKED, FRAGMENT, LISTED = (
@@ -48,6 +56,10 @@ _DENYING = frozenset({"unnecessary", "unneeded", "needless", "pointless", "irrel
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "been"})
 _EMPTY_VERBS = frozenset({"add", "adds", "tell", "tells", "give", "gives", "buy", "buys", "contribute",
                           "contributes", "offer", "offers", "say", "says", "show", "shows"})
+_PREFIXES = frozenset({"re", "pre", "un", "de", "co", "over", "under", "sub", "mis", "out", "up", "back", "down",
+                       "cross", "double", "self", "fine", "hand", "hard", "soft", "auto"})
+"""A hyphenated compound ("log-softmax", "scatter-add") is a name, not a verb, except after these
+("re-run", "de-bias", "hand-write")."""
 _NOT_NEGATIONS = (("not", "only"), ("not", "just"), ("no", "matter"), ("nothing", "but"),
                   ("not", "until"), ("not", "least"))
 
@@ -136,10 +148,15 @@ def _clauses(toks: list[Token], sentence: list[int]) -> list[list[int]]:
 
 
 def _segments(toks: list[Token], clause: list[int]) -> list[list[int]]:
-    """A clause cut at its commas."""
+    """A clause cut at its commas, and at each "and"/"or" of a chain of three or more before a
+    determiner ("the X and the Y and the Z and the W": a list without commas)."""
+    chained = [i for n, i in enumerate(clause[:-1]) if toks[i].text in ("and", "or")
+               and toks[clause[n + 1]].text in lx.DETERMINERS | {"+="} | lx.CARDINALS
+               or toks[i].text in ("and", "or") and toks[clause[n + 1]].kind == "num"]
+    cuts = set(chained) if len(chained) >= 3 else set()
     segments, current = [], []
     for i in clause:
-        if toks[i].kind == "stop" and toks[i].text == ",":
+        if toks[i].kind == "stop" and toks[i].text == "," or i in cuts:
             if current:
                 segments.append(current)
             current = []
@@ -156,6 +173,10 @@ def _verbal(prev: str | None, word: str, nxt: Token | None, prev2: str | None = 
     """Whether ``word``, between ``prev`` and ``nxt`` in a stretch of a clause, is a verb."""
     if not lx.can_be_verb(word):
         return False
+    if prev in ("each", "all", "both") and (prev2 is None or prev2 in lx.PREPOSITIONS):
+        return False  # "the gain of each layer", not "they each layer"
+    if prev2 in lx.DETERMINERS and lx.participle(prev) and prev not in lx.AUXILIARIES:
+        return False  # "a skipped step", "the saved activations": a noun phrase
     if prev in lx.SUBJECT_PRONOUNS or prev in lx.AUXILIARIES or prev in lx.ADVERBS:
         return True
     if prev == "to":
@@ -164,16 +185,17 @@ def _verbal(prev: str | None, word: str, nxt: Token | None, prev2: str | None = 
         return False  # "update-to-weight": a compound, not an infinitive
     if setting and word in lx.IMPERATIVES and nxt is not None and nxt.kind in ("word", "num", "open"):
         return True  # "For stability use z - max(z)": a setting, then an instruction
-    object_next = nxt is not None and (nxt.kind in ("num", "open") or nxt.text in lx.DETERMINERS
+    object_next = nxt is not None and (nxt.kind in ("num", "open") or nxt.text in lx.DETERMINERS or nxt.text in lx.CARDINALS
                                        or nxt.text in lx.PRONOUNS or nxt.text in lx.PREPOSITIONS)
     something_next = nxt is not None and nxt.kind in ("word", "num", "open")
-    if lx.participle(word):
+    if lx.participle(word) and not (prev is None and (word in lx.IMPERATIVES or word in lx._forms(word).get("VERB", ()))):
+        # "put eps outside", "spread dout evenly": a base form opens an instruction
         return prev is not None and prev not in lx.DETERMINERS and prev not in lx.PREPOSITIONS and (
             nxt is None or nxt.kind != "word" or nxt.text in lx.PREPOSITIONS or nxt.text in lx.ADVERBS)
     if word.endswith("ing"):
         return False  # a gerund names an action; it does not assert one
     if lx.only_verb(word):
-        return prev is not None or something_next
+        return prev not in ("the", "a", "an") and (prev is not None or something_next)
     if prev is None:  # an imperative: "skip the step", "clip it"; "sum over positions" is a noun
         if word in lx.IMPERATIVES and something_next and long3 and word not in ("sum", "mask", "shard", "skip", "checkpoint", "weight", "scale", "clip"):
             return True
@@ -190,44 +212,46 @@ def _verbal(prev: str | None, word: str, nxt: Token | None, prev2: str | None = 
     return subject and (object_next or ends)
 
 
-def _has_predicate(toks: list[Token], segment: list[int], text: str = "", first: bool = True) -> bool:
+def _predicate(toks: list[Token], segment: list[int], text: str = "", first: bool = True,
+               weak=lambda at: False) -> int | None:
+    """The token that makes ``segment`` a statement (a verb, a copula, a relation), or None.
+    A verb for which ``weak`` is true (an instruction that only names an action) does not."""
     prev2 = None
     spoken = False  # an article earlier on: a sentence, not a list ("the columns of dx sum to 0")
     if toks[segment[0]].text in ("no", "never", "nothing", "none") and len(segment) > 2:
-        return True  # "No decay for biases and norm weights": a denial is a statement
+        return segment[0]  # "No decay for biases and norm weights": a denial is a statement
     prev = None
     for n, i in enumerate(segment):
         t = toks[i]
         if t.kind == "op" and t.text in RELATIONS and n > 0 and n + 1 < len(segment):
-            return True  # a relation between two things: "s < k", "dw += g"
+            return i  # a relation between two things: "s < k", "dw += g"
         if t.kind == "word":
             if t.text in lx.AUXILIARIES and prev not in lx.DETERMINERS:
-                return True
+                return i
             nxt = toks[segment[n + 1]] if n + 1 < len(segment) else None
-            if t.text not in lx.NEGATORS and _verbal(prev, t.text, nxt, prev2, len(segment) >= 5, len(segment) >= 3, spoken, first,
-                                                    toks[segment[0]].text in _SETTINGS and n > 1):
-                return True
+            compounded = text[t.end:t.end + 1] == "-" and text[t.end + 1:t.end + 2].isalpha() or (
+                t.start > 1 and text[t.start - 1] == "-" and text[t.start - 2].isalpha() and prev not in _PREFIXES)
+            if t.text not in lx.NEGATORS and not compounded and _verbal(prev, t.text, nxt, prev2, len(segment) >= 5, len(segment) >= 3, spoken, first,
+                                                    toks[segment[0]].text in lx.SETTINGS and n > 1):
+                if not weak(i):
+                    return i
+                if t.text in lx.IMPERATIVES or lx.only_verb(t.text) or lx.lemmas(t.text) & lx.KIT_VERBS:
+                    return None  # "Recompute P tiles.": the rest is its object, not a clause
             spoken = spoken or t.text in ("the", "a", "an")
             compound = t.text == "to" and 0 < t.start and text[t.start - 1:t.start] == "-"
             prev2, prev = prev, "-to-" if compound else t.text
         elif t.kind == "num":
             if prev not in (None, "#") and prev not in lx.FUNCTION_WORDS:
-                return True  # a quantity: "bf16 weights 2 bytes", "ratio 1e-3"
+                return i  # a quantity: "bf16 weights 2 bytes", "ratio 1e-3"
             prev2, prev = prev, "#"
         else:
             prev2, prev = prev, "#"  # an operator or a bracket: "h ^ 2" is not "h 2"
-    return False
+    return None
 
 
 def _listlike(toks: list[Token], clause: list[int]) -> bool:
     segments = _segments(toks, clause)
-    return len(segments) >= 2 and all(_bare(toks, s) for s in segments)
-
-
-def _bare(toks: list[Token], segment: list[int]) -> bool:
-    """A list item: a few words, no article, no pronoun ("decoupled decay", "eps outside")."""
-    words = [toks[i].text for i in segment if toks[i].kind in ("word", "num")]
-    return len(words) <= 4 and not any(w in ("the", "a", "an") or w in lx.SUBJECT_PRONOUNS for w in words)
+    return len(segments) >= 2 and all(lists.item(toks, s, nominal=False) for s in segments)
 
 
 def _asked(toks: list[Token], sentence: list[int], clause: list[int]) -> bool:
@@ -279,45 +303,58 @@ def read(text: str) -> Reading:
     reading = Reading(str(text), toks, [-1] * n, [FRAGMENT] * n, [False] * n, [-1] * n,
                       [lx.lemmas(t.text) if t.kind == "word" else frozenset({t.text}) for t in toks])
     for s, (sentence, question) in enumerate(_sentences(toks)):
+        for i in sentence:
+            reading.sentence[i] = s
+        introduced, naming = lists.lead_in(toks, sentence)  # "The key concepts are ...": named, not claimed
+        concluded = lists.lead_out(toks, sentence)  # "... are the key points."
+        sentence = sentence[introduced:len(sentence) - concluded]
+        naming = naming or concluded > 0
         previous_claim = False
-        clause_roles, labels, after_colon = [], set(), set()
-        for clause in _clauses(toks, sentence):
+        clause_roles, labels, after_colon, groups = [], set(), set(), []
+        split = _clauses(toks, sentence)
+        related = imperatives.related(toks, [c for c in split if c])
+        for clause in split:
             if not clause:
                 labels.add(len(clause_roles) - 1)
                 after_colon.add(len(clause_roles))
                 continue
             segments = _segments(toks, clause)
-            with_predicate = [_has_predicate(toks, seg, reading.text, n == 0) for n, seg in enumerate(segments)]
+            predicates = [_predicate(toks, seg, reading.text, n == 0, lambda at, n=n: not related and imperatives.weak(
+                toks, segments, n, at)) for n, seg in enumerate(segments)]  # "Decouple the weight decay." names
+            if naming and len(segments) > 1:  # a list after a lead-in: only what cannot be a noun phrase claims
+                predicates = [at if at is not None and (lists.asserts(toks, seg) or imperatives.imperative(
+                    toks, seg, at)) else None for seg, at in zip(segments, predicates)]
+            with_predicate = [at is not None for at in predicates]
             first = toks[clause[0]].text
             if question or _asked(toks, sentence, clause):
                 role = ASKED
             elif first in lx.CONDITIONS:
                 role = CONDITION
-            elif any(with_predicate) or (first in _ELLIPTIC and previous_claim):
+            elif any(with_predicate) or (first in _ELLIPTIC and previous_claim and not naming):
                 role = CLAIM
             else:
                 role = FRAGMENT
             elaborates = len(clause_roles) in after_colon and previous_claim  # "per parameter: 2 for ..."
             if elaborates and role == FRAGMENT:
                 role = CLAIM
-            bare = [not has and _bare(toks, seg) for seg, has in zip(segments, with_predicate)]
-            listed = len(segments) >= 3 and 2 * sum(bare) >= len(segments) and not elaborates
-            for seg, has in zip(segments, with_predicate):
+            listed = lists.listed(toks, segments, predicates, elaborates) if role == CLAIM \
+                else [False] * len(segments)
+            for seg, item in zip(segments, listed):
                 for i in seg:
-                    reading.role[i] = LISTED if role == CLAIM and listed and not has else role
+                    reading.role[i] = LISTED if item else role
             for i, by in zip(clause, _negations(toks, clause)):
                 reading.negated[i], reading.negated_by[i] = by >= 0, by
-                reading.sentence[i] = s
             clause_roles.append((clause, role))
+            groups.append(sum(1 for i in sentence if i < clause[0] and toks[i].text == ";"))
             previous_claim = role == CLAIM
         clause_roles = _read_elliptic_consequences(reading, toks, clause_roles)
         _read_settings(reading, toks, clause_roles, labels)
-        if any(role == CLAIM for _, role in clause_roles):
-            for clause, role in clause_roles:
-                if role == FRAGMENT:
-                    for i in clause:
-                        if reading.role[i] == FRAGMENT:
-                            reading.role[i] = CONTEXT
+        claimed = {g for g, (_, role) in zip(groups, clause_roles) if role == CLAIM}
+        for g, (clause, role) in zip(groups, clause_roles):  # "One extra QKᵀ, yet faster"; not "a; b; c"
+            if role == FRAGMENT and g in claimed:
+                for i in clause:
+                    if reading.role[i] == FRAGMENT:
+                        reading.role[i] = CONTEXT
         _read_counterfactuals(reading, clause_roles)
     return reading
 
@@ -329,22 +366,18 @@ def _read_elliptic_consequences(reading: Reading, toks: list[Token], clause_role
     for n in range(1, len(out)):
         (condition, role), (clause, following) = out[n - 1], out[n]
         if role == CONDITION and following == FRAGMENT and len(clause) >= 2 and not _listlike(toks, clause) \
-                and any(_has_predicate(toks, seg, reading.text) for seg in _segments(toks, condition[1:])):
+                and any(_predicate(toks, seg, reading.text) is not None for seg in _segments(toks, condition[1:])):
             for i in clause:
                 reading.role[i] = CLAIM
             out[n] = (clause, CLAIM)
     return out
 
 
-_SETTINGS = frozenset({"on", "after", "for", "with", "in", "at", "during", "without", "given", "upon",
-                       "before", "at", "per"})
-
-
 def _read_settings(reading: Reading, toks: list[Token], clause_roles, labels: set) -> None:
     """"On overflow: skip the step": a phrase that sets the scene for the claim after it is
     its condition; "ReLU mask: one bit per element", a short label before a colon, its subject."""
     for n, ((clause, role), (next_clause, following)) in enumerate(zip(clause_roles, clause_roles[1:])):
-        if role == FRAGMENT and following == FRAGMENT and n in labels and toks[clause[0]].text in _SETTINGS:
+        if role == FRAGMENT and following == FRAGMENT and n in labels and toks[clause[0]].text in lx.SETTINGS:
             for i in clause:
                 reading.role[i] = CONDITION  # "For a category: Gumbel-softmax with a temperature."
             for i in next_clause:
@@ -352,7 +385,7 @@ def _read_settings(reading: Reading, toks: list[Token], clause_roles, labels: se
             continue
         if role != FRAGMENT or following != CLAIM:
             continue
-        if toks[clause[0]].text in _SETTINGS:
+        if toks[clause[0]].text in lx.SETTINGS:
             for i in clause:
                 reading.role[i] = CONDITION
         elif n in labels and len(clause) <= 4:

@@ -68,7 +68,7 @@ accumulate_buffer: accumulator; accumulators; accumulation buffer; gradient buff
 scale: scale; scaling factor; loss scale; scale factor
 bias: bias; biases; bias terms; bias vectors
 norm_weight: norm weight; norm; layernorm; layer norm; {batchnorm}; {gain}; normalization weight; normalisation weight; norm parameter; norm scale; gamma
-exempt: exempt; exclude; excluded; no decay; not decayed; no weight decay; without decay; without weight decay; skip decay; leave out; left out; mask out; decay = false; weight_decay = 0; zero decay; no {weight_decay}; not {weight_decay}; out of {weight_decay}
+exempt: exempt; exclude; excluded; no decay; not decayed; no weight decay; without decay; without weight decay; skip decay; leave out; left out; mask out; decay = false; weight_decay = 0; zero decay; no {weight_decay}; not {weight_decay}; out of {weight_decay}; {weight_decay} = 0
 optimizer_state: optimizer state; optimiser state; adam state; moments; adam moments; m and v; state
 global_norm: global norm; total norm; one norm; single norm; norm over all; norm of all; overall norm; joint norm; combined norm; norm over every; norm across all; norm of the concatenation; all gradients together; all parameters together
 save_for_backward: save_for_backward; save for backward; save for the backward; saved for the backward; keep for the backward; kept for the backward; stash for the backward; ctx . save_for_backward

@@ -22,8 +22,10 @@ An alternative counts only where the answer *asserts* it (grader/learner/clauses
 - it says something the question did not: the words it matched are not all the question's
   own (repeating "explode" back to "what if the gradients explode?" earns nothing).
 
-A part that holds a negation itself (``no learning rate``) is looked for as written. For each
-point ``check`` returns the words of the answer that hit it, or why nothing did.
+A part that holds a negation itself (``no learning rate``, ``instead of the gradient``) is
+looked for as written; a part that is only a negation (``not``, ``instead of``) must deny the
+part written after it, and no part before it. For each point ``check`` returns the words of
+the answer that hit it, or why nothing did.
 """
 from __future__ import annotations
 
@@ -41,6 +43,8 @@ POINTS = (4, 7)
 _WHY = {clauses.ASKED: "asked, not said", clauses.FRAGMENT: "named, not claimed (no statement)",
         clauses.LISTED: "listed, not claimed", "negated": "denied", clauses.CONDITION: "only in a condition",
         clauses.CONTEXT: "only beside the claim", "question": "only the question's own words"}
+_OPERATORS = clauses.RELATIONS | frozenset({"+", "-", "*", "/", "^", "@"})
+"""Operators that say something of their own: a formula's relation or arithmetic."""
 _RANK = {clauses.CLAIM: 0, clauses.CONDITION: 1, clauses.CONTEXT: 1, clauses.LISTED: 2, clauses.FRAGMENT: 2,
          clauses.ASKED: 3, "negated": 4}
 
@@ -123,26 +127,61 @@ class _Answer:
         self.asked_index = Index(asked, glossary()) if asked else None
         if asked:
             for t, lemmas in zip(asked.tokens, asked.lemmas):
-                if t.kind in ("word", "num") and t.text not in lexicon.FUNCTION_WORDS:
+                if t.kind in ("word", "num") and t.text not in lexicon.FUNCTION_WORDS or t.kind == "op":
                     self.asked_words |= lemmas
+
+    def negator(self, i: int) -> bool:
+        """Whether token ``i`` denies what follows it: a negator, or the start of a negating
+        phrase ("instead of", "rather than")."""
+        toks = self.reading.tokens
+        return toks[i].text in lexicon.NEGATORS or any(
+            tuple(t.text for t in toks[i:i + len(p)]) == p for p in lexicon.NEGATING_PHRASES)
+
+    def bare_negation(self, start: int, end: int) -> int | None:
+        """Where ``start:end`` is only a negation ("not", "instead of", "and not"): its negator."""
+        toks = self.reading.tokens
+        for i in range(start, end):
+            if self.negator(i):
+                size = next((len(p) for p in lexicon.NEGATING_PHRASES
+                             if tuple(t.text for t in toks[i:i + len(p)]) == p), 1)
+                return i if i + size == end else None
+        return None
+
+    def open_contrast(self, start: int, end: int) -> int | None:
+        """Where ``start:end`` says a contrast that runs on past its end ("instead of log", then
+        the part it denies): the contrast's first word."""
+        toks = self.reading.tokens
+        for i in range(start, end):
+            if any(tuple(t.text for t in toks[i:i + len(p)]) == p for p in lexicon.NEGATING_PHRASES):
+                return i if self.reading.negated_by[end - 1] == i and self.bare_negation(start, end) is None else None
+        return None
+
+    def denies(self, negator: int, span: tuple[int, int]) -> bool:
+        """Whether ``negator`` denies a word of ``span``."""
+        return any(self.reading.negated_by[i] == negator for i in range(*span))
 
     def status(self, start: int, end: int, own: frozenset = frozenset()) -> str:
         """How the answer holds the words ``start:end``: claim, condition, fragment, asked,
-        negated. Negators in ``own`` (the alternative's own words: "no decay") do not deny."""
+        negated. Negators in ``own`` (the alternative's own words: "no decay", "instead of
+        the gradient") do not deny. The role is its first word's (not a leading comma's)."""
         r = self.reading
         for i in range(start, end):
-            if r.tokens[i].text in lexicon.NEGATORS:
+            if self.negator(i):
                 break  # the part says the negation itself
             if r.negated[i] and r.negated_by[i] not in own:
                 return "negated"
-        return r.role[start]
+        first = next((i for i in range(start, end) if r.tokens[i].kind != "stop"), start)
+        return r.role[first]
 
     def new_words(self, start: int, end: int) -> bool:
-        """Whether ``start:end`` holds a content word the question did not use."""
+        """Whether ``start:end`` holds a content word or an operator the question did not use
+        (``x.grad += g`` says something the question's ``.grad`` did not)."""
         for i in range(start, end):
             t = self.reading.tokens[i]
             if t.kind in ("word", "num") and t.text not in lexicon.FUNCTION_WORDS \
                     and not (self.reading.lemmas[i] & self.asked_words):
+                return True
+            if t.kind == "op" and t.text in _OPERATORS and t.text not in self.asked_words:
                 return True
         return False
 
@@ -171,12 +210,21 @@ def _judge(answer: _Answer, point: KeyPoint) -> Verdict:
             spans = [[(a, b) for a, b in occurrences if r.sentence[a] == s] for occurrences in found]
             if not all(spans):
                 continue
-            own = frozenset(i for options in spans for a, b in options if b - a > 1 for i in range(a, b)
-                            if r.tokens[i].text in lexicon.NEGATORS)  # "no decay", not a bare "no"
+            own = frozenset(i for options in spans for a, b in options for i in range(a, b) if answer.negator(i)
+                            and (b - a > 1 or answer.bare_negation(a, b) is not None))  # "no decay", "instead of"
             chosen = _disjoint(spans, lambda ab: (_RANK[answer.status(*ab, own)], not answer.new_words(*ab)))
             if chosen is None:
                 continue
             states = [answer.status(*ab, own) for ab in chosen]
+            for k, ab in enumerate(chosen):  # "{sum} + instead of + {overwrite}": it denies the part after it
+                n = answer.bare_negation(*ab)
+                if n is not None and not (k + 1 < len(chosen) and answer.denies(n, chosen[k + 1])
+                                          and not any(answer.denies(n, c) for c in chosen[:k])):
+                    states[k] = "negated"
+                n = answer.open_contrast(*ab)  # "instead of log + p": the p it replaces, not another
+                if n is not None and (k + 1 < len(chosen) and not answer.denies(n, chosen[k + 1])
+                                      or any(answer.denies(n, c) for c in chosen[:k])):
+                    states[k] = "negated"
             evidence = " … ".join(r.span(a, b - 1) for a, b in sorted(set(chosen)))
             worst = max(states, key=_RANK.get)
             if _RANK[worst] <= _RANK[clauses.CONDITION] and clauses.CLAIM in states:

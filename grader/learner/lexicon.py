@@ -51,7 +51,13 @@ PREPOSITIONS = frozenset({"to", "of", "in", "on", "at", "by", "for", "with", "fr
                           "as", "like", "than", "only", "everywhere", "elsewhere", "once", "twice",
                           "again", "together", "instead", "directly", "evenly", "together"})
 NUMBER_WORDS = frozenset({"zero", "one", "two", "three", "four", "half", "once", "twice"})
+CARDINALS = NUMBER_WORDS | frozenset({"five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+                                      "sixteen", "twenty", "thirty", "hundred", "thousand", "million", "billion"})
+"""Numbers in words: a quantity, like a number ("Adam costs sixteen bytes")."""
 CONDITIONS = frozenset({"if", "unless", "when", "whenever", "once", "where", "wherever", "whether"})
+SETTINGS = frozenset({"on", "after", "for", "with", "in", "at", "during", "without", "given", "upon",
+                      "before", "per"})
+"""Words that open a phrase setting the scene for a claim: "On overflow: skip the step"."""
 INTERROGATIVES = frozenset({"why", "how", "what", "whether", "which"})
 FUNCTION_WORDS = (DETERMINERS | PRONOUNS | AUXILIARIES | CONDITIONS | NEGATORS
                   | frozenset({"to", "of", "in", "on", "at", "by", "for", "with", "from", "as", "like", "than"})
@@ -72,7 +78,10 @@ IMPERATIVES = frozenset({"use", "keep", "count", "run", "take", "make", "put", "
                          "detach", "truncate", "unroll", "walk", "go", "push", "pull", "draw", "sample",
                          "move", "replace", "exclude", "reuse", "remember", "drop", "split", "launch",
                          "guard", "ship", "prefer", "pick", "choose", "break", "halve", "double", "reset",
-                         "weight", "scale", "clip", "skip", "shard", "checkpoint", "mask", "sum"})
+                         "weight", "scale", "clip", "skip", "shard", "checkpoint", "mask", "sum", "spread",
+                         "shift", "flip", "fuse", "gather", "scatter", "broadcast", "cast", "upcast", "downcast",
+                         "cap", "reduce", "invert", "pad", "rescale", "unscale", "debias", "decouple", "exempt",
+                         "offload", "rebuild", "reconstruct", "differentiate", "propagate", "carry", "decay"})
 """Verbs that open an instruction ("use fp32 for the sums", "count real tokens"): at the start
 of a stretch they are read as imperatives whatever follows."""
 NEED_WORDS = frozenset({"need", "needed", "needs", "necessary", "required", "require", "requires",

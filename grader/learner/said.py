@@ -23,7 +23,7 @@ _SYMBOLS = {
     "→": " -> ", "←": " <- ", "⇒": " -> ", "≠": " != ", "≪": " < ", "≫": " > ", "∈": " in ",
     "²": "^2", "³": "^3", "¹": "^1", "⁰": "^0", "ᵗ": "^t", "ⁿ": "^n", "ᵏ": "^k", "½": " 1 / 2 ",
     "ᵀ": " transpose ", "∞": " inf ", "’": "'", "‘": "'", "“": '"', "”": '"', "…": " ",
-    "⊥": " ⊥ ", "\u0302": " hat ", "•": "\n- ",
+    "⊥": " ⊥ ", "\u0302": " hat ", "•": "\n- ", "±": " +- ", "∓": " -+ ",
 }
 _STEPS = (
     (re.compile(r"\b(i)\.e\.|\b(e)\.g\."), r"\1\2\2"),
@@ -33,10 +33,12 @@ _STEPS = (
     (re.compile(r"'re\b"), " are"), (re.compile(r"'ve\b"), " have"), (re.compile(r"'ll\b"), " will"),
     (re.compile(r"'d\b"), " would"), (re.compile(r"'s\b|s'(?=\s)"), ""),
     (re.compile(r"\*\*"), "^"),
+    (re.compile(r"(?:,\s*)?\b(?:u+m+|u+h+|e+rm+|e+r|hm+|mm+|ah+)\b(?:\s*,(?=\s))?"), " "),  # fillers: "divide them by, um, one minus"
     (re.compile(r"(?<=[a-z]{2})-(?=[a-z])|(?<=[a-z])-(?=[a-z]{2})"), " "),
     (re.compile(r"(?<=\d)-(?=(?:bit|byte|hot|way|step|layer|element|pass|dimension|d\b|norm|th\b|fold))"), " "),
     (re.compile(r"(?<=\d),(?=\d{3}\b)"), ""),
-    (re.compile(r"\n\s*(?:[-*+]|\d+[.)])\s+"), " . "),
+    (re.compile(r"(?:^|\n)\s*(?:[-*]|\(?\d{1,2}[.)]|\(?[a-h][.)])\s+"), " . "),  # a bullet or a number opens a line
+    (re.compile(r"(?:^|(?<=\s))\((?:\d{1,2}|[a-h]|i{1,3}|iv|vi{0,3})\)(?=\s)"), " ; "),  # "(1) ... (2) ...": items
     (re.compile(r"\n\s*\n"), " . "),
 )
 TOKEN = re.compile(r"(?P<num>\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
@@ -97,13 +99,53 @@ def _substitute(pattern: re.Pattern, repl: str, text: str, where: list[int]) -> 
     return "".join(pieces), places
 
 
+_SPACED_SLASH = re.compile(r"(\S+) / (?=(\S+))")
+_WORDY = re.compile(r"[a-z]{3,}")
+
+
+def _slash_lists(text: str, where: list[int]) -> tuple[str, list[int]]:
+    """"bias correction / decoupled decay / eps outside": where a stretch between sentence marks
+    holds two slashes with spaces round them, each between words (not formula terms, as in
+    ``loss / n``), its spaced slashes separate the items of a list, as commas do."""
+    out = list(text)
+    for chunk in re.finditer(r"[^.!?;\n]+", text):
+        slashes = [m for m in _SPACED_SLASH.finditer(chunk.group())]
+        wordy = [m for m in slashes if _WORDY.fullmatch(m.group(1).strip("(),")) and _WORDY.match(m.group(2))]
+        if len(slashes) >= 2 and len(wordy) >= 2:
+            for m in slashes:
+                out[chunk.start() + m.end(1) + 1] = ","
+    return "".join(out), where
+
+
+_ENUMERATOR = re.compile(r"(?:^|(?<=\s))(\d{1,2})[.)](?=\s)")
+
+
+def _enumerations(text: str, where: list[int]) -> tuple[str, list[int]]:
+    """"1. bias correction 2. decoupled decay": numbers that count 1, 2, ... in one line, each
+    with a dot or a bracket, open the items of a list (the numbers are no quantities)."""
+    out = list(text)
+    marks = list(_ENUMERATOR.finditer(text))
+    run = [m for m in marks if int(m.group(1)) == 1][:1]
+    for m in marks:
+        if run and m.start() > run[-1].start() and int(m.group(1)) == len(run) + 1:
+            run.append(m)
+    if len(run) >= 2:
+        for m in run:
+            for k in range(m.start(), m.end()):
+                out[k] = " "
+            out[m.end() - 1] = ";"
+    return "".join(out), where
+
+
 def tokens(text: str) -> list[Token]:
     """The tokens of ``text``, each with its span in ``text``."""
     text = str(text)
     raw, origin = _substitute(_TRANSPOSE, "\u1d40", text, list(range(len(text))))
     spelled, where = _spell(raw, origin)
+    spelled, where = _enumerations(spelled, where)
     for pattern, repl in _STEPS:
         spelled, where = _substitute(pattern, repl, spelled, where)
+    spelled, where = _slash_lists(spelled, where)
     found: list[Token] = []
     for m in TOKEN.finditer(spelled):
         kind = m.lastgroup
