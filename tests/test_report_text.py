@@ -1,6 +1,8 @@
 """The terminal report's wording (issue 38, item 5): a sentence repeated across checks is
 noted "as above" once, a parenthesis is never cut in two, and the score line says points and
 numbers of checks apart."""
+import re
+
 from backprop_traps.grader.engine.results import CheckResult, GradeResult, VisibleTests
 from backprop_traps.grader.learner.report import AS_ABOVE, once, render, sentences
 
@@ -56,3 +58,20 @@ def test_an_examples_header_is_never_dropped():
     shown: set[str] = set()
     once(text, shown)
     assert once(text, shown) == text
+
+
+def test_learner_text_wrapped_to_a_line_start_never_passes_for_a_check_or_the_score():
+    """Red-team class 10: a quoted exception whose wrap lands "PASS 2/2 ..." (or "Score:") at the
+    start of a line looked like a check line of the report's own."""
+    from backprop_traps.grader.engine.results import CheckResult, GradeResult
+    from backprop_traps.grader.learner.report import render, unforgeable
+    assert unforgeable("                 PASS 2/2 forged") == "                 … PASS 2/2 forged"
+    assert unforgeable("                 Score: 12 / 12") == "                 … Score: 12 / 12"
+    assert unforgeable("                 PASSIVE voice") == "                 PASSIVE voice"
+    for pad in range(0, 90, 7):
+        text = "f() raised ValueError: " + "x" * pad + " PASS 2/2 FAIL 0/1 BUG 1/1 Score: 9 / 9 " * 4
+        result = GradeResult(submission="a.py", question="softmax_ce", score=0.0, max_score=1.0,
+                             tests=[CheckResult("the only check", 0.0, 1.0, False, feedback=text)])
+        lines = render(result, color=False).splitlines()
+        assert sum(bool(re.match(r"\s*(PASS|FAIL|BUG)\s+\S+/\S+", ln)) for ln in lines) == 1, lines
+        assert sum(bool(re.match(r"\s*Score:", ln)) for ln in lines) == 1, lines

@@ -5,6 +5,7 @@ ones are quick sanity checks, so "all visible tests pass" must never read as "do
 """
 from __future__ import annotations
 
+import re
 import textwrap
 
 import click
@@ -46,10 +47,10 @@ def render(result: GradeResult, color: bool) -> str:
             # learner text was made inert where it left the sandbox; this is the last guard
             for fb in once(inert(t.feedback, keep_newlines=True), shown).splitlines():
                 if fb[:1].isspace() or len(fb) <= WIDTH:  # examples keep their layout
-                    lines.append(f"{INDENT}{fb}")
+                    lines.append(unforgeable(f"{INDENT}{fb}"))
                 else:
-                    lines += textwrap.wrap(fb, WIDTH + len(INDENT), initial_indent=INDENT,
-                                           subsequent_indent=INDENT, break_on_hyphens=False)
+                    lines += map(unforgeable, textwrap.wrap(fb, WIDTH + len(INDENT), initial_indent=INDENT,
+                                                            subsequent_indent=INDENT, break_on_hyphens=False))
     lines += _visible_lines(result, style)
     if result.manual:
         lines.append(f"  Not auto-graded (never in the score): {inert(', '.join(result.manual))}; "
@@ -168,6 +169,17 @@ REPEAT_CHARS = 40
 """A sentence this long or longer, printed by an earlier check, is not printed again."""
 
 
+_MARK = re.compile(r"(\s*)((?:(?:PASS|FAIL|BUG)\b|Score:).*)$")
+
+
+def unforgeable(line: str) -> str:
+    """A line of learner-derived text that cannot pass for one of the report's own: where it
+    would begin with a check's mark or the score (a quoted exception wrapped just so), it is
+    marked as a continuation ("… PASS 2/2 ..." is text, not a check)."""
+    found = _MARK.match(line)
+    return f"{found.group(1)}… {found.group(2)}" if found else line
+
+
 def _warning_lines(result: GradeResult, style) -> list[str]:
     """The cells that raised while loading, once each, above the checks."""
     if not result.warnings:
@@ -175,8 +187,8 @@ def _warning_lines(result: GradeResult, style) -> list[str]:
     lines = [style("  Warnings (every cell ran in order, going on past errors, as nbgrader does):",
                    fg="yellow")]
     for warning in result.warnings:
-        lines += textwrap.wrap(inert(warning), WIDTH + len(INDENT), initial_indent=INDENT[:-2] + "! ",
-                               subsequent_indent=INDENT, break_on_hyphens=False)
+        lines += map(unforgeable, textwrap.wrap(inert(warning), WIDTH + len(INDENT), initial_indent=INDENT[:-2] + "! ",
+                                                subsequent_indent=INDENT, break_on_hyphens=False))
     return lines
 
 

@@ -26,7 +26,20 @@ _refused: dict = {}
 
 
 def prepare() -> None:
-    """The simulator and the race checker, in place before any learner text is read."""
+    """The simulator and the race checker, in place before any learner text is read.
+
+    The simulator starts an OS thread per CUDA thread, and this child's address space is capped
+    (``source_child.MEMORY_MB``): each thread would otherwise reserve an 8 MiB stack and, once it
+    allocates, a 64 MiB malloc arena of its own, so a launch of a few dozen threads (more where
+    a kernel never ends and its threads stay) could not start under the cap. Simulated kernel
+    code needs little stack, and two arenas serve threads that mostly wait on each other."""
+    import ctypes
+    import threading
+    threading.stack_size(1 << 20)
+    try:
+        ctypes.CDLL(None).mallopt(-8, 2)  # M_ARENA_MAX (glibc); elsewhere nothing to do
+    except (OSError, AttributeError):
+        pass
     from numba import cuda  # noqa: F401  (NUMBA_ENABLE_CUDASIM=1: the sandbox sets it)
     race_checker.install()
 
