@@ -8,7 +8,8 @@ Why each one pays, on a GPU:
   and one load: issue 34 measured the max-pool forward at 0.69x PyTorch with a 3-D grid,
   and 1.06x once the same kernel read a flat array with ``uint64`` offsets. Keep every
   index term unsigned (``u64(...)`` on anything signed): numba-cuda types uint64 * int64 as
-  int64, with the wraparound back (numpy, and so the simulator, as float64, which fails).
+  int64, with the wraparound back (numpy, and so the simulator, as float64, which fails), and
+  compares uint64 with int64 as float64: compare signed positions with ``i64(size)``.
 - ``load4`` / ``store4``: four neighbouring elements in 128-bit transactions (one
   ``ld.global.v4.f32``, or two ``.v2.f64``): a quarter of the load instructions, which is
   what a device-to-device copy does. The offset must be a multiple of 4 and the array's
@@ -29,9 +30,17 @@ import numpy as np
 from backprop_traps.kernels.device import BACKEND, cuda, simulated
 
 u64 = numba.uint64  # u64(i): an unsigned 64-bit index, no negative-index wraparound
+i64 = numba.int64   # i64(u): back to signed, where a position may fall below 0 (padding)
 VECTOR = 4          # elements per load4 / store4
 FULL_MASK = 0xFFFFFFFF
 WARP = 32
+
+
+def bounded_jit(threads: int, blocks_per_sm: int):
+    """cuda.jit with ptxas's launch bounds: blocks of at most ``threads`` threads, ``blocks_per_sm``
+    of them resident, so at most 65,536 / (threads * blocks_per_sm) registers a thread (the
+    static table's bound is 128). The simulator's jit takes no such option."""
+    return cuda.jit if simulated() else cuda.jit(launch_bounds=(threads, blocks_per_sm))
 
 
 @cuda.jit(device=True)
