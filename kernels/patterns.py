@@ -31,6 +31,7 @@ from backprop_traps.kernels.device import BACKEND, cuda, simulated
 
 u64 = numba.uint64  # u64(i): an unsigned 64-bit index, no negative-index wraparound
 i64 = numba.int64   # i64(u): back to signed, where a position may fall below 0 (padding)
+u32 = numba.uint32  # u32(i): a small offset whose division is a 32-bit one (a tile's own)
 VECTOR = 4          # elements per load4 / store4
 FULL_MASK = 0xFFFFFFFF
 WARP = 32
