@@ -17,7 +17,8 @@ Why each one pays, on a GPU:
   allocation is, a slice may not be). The simulator runs plain element loads and checks both.
 - ``warp_sum``: 32 lanes add their values in five register shuffles (``shfl_down_sync``),
   no shared memory and no barrier; ``block_sum`` adds the warps' sums through 32 shared
-  slots and one barrier (a shared-memory tree takes log2(threads) barriers).
+  slots and one barrier (a shared-memory tree takes log2(threads) barriers). ``warp_allsum``
+  and ``block_allsum2`` leave the sum in every thread (XOR shuffles: a butterfly).
 
 Run: tests/kernels/test_patterns.py tests each under the simulator (which gets a warp
 shuffle from kernels/simulator_fixes.py); the kernels that use them test the rest.
@@ -60,6 +61,34 @@ def warp_sum(value):
         value += cuda.shfl_down_sync(FULL_MASK, value, offset)
         offset //= 2
     return value
+
+
+@cuda.jit(device=True)
+def warp_allsum(value):
+    """The sum of ``value`` over the 32 lanes of a warp, in every lane (a butterfly of XOR
+    shuffles). Every lane of the warp must call it."""
+    mask = 16
+    while mask > 0:
+        value += cuda.shfl_xor_sync(FULL_MASK, value, mask)
+        mask //= 2
+    return value
+
+
+@cuda.jit(device=True)
+def block_allsum2(shared, a, b, zero, tid, threads):
+    """(sum of a, sum of b) over a block's ``threads`` threads (a multiple of 32), in EVERY
+    thread: warp sums by shuffles, the warps' sums through shared (2, 32) slots, then each warp
+    adds the slots itself. Two barriers; every thread of the block must call it."""
+    lane, warp = tid % WARP, tid // WARP
+    a, b = warp_allsum(a), warp_allsum(b)
+    if lane == 0:
+        shared[0, warp], shared[1, warp] = a, b
+    cuda.syncthreads()
+    here = lane < threads // WARP
+    a = warp_allsum(shared[0, lane] if here else zero)
+    b = warp_allsum(shared[1, lane] if here else zero)
+    cuda.syncthreads()  # every slot is read before a next call writes it
+    return a, b
 
 
 @cuda.jit(device=True)

@@ -6,7 +6,8 @@ import pytest
 
 from conftest import REAL_GPU
 from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.patterns import aligned, block_sum, flat4, load4, store4, u64, warp_max, warp_sum
+from backprop_traps.kernels.patterns import (aligned, block_allsum2, block_sum, flat4, load4, store4, u64, warp_max,
+                                             warp_sum)
 
 
 @cuda.jit
@@ -73,3 +74,21 @@ def test_flat4_is_the_row_major_offset():
     d_out = cuda.to_device(np.zeros(N * C * H * W))
     offsets[(1, 1, N * C), (W, H, 1)](d_out, C, H, W)
     np.testing.assert_array_equal(d_out.copy_to_host(), np.arange(N * C * H * W))
+
+
+@cuda.jit
+def allsums(x, out):
+    # x: 96 (three warps); out: 2 * 96, every thread's (sum x, sum 2x) over the block
+    tid = cuda.threadIdx.x
+    shared = cuda.shared.array((2, 32), x.dtype)
+    a, b = block_allsum2(shared, x[tid], x[tid] + x[tid], x.dtype.type(0), tid, cuda.blockDim.x)
+    out[tid], out[96 + tid] = a, b
+
+
+def test_block_allsum2_leaves_both_sums_in_every_thread():
+    x = np.random.default_rng(1).standard_normal(96)
+    d_out = cuda.to_device(np.zeros(192))
+    allsums[1, 96](cuda.to_device(x), d_out)
+    got = d_out.copy_to_host()
+    np.testing.assert_allclose(got[:96], np.full(96, x.sum()), rtol=1e-12)
+    np.testing.assert_allclose(got[96:], np.full(96, 2 * x.sum()), rtol=1e-12)
