@@ -164,7 +164,7 @@ $L__BB0_2:
 """
     stats = memory_stats(ptx)
     assert (stats["ld"], stats["ld_loop"], stats["st"], stats["st_loop"], stats["atom"]) == (3, 1, 1, 1, 1)
-    assert stats["ld_bits"] == [8, 64, 128] and stats["vector"]
+    assert stats["ld_bits"] == [8, 64, 128] and stats["ld_bits_loop"] == [64] and stats["vector"]
     assert (stats["div64"], stats["div64_loop"], stats["local"]) == (2, 1, 1)
     assert describe(stats)["div64 (loop)"] == "2 (1)"
 
@@ -176,6 +176,7 @@ def test_the_prediction_rule():
     busy = {"threads_large": 10 ** 8, "elements_large": 10 ** 8, "loads_per_element": 2, "arrays_read": 2}
     assert predict(plain, busy)[0] == "50%"
     assert predict({**plain, "ld_bits": [128]}, busy)[0] == "90%"
+    assert predict({**plain, "ld_bits": [32, 128], "ld_bits_loop": [128]}, busy)[0] == "90%"  # a scalar tail
     assert predict({**plain, "div64": 2}, busy)[0] == "25%"  # one thread per element pays both
     assert predict({**plain, "div64": 2}, {**busy, "elements_large": 10 ** 10})[0] == "50%"  # a grid-stride loop
     assert predict(plain, {**busy, "threads_large": 4096})[0] == "1%"
