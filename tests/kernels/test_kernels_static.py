@@ -22,11 +22,6 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "backpr
 KNOWN_OPEN = {
     "attention_backward.backward_dk_dv": "at the TINY cases' d = 8 in float64 only: the loops over d "
                                          "unroll fully and 128 registers spill 32-40 B (at d = 64, none)",
-    # Question 16's kernels were written for float64 (literals 0.0, 1.0); their cases launch them
-    # in float32 since issue 34 gave every kernel a case. Issue 34's item 3 rewrites them.
-    **{f"backprop_ninja.{name}": "float64 literals in a float32 launch" for name in (
-        "column_sum_kernel", "cross_entropy_backward_kernel", "cross_entropy_forward_kernel",
-        "layernorm_backward_kernel", "layernorm_param_kernel")},
 }
 
 
