@@ -11,8 +11,8 @@ Why each one pays, on a GPU:
   int64, with the wraparound back (numpy, and so the simulator, as float64, which fails), and
   compares uint64 with int64 as float64: compare signed positions with ``i64(size)``.
 - ``load4`` / ``store4``: four neighbouring elements in 128-bit transactions (one
-  ``ld.global.v4.f32``, or two ``.v2.f64``): a quarter of the load instructions, which is
-  what a device-to-device copy does. The offset must be a multiple of 4 and the array's
+  ``ld.global.v4.f32``, or two ``.v2.f64``; float16's four are one 64-bit ``.v4.f16``): a
+  quarter of the load instructions, which is what a device-to-device copy does. The offset must be a multiple of 4 and the array's
   start 16-byte aligned (``aligned(...)`` checks device arrays on the host; every
   allocation is, a slice may not be). The simulator runs plain element loads and checks both.
 - ``warp_sum``: 32 lanes add their values in five register shuffles (``shfl_down_sync``),
@@ -182,7 +182,7 @@ def _gpu_access():
         """The element pointer a[index] as 128-bit vectors: [(pointer, lanes)], 1 or 2 of them."""
         data = context.make_array(array_type)(context, builder, value=array).data
         element = context.get_value_type(array_type.dtype)
-        lanes = 128 // array_type.dtype.bitwidth
+        lanes = min(VECTOR, 128 // array_type.dtype.bitwidth)  # float16: one 64-bit vector
         vector = ir.VectorType(element, lanes).as_pointer()
         return [(builder.bitcast(builder.gep(data, [builder.add(index, ir.Constant(index.type, part))]), vector),
                  lanes) for part in range(0, VECTOR, lanes)]
