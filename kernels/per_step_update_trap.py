@@ -3,20 +3,16 @@
 The GPU side of the per_step_update_trap question. The filter is shared by every output
 position and every example, so its gradient is a reduction over N * L_out terms for each
 of its C_out * C_in * K entries. These kernels do that reduction the way a GPU should:
-
 - Stage 1 (``*_partials_kernel``): each block sums its share of the terms (a part of the
   batch's positions) into one partial sum per value, in registers and, for the bias, a
   shared-memory tree (halve the active threads each round, log2(threads) rounds).
 - Stage 2 (``sum_partials_kernel``): one block per value adds up its P partial sums with
   the same tree, and writes the value once.
-
 Why not one global ``cuda.atomic.add`` per term? All N * L_out terms of a weight would hit
 the same address, and the hardware serialises atomics on one address, so the "parallel"
-reduction runs one term at a time (float64 atomicAdd is native from compute capability 6.0;
-it was a compare-and-swap loop only before that).
-The order in which atomics land also changes from run to run, so float sums would not be
-reproducible. The tree does the same additions in log depth, in a fixed order, and writes
-each result once; no kernel in this file uses atomics.
+reduction runs one term at a time; and the order in which atomics land changes from run to
+run, so float sums would not be reproducible. The tree does the same additions in log
+depth, in a fixed order, and writes each result once; no kernel here uses atomics.
 
 Why tiles (issue 34 measured the first, one-thread-per-output kernels at 0-1% of copy
 bandwidth, 0.04x cuDNN): a convolution is a matrix product per example, out_n = W X_n with
@@ -27,25 +23,20 @@ addresses), and each thread keeps a 4 x 4 tile of outputs in registers, so every
 takes from shared memory feeds 4 multiply-adds. The input gradient is the same product
 with W transposed (a gather: tap k of window t read input t * S + k - P), and the filter
 gradient a product of dout with X_n transposed, reduced over positions: a 32 x 32 x K tile
-per block, its positions in parts (stage 1 above). The static table
-(benchmarks/results/kernels_static.md) shows the global loads outside the inner loops and
-no local memory: the inner loops read shared memory only. Kernels are made per (K, stride)
-(``tiled``): the shared tiles' shapes and the register loops need them at compile time.
+per block, its positions in parts (stage 1). The static table (benchmarks/results/
+kernels_static.md) shows no local memory and no 64-bit division: the inner loops read shared
+memory only, through unsigned offsets. Kernels are made per (K, stride) (``tiled``).
 
-Run: the launchers (``*_device``) take device arrays and only launch (the benchmark times
-them, kernels/dry_run.py checks their grids); host functions take and return numpy arrays in any float dtype (results take the
-dtype of the first array argument; zeros come from ``arr.dtype.type(0)`` so float32 math
-is never promoted to float64). Under ``NUMBA_ENABLE_CUDASIM=1`` (set by tests/conftest.py
-before numba.cuda is imported) they run on the CPU simulator; without it, on the GPU.
-Tests: ``python -m pytest tests/kernels/test_per_step_update_trap_kernels.py -q``.
+Run: the launchers (``*_device``) take device arrays and only launch; host functions take
+and return numpy arrays in any float dtype (the first array's), under the simulator with
+``NUMBA_ENABLE_CUDASIM=1`` (tests/conftest.py sets it), else on the GPU. Tests:
+``python -m pytest tests/kernels/test_per_step_update_trap_kernels.py -q``; ``python -m
+backprop_traps.kernels.per_step_update_trap`` checks them on the benchmark's tiny cases
+against the solution notebook and times them (kernels/self_check.py).
 
 Shapes: N batch, C_in / C_out input / output channels, L input length, K filter taps,
 S stride, P zero padding at each end, L_out = (L + 2P - K) // S + 1 output positions.
 x (N, C_in, L), w (C_out, C_in, K), b (C_out,), out and dout (N, C_out, L_out).
-
-Check and time it: python -m backprop_traps.kernels.per_step_update_trap (from any folder) runs these kernels on the
-benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
-reference, and times them (kernels/self_check.py; the simulator without a GPU).
 """
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.per_step_update_trap: no GPU? the simulator, before numba loads
@@ -72,9 +63,8 @@ SHARED_BUDGET = 40 * 1024  # bytes of shared memory a tiled block may take, in f
 
 @cuda.jit(device=True)
 def block_tree_sum(shared, tid):
-    """Sum shared[0:blockDim.x] into shared[0]. Every thread of the block calls it; the block
-    is a power of two no larger than THREADS_PER_BLOCK (the shared arrays' size), which
-    ``reduction_launch`` checks on the host."""
+    """Sum shared[0:blockDim.x] into shared[0]. Every thread of the block calls it; the block is
+    a power of two up to THREADS_PER_BLOCK (the shared arrays' size: ``reduction_launch`` checks)."""
     cuda.syncthreads()
     active = cuda.blockDim.x // 2
     while active > 0:
@@ -95,8 +85,7 @@ def reduction_chunk(taps: int, stride: int) -> int:
 
 
 def weight_tile(taps: int, stride: int) -> int:
-    """Positions per tile of the filter gradient: the most (128 down to 8) whose dout and x
-    tiles of 32 channels each fit SHARED_BUDGET."""
+    """Positions per filter-gradient tile: the most (128 down to 8) whose 32-channel tiles fit."""
     positions = TILE_T
     while positions > 8 and 8 * TILE_C * (positions + positions * stride + taps - 1) > SHARED_BUDGET:
         positions //= 2
@@ -293,8 +282,7 @@ def sum_partials_kernel(partials, totals):
 # ---- launchers: device arrays in, launched -------------------------------------------
 
 def reduction_launch(kernel, grid, threads=THREADS_PER_BLOCK):
-    """``kernel[grid, threads]`` for the tree reductions, refusing a block their tree and
-    shared arrays cannot take: a power of two, at most THREADS_PER_BLOCK."""
+    """``kernel[grid, threads]`` for the tree reductions: a power of two up to THREADS_PER_BLOCK."""
     if threads < 1 or threads > THREADS_PER_BLOCK or threads & (threads - 1):
         raise ValueError(f"a reduction block must be a power of two up to {THREADS_PER_BLOCK} threads, got {threads}")
     return kernel[grid, threads]
@@ -310,8 +298,7 @@ def _flat(a):
 
 
 def dims(n, c_in, length, c_out, l_out):
-    """The tiled kernels' sizes, as u64."""
-    return tuple(u64(v) for v in (n, c_in, length, c_out, l_out))
+    return tuple(u64(v) for v in (n, c_in, length, c_out, l_out))  # the tiled kernels' sizes
 
 
 def _tile_grid(length, channels, n):
@@ -364,42 +351,37 @@ def _as(a, dtype):
 def conv1d_forward(x, w, b, stride, padding):
     """out (N, C_out, L_out) = conv1d(x, w, b), cross-correlation like torch's."""
     x = np.ascontiguousarray(x)
-    w, b = _as(w, x.dtype), _as(b, x.dtype)
-    N, _, L = x.shape
-    C_out, _, K = w.shape
-    L_out = (L + 2 * padding - K) // stride + 1
-    d_out = cuda.device_array((N, C_out, L_out), dtype=x.dtype)
-    conv1d_forward_device(cuda.to_device(x), cuda.to_device(w), cuda.to_device(b), stride, padding, d_out)
+    (N, _, L), (C_out, _, K) = x.shape, w.shape
+    d_out = cuda.device_array((N, C_out, (L + 2 * padding - K) // stride + 1), dtype=x.dtype)
+    conv1d_forward_device(cuda.to_device(x), cuda.to_device(_as(w, x.dtype)), cuda.to_device(_as(b, x.dtype)),
+                          stride, padding, d_out)
     return d_out.copy_to_host()
 
 
 def conv1d_backward_data(dout, w, input_length, stride, padding):
     """dx (N, C_in, L) with L = input_length, gathered: no two threads write one element."""
     dout = np.ascontiguousarray(dout)
-    w = _as(w, dout.dtype)
     d_dx = cuda.device_array((dout.shape[0], w.shape[1], int(input_length)), dtype=dout.dtype)
-    conv1d_backward_data_device(cuda.to_device(dout), cuda.to_device(w), stride, padding, d_dx)
+    conv1d_backward_data_device(cuda.to_device(dout), cuda.to_device(_as(w, dout.dtype)), stride, padding, d_dx)
     return d_dx.copy_to_host()
 
 
 def conv1d_backward_weight(dout, x, kernel_size, stride, padding):
     """dw (C_out, C_in, K): for each weight, the sum over batch and positions, in two stages."""
     x = np.ascontiguousarray(x)
-    dout = _as(dout, x.dtype)
-    N, C_in, _ = x.shape
-    C_out, L_out = dout.shape[1], dout.shape[2]
+    (N, C_in, _), (_, C_out, L_out) = x.shape, dout.shape
     values = C_out * C_in * int(kernel_size)
     d_partials = cuda.device_array((values, partials_per_value(N * L_out)), dtype=x.dtype)
     d_dw = cuda.device_array(values, dtype=x.dtype)
-    conv1d_backward_weight_device(cuda.to_device(dout), cuda.to_device(x), kernel_size, stride, padding,
-                                  d_partials, d_dw)
+    conv1d_backward_weight_device(cuda.to_device(_as(dout, x.dtype)), cuda.to_device(x), kernel_size, stride,
+                                  padding, d_partials, d_dw)
     return d_dw.copy_to_host().reshape(C_out, C_in, int(kernel_size))
 
 
 def conv1d_backward_bias(dout):
     """db (C_out,): the sum of dout over batch and positions, in two stages."""
     dout = np.ascontiguousarray(dout)
-    N, C_out, L_out = dout.shape
+    N, C_out, _ = dout.shape
     d_partials = cuda.device_array((C_out, max(1, min(N, MAX_PARTIALS))), dtype=dout.dtype)
     d_db = cuda.device_array(C_out, dtype=dout.dtype)
     conv1d_backward_bias_device(cuda.to_device(dout), d_partials, d_db)
@@ -408,10 +390,8 @@ def conv1d_backward_bias(dout):
 
 def conv1d_backward(dout, x, w, stride, padding):
     """(dx, dw, db), the same contract as the solution's conv1d_backward."""
-    dx = conv1d_backward_data(dout, w, x.shape[2], stride, padding)
-    dw = conv1d_backward_weight(dout, x, w.shape[2], stride, padding)
-    db = conv1d_backward_bias(dout)
-    return dx, dw, db
+    return (conv1d_backward_data(dout, w, x.shape[2], stride, padding),
+            conv1d_backward_weight(dout, x, w.shape[2], stride, padding), conv1d_backward_bias(dout))
 
 
 if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
