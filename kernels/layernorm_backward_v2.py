@@ -5,7 +5,7 @@ triples merged in a shared-memory tree, a backward that computes both row sums i
 and keeps per-block partial sums of dgamma and dbeta (no atomics). Issue 34 measured its
 forward at 30% and its backward at 21% of copy bandwidth. What changed:
 
-  - a thread owns 4 neighbouring features of the row (D / 4 threads a block, D <= 4,096):
+  - a thread owns 4 neighbouring features of the row (D / 4 threads a block, D <= 2,048):
     it reads them in ONE 128-bit load and keeps them in registers, so the forward reads x
     once, computes the mean, then the variance as the mean of (x - mean)^2 from the same
     registers (two passes over registers, not over memory: no E[x^2] - E[x]^2 cancellation,
@@ -22,7 +22,7 @@ Traffic per op: forward x read once, y written once (2 N*D); backward dy and x r
 dx written once (3 N*D), plus 2 G*D partials. What the static table predicts
 (benchmarks/results/kernels_static.md): 128-bit loads, no 64-bit division, no local memory.
 
-Shapes: N rows, D features (a multiple of 4, at most 4,096; the launchers check, version 1
+Shapes: N rows, D features (a multiple of 4, at most 2,048; the launchers check, version 1
 takes any D), G blocks. Flat arrays: x, y, dy, dx (N*D,); gamma, beta, dgamma, dbeta (D,);
 mean, rstd (N,); partials (2*G*D,). Tests: tests/kernels/test_layernorm_backward_kernels.py.
 """
@@ -33,15 +33,16 @@ import math
 import numpy as np
 
 from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID, MAX_THREADS_PER_BLOCK
-from backprop_traps.kernels.patterns import VECTOR, WARP, aligned, block_allsum2, load4, store4, u64
+from backprop_traps.kernels.launch_limits import MAX_GRID
+from backprop_traps.kernels.patterns import VECTOR, WARP, aligned, block_allsum2, bounded_jit, load4, store4, u64
 
 BLOCKS = 1024          # G: rows strided over this many blocks (8 resident a multiprocessor, 132 of them)
+MAX_THREADS = 512      # a block's threads at most (D <= 2,048): ptxas keeps them to 128 registers
 SUM_LANES = 8          # param_sum_kernel's block: (32 column groups, 8 lanes over the G rows)
 SUM_TILE = WARP * VECTOR  # its columns: 128 (a shared shape is a constant, not a product)
 
 
-@cuda.jit
+@bounded_jit(MAX_THREADS, 1)
 def layernorm_forward_kernel(x, gamma, beta, eps, n_rows, d, y, mean, rstd):
     # x: N*D; gamma, beta: D; eps in x's dtype; n_rows, d: u64; y: N*D, mean, rstd: N (written).
     # Thread t: features 4t .. 4t + 3 of rows blockIdx.x, + gridDim.x, ...
@@ -73,7 +74,7 @@ def layernorm_forward_kernel(x, gamma, beta, eps, n_rows, d, y, mean, rstd):
         row += u64(cuda.gridDim.x)
 
 
-@cuda.jit
+@bounded_jit(MAX_THREADS, 1)
 def layernorm_backward_kernel(dy, x, gamma, mean, rstd, n_rows, d, dx, partials):
     # dy, x: N*D; gamma: D; mean, rstd: N; n_rows, d: u64; dx: N*D (written); partials: 2*G*D
     # (written: block b's sums over its rows of dy * x-hat, row 0, and of dy, row 1).
@@ -156,10 +157,9 @@ def backward_blocks(n_rows: int) -> int:
 
 
 def _check(d: int, *arrays) -> None:
-    if d % VECTOR or d > VECTOR * MAX_THREADS_PER_BLOCK or not aligned(*arrays):
+    if d % VECTOR or d > VECTOR * MAX_THREADS or not aligned(*arrays):
         raise ValueError(f"LayerNorm version 2 holds 4 features a thread: D must be a multiple of 4, at most "
-                         f"{VECTOR * MAX_THREADS_PER_BLOCK}, and the arrays 16-byte aligned (D = {d}); "
-                         "version 1 takes any D")
+                         f"{VECTOR * MAX_THREADS}, and the arrays 16-byte aligned (D = {d}); version 1 takes any D")
 
 
 def _flat(a):
