@@ -36,7 +36,7 @@ from backprop_traps.kernels.device import cuda
 from backprop_traps.kernels.launch_limits import MAX_GRID
 from backprop_traps.kernels.patterns import VECTOR, WARP, aligned, block_allsum2, bounded_jit, load4, store4, u64
 
-BLOCKS = 1024          # G: rows strided over this many blocks (8 resident a multiprocessor, 132 of them)
+BLOCKS = 512           # G: rows strided over this many blocks (4 a multiprocessor; the partials stay small)
 MAX_THREADS = 512      # a block's threads at most (D <= 2,048): ptxas keeps them to 128 registers
 SUM_LANES = 8          # param_sum_kernel's block: (32 column groups, 8 lanes over the G rows)
 SUM_TILE = WARP * VECTOR  # its columns: 128 (a shared shape is a constant, not a product)
