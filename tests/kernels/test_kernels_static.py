@@ -136,8 +136,9 @@ def test_the_gpu_sessions_sanitizer_covers_every_shared_memory_kernel(static):
     memory: its list must follow the compile (a module gaining a shared array joins it; a
     version-2 module, <question>_v2.py, counts as its question's)."""
     sys.path.insert(0, str(REPO))
-    from benchmarks.gpu_session import SHARED_MEMORY
-    uses = {r["kernel"].split(".")[0].removesuffix("_v2") for r in static["rows"] if not r["error"] and r["smem"] > 0}
+    from benchmarks.gpu_session import SHARED_BY, SHARED_MEMORY
+    modules = {r["kernel"].split(".")[0].removesuffix("_v2") for r in static["rows"] if not r["error"] and r["smem"] > 0}
+    uses = {q for m in modules for q in SHARED_BY.get(m, (m,))}
     assert uses == set(SHARED_MEMORY)
 
 
