@@ -44,11 +44,14 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results" / "kernels_gpu.md"
 BUDGET = {"tests": 180, "bench": 200, "racecheck": 45, "memcheck": 45}  # seconds: 470 in all
 BENCH_ARGS = ["--runs", "10", "--warmup", "2", "--max-seconds", "120"]
-# Kernel modules with a kernel that uses shared memory (smem > 0 in benchmarks/results/kernels_static.md;
-# tests/kernels/test_kernels_static.py keeps this list in step with the static compile).
-SHARED_MEMORY = ("adamw_step", "attention_backward", "batchnorm_backward", "bptt", "gradient_clinic",
-                 "layernorm_backward", "loss_scaling", "per_step_update_trap", "reparameterisation",
-                 "residual_backward", "softmax_ce", "vram_trap")
+# Questions with a kernel that uses shared memory (smem > 0 in benchmarks/results/kernels_static.md;
+# tests/kernels/test_kernels_static.py keeps this list in step with the static compile). A version-2
+# module counts as its question's; a module of kernels shared between questions, as the questions'
+# whose cases launch them (SHARED_BY).
+SHARED_MEMORY = ("adamw_step", "attention_backward", "batchnorm_backward", "bptt", "forward_vs_reverse",
+                 "gradient_clinic", "layernorm_backward", "loss_scaling", "per_step_update_trap",
+                 "reparameterisation", "residual_backward", "softmax_ce", "vram_trap")
+SHARED_BY = {"tiled_matmul": ("forward_vs_reverse",)}
 
 
 # ---------------------------------------------------------------- 0. preflight, before numpy loads

@@ -5,6 +5,7 @@
   ld, st, atom          global loads (``ld.global``, ``.nc`` included), stores, atomics/reductions
   ld_loop, st_loop      how many of them sit inside a loop
   ld_bits               the widths of the loads, in bits (a ``.v4.f32`` load is 128)
+  ld_bits_loop          the widths of the loads inside loops (where a kernel spends its time)
   vector                whether any load or store is a vector one (``.v2`` / ``.v4``)
   div64, div64_loop     ``div``/``rem`` on 64-bit integers (``.s64``/``.u64``), all and in loops:
                         dozens of instructions each (the hardware divides no integers). NVVM
@@ -49,8 +50,8 @@ def memory_stats(ptx: str) -> dict:
     lines = ptx.splitlines()
     loops = _loops(lines)
     in_loop = lambda n: any(a <= n <= b for a, b in loops)
-    stats = {"ld": 0, "ld_loop": 0, "st": 0, "st_loop": 0, "atom": 0, "ld_bits": set(), "vector": False,
-             "div64": 0, "div64_loop": 0, "local": 0}
+    stats = {"ld": 0, "ld_loop": 0, "st": 0, "st_loop": 0, "atom": 0, "ld_bits": set(), "ld_bits_loop": set(),
+             "vector": False, "div64": 0, "div64_loop": 0, "local": 0}
     for number, line in enumerate(lines):
         match = _LINE.match(line)
         if not match:
@@ -64,6 +65,8 @@ def memory_stats(ptx: str) -> dict:
             stats["vector"] |= any(p in ("v2", "v4", "v8") for p in parts)
             if kind == "ld":
                 stats["ld_bits"].add(_width(op))
+                if in_loop(number):
+                    stats["ld_bits_loop"].add(_width(op))
         elif parts[0] in ("atom", "red") and "global" in parts:
             stats["atom"] += 1
         elif parts[0] in ("div", "rem") and parts[-1] in ("s64", "u64"):
@@ -71,7 +74,7 @@ def memory_stats(ptx: str) -> dict:
             stats["div64_loop"] += in_loop(number)
         elif parts[0] in ("ld", "st") and "local" in parts:
             stats["local"] += 1
-    stats["ld_bits"] = sorted(stats["ld_bits"])
+    stats["ld_bits"], stats["ld_bits_loop"] = sorted(stats["ld_bits"]), sorted(stats["ld_bits_loop"])
     return stats
 
 

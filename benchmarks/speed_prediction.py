@@ -5,7 +5,9 @@ The rule, in fractions of a device-to-device copy's bandwidth (a copy moves 128-
 with every thread busy), for a bandwidth-bound kernel:
   start  90% when its narrowest data load (32 bits or more; byte masks aside) is 128 bits,
          70% at 64 bits, 50% at 32 bits (issue 34 measured the scalar fp32 elementwise
-         kernels at 30-68% of copy on an H200: AdamW 45%, Gumbel-softmax 48-68%);
+         kernels at 30-68% of copy on an H200: AdamW 45%, Gumbel-softmax 48-68%); the loads
+         in loops are the ones counted where a kernel has any (a tail of P % 4 values
+         loaded one at a time after a 128-bit loop does not make it a 32-bit kernel);
   / (1 + d/2)  d = 64-bit integer divisions and modulos per element: those in loops, plus
          those outside loops times threads per element (one thread per element pays all of
          its index arithmetic; a grid-stride loop pays it once). The hardware divides no
@@ -47,7 +49,8 @@ def predict(row: dict, facts: dict | None) -> tuple[str, str]:
     facts = facts or {}
     if facts.get("compute") and row.get("ld_loop"):
         return "compute-bound", "a flop-counted loop of loads: read its GFLOP/s"
-    data_widths = [w for w in row.get("ld_bits") or [] if w >= 32] or [32]
+    in_loops = [w for w in row.get("ld_bits_loop") or [] if w >= 32]
+    data_widths = in_loops or [w for w in row.get("ld_bits") or [] if w >= 32] or [32]
     width = min(data_widths)
     fraction = 0.9 if width >= 128 else 0.7 if width >= 64 else 0.5
     why = [f"{width}-bit loads"]

@@ -6,45 +6,43 @@ them against the reference and times them. The model is question 16's: a tied em
 linear -> LayerNorm -> tanh -> inverted dropout -> linear -> logits = z @ E.T -> softmax-CE.
 
 Forward
-1. ``embedding_forward_kernel``: one thread per (position, channel), a gather from E.
+1. ``embedding_forward_kernel``: one thread per (channel, position), a gather from E.
 2. ``matmul_bias_kernel``: one thread per output element, out = A @ W + b; the linear
    layers, and the tied output layer (W = E transposed, no bias). Backward reuses it for
    every matrix product, with the operands transposed on the host.
 3. ``layernorm_forward_kernel``: one thread per row: two passes (mean, then the biased
-   variance), then xhat and gamma * xhat + beta. (Question 11's kernels do this with a block
-   per row and Welford's merge; rows here are short.)
+   variance), then xhat and gamma * xhat + beta (rows here are short: question 11's kernels
+   give a row a block).
 4. ``tanh_dropout_forward_kernel``: one thread per unit, fused: h = tanh(hln), and hdrop from
-   the unit's bit of ``keep_bits`` (byte i // 8, bit 7 - i % 8: np.packbits' order), scaled
-   by 1 / (1 - p). The mask is never unpacked into memory.
+   the unit's bit of ``keep_bits`` (np.packbits' order) times 1 / (1 - p), never unpacked.
 5. ``cross_entropy_forward_kernel``: one thread per row: max, log-sum-exp, the row's loss.
    The host averages the B losses (a fixed order: the same bits every run).
 Backward
-6. ``cross_entropy_backward_kernel``: one thread per logit: (softmax - onehot) / B, the
-   softmax recomputed from the row's max and sum (one thread per row first: 5's statistics).
+6. ``cross_entropy_backward_kernel``: one thread per logit: (softmax - onehot) / B, from 5's
+   row max and sum.
 7. ``column_sum_kernel``: one thread per column, the biases' gradients in a fixed order.
 8. ``dropout_tanh_backward_kernel``: one thread per unit: dh from the same bit and scale,
    dhln = dh * (1 - h^2), from tanh's output.
 9. ``layernorm_backward_kernel``: one thread per row: the two row means, then dhpre;
    ``layernorm_param_kernel``: one thread per unit for dgamma and dbeta.
-10. ``embedding_backward_kernel``: one thread per (position, channel), ``cuda.atomic.add``
-   into dE's row idx: positions that share an id add into the same address, and only an
-   atomic keeps every contribution (a plain += loses them: the embedding-overwrite trap in
-   hardware). The order of the atomics varies, so dE's last bits may vary run to run on a
-   GPU; the tied output gradient is written first, so dE is the sum of both paths.
+10. ``embedding_backward_kernel``: one thread per (channel, position), ``cuda.atomic.add``
+   into dE's row idx: positions sharing an id add into one address, and only an atomic keeps
+   every contribution (a plain += loses them: the embedding-overwrite trap in hardware). The
+   atomics' order varies, so dE's last bits may too; dE already holds the output layer's part.
 11. ``embedding_backward_gather_kernel``: the deterministic alternative, one thread per (id,
-   channel) that walks every position in a fixed order and adds those naming its id: the same
-   bits every run, at V times the reads (llm.c's encoder backward sorts positions by id instead).
+   channel) adding, in a fixed order, the positions naming its id: V times the reads.
 
-Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
-    NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_backprop_ninja_kernels.py
-Check and time it: python -m backprop_traps.kernels.backprop_ninja (from any folder) runs every
-kernel on the benchmark's tiny cases (kernels/cases/backprop_ninja.py: a whole step of the
-solution) in float64 and float32 against the solution notebook, and times them. The launchers
+Every constant is made in the arrays' dtype (issue 34: a float32 step had float64 literals in
+five kernels); the elementwise kernels index flat arrays with unsigned offsets, on 2-D grids
+where a thread needs a (row, column): no 64-bit division to find an element.
+Run: NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_backprop_ninja_kernels.py (on
+a GPU, BACKPROP_TRAPS_REAL_GPU=1). ``python -m backprop_traps.kernels.backprop_ninja`` runs
+every kernel on the tiny cases (kernels/cases/backprop_ninja.py: a whole step of the solution)
+in float64 and float32 against the solution notebook, and times them. The launchers
 (``*_device``) take device arrays and only launch (their grids are what the dry run checks).
 
-Shapes: B examples, T tokens each, V vocabulary, C channels, H hidden units; float64
-throughout (the host functions allocate float64, the kernels' constants are float64).
-idx (B, T) int64; E (V, C); W1 (T*C, H); W2 (H, C).
+Shapes: B examples, T tokens each, V vocabulary, C channels, H hidden units; float32 or
+float64 (the host functions allocate float64). idx (B, T) int64; E (V, C); W1 (T*C, H); W2 (H, C).
 """
 from __future__ import annotations
 
@@ -57,8 +55,11 @@ import math
 import numpy as np
 
 from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.launch_limits import MAX_GRID
+from backprop_traps.kernels.patterns import i64, u64
 
 THREADS = 64
+WIDE = (32, 8)  # 2-D launches: columns along x, rows along y (strided past 65,535 blocks)
 
 
 def launch(n: int, threads: int = THREADS) -> tuple[int, int]:
@@ -66,16 +67,23 @@ def launch(n: int, threads: int = THREADS) -> tuple[int, int]:
     return max(1, math.ceil(n / threads)), threads
 
 
+def wide(columns: int, rows: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(grid, block) for a 2-D launch of WIDE blocks over (columns, rows)."""
+    return (max(1, math.ceil(columns / WIDE[0])), max(1, min(math.ceil(rows / WIDE[1]), MAX_GRID[1]))), WIDE
+
+
+def flat(a):
+    return a.reshape(a.size)
+
+
 # 1. the embedding's gather -------------------------------------------------------------------
 @cuda.jit
-def embedding_forward_kernel(idx, E, emb):
-    # idx: B, T; E: V, C; emb: B, T, C (written)
-    i = cuda.grid(1)
-    n_tokens, channels = idx.shape[0] * idx.shape[1], E.shape[1]
-    if i < n_tokens * channels:
-        pos, c = i // channels, i % channels
-        b, t = pos // idx.shape[1], pos % idx.shape[1]
-        emb[b, t, c] = E[idx[b, t], c]
+def embedding_forward_kernel(idx, E, channels, emb):
+    # idx: B*T; E: V*C; channels: C as u64; emb: B*T*C (written). Thread (c, position), strided.
+    c, pos, stride = u64(cuda.grid(2)[0]), u64(cuda.grid(2)[1]), u64(cuda.gridsize(2)[1])
+    while c < channels and pos < u64(idx.size):
+        emb[pos * channels + c] = E[u64(idx[pos]) * channels + c]
+        pos += stride
 
 
 # 2. every matrix product ---------------------------------------------------------------------
@@ -98,15 +106,14 @@ def layernorm_forward_kernel(hpre, gamma, beta, eps, mean, rstd, xhat, hln):
     row = cuda.grid(1)
     if row < hpre.shape[0]:
         units = hpre.shape[1]
-        m = 0.0
+        n, m, var = hpre.dtype.type(units), hpre.dtype.type(0), hpre.dtype.type(0)  # in the arrays' dtype
         for j in range(units):
             m += hpre[row, j]
-        m /= units
-        var = 0.0
+        m /= n
         for j in range(units):
             d = hpre[row, j] - m
             var += d * d
-        r = 1.0 / math.sqrt(var / units + eps)  # biased variance, eps inside the root
+        r = hpre.dtype.type(1) / math.sqrt(var / n + eps)  # biased variance, eps inside the root
         mean[row], rstd[row] = m, r
         for j in range(units):
             xh = (hpre[row, j] - m) * r
@@ -123,13 +130,12 @@ def kept(keep_bits, i):
 # 4. tanh and dropout, fused ------------------------------------------------------------------
 @cuda.jit
 def tanh_dropout_forward_kernel(hln, keep_bits, scale, h, hdrop):
-    # hln: B, H; keep_bits: ceil(B*H / 8) uint8; scale = 1 / (1 - p); h, hdrop: B, H (written)
-    i = cuda.grid(1)
-    if i < hln.size:
-        row, j = i // hln.shape[1], i % hln.shape[1]
-        t = math.tanh(hln[row, j])
-        h[row, j] = t
-        hdrop[row, j] = t * scale if kept(keep_bits, i) else 0.0
+    # hln: B*H; keep_bits: ceil(B*H / 8) uint8; scale = 1 / (1 - p) in hln's dtype; h, hdrop: B*H
+    i = u64(cuda.grid(1))
+    if i < u64(hln.size):
+        t = math.tanh(hln[i])
+        h[i] = t
+        hdrop[i] = t * scale if kept(keep_bits, i) else hln.dtype.type(0)
 
 
 # 5. softmax cross-entropy, one row per thread -------------------------------------------------
@@ -141,7 +147,7 @@ def cross_entropy_forward_kernel(logits, targets, row_max, row_sum, losses):
         m = logits[row, 0]
         for v in range(1, logits.shape[1]):
             m = max(m, logits[row, v])
-        s = 0.0
+        s = logits.dtype.type(0)
         for v in range(logits.shape[1]):
             s += math.exp(logits[row, v] - m)  # every term <= 1: no overflow
         row_max[row], row_sum[row] = m, s
@@ -150,15 +156,18 @@ def cross_entropy_forward_kernel(logits, targets, row_max, row_sum, losses):
 
 # 6. softmax cross-entropy's backward ---------------------------------------------------------
 @cuda.jit
-def cross_entropy_backward_kernel(logits, targets, row_max, row_sum, dlogits):
-    # logits: B, V; targets: B; row_max, row_sum: B (from 5); dlogits: B, V (written)
-    i = cuda.grid(1)
-    if i < logits.size:
-        row, v = i // logits.shape[1], i % logits.shape[1]
-        p = math.exp(logits[row, v] - row_max[row]) / row_sum[row]
-        if v == targets[row]:
-            p -= 1.0
-        dlogits[row, v] = p / logits.shape[0]  # the loss is the batch mean
+def cross_entropy_backward_kernel(logits, targets, row_max, row_sum, vocab, dlogits):
+    # logits: B*V; targets: B; row_max, row_sum: B (from 5); vocab: V as u64; dlogits: B*V
+    # (written). Thread (v, row), rows strided.
+    v, row, stride = u64(cuda.grid(2)[0]), u64(cuda.grid(2)[1]), u64(cuda.gridsize(2)[1])
+    inv_b = logits.dtype.type(1) / logits.dtype.type(targets.size)  # the loss is the batch mean
+    while v < vocab and row < u64(targets.size):
+        at = row * vocab + v
+        p = math.exp(logits[at] - row_max[row]) / row_sum[row]
+        if i64(v) == targets[row]:
+            p -= logits.dtype.type(1)
+        dlogits[at] = p * inv_b
+        row += stride
 
 
 # 7. a bias's gradient: a column sum in a fixed order ------------------------------------------
@@ -167,7 +176,7 @@ def column_sum_kernel(grad, out):
     # grad: M, N; out: N (written)
     col = cuda.grid(1)
     if col < grad.shape[1]:
-        acc = 0.0
+        acc = grad.dtype.type(0)
         for row in range(grad.shape[0]):
             acc += grad[row, col]
         out[col] = acc
@@ -176,14 +185,13 @@ def column_sum_kernel(grad, out):
 # 8. dropout and tanh, backward, fused ---------------------------------------------------------
 @cuda.jit
 def dropout_tanh_backward_kernel(dhdrop, keep_bits, scale, h, dh, dhln):
-    # dhdrop, h: B, H; keep_bits, scale: as 4's; dh, dhln: B, H (written)
-    i = cuda.grid(1)
-    if i < h.size:
-        row, j = i // h.shape[1], i % h.shape[1]
-        g = dhdrop[row, j] * scale if kept(keep_bits, i) else 0.0  # the same mask, the same scale
-        dh[row, j] = g
-        t = h[row, j]
-        dhln[row, j] = g * (1.0 - t * t)  # tanh' from tanh's output
+    # dhdrop, h: B*H; keep_bits, scale: as 4's; dh, dhln: B*H (written)
+    i = u64(cuda.grid(1))
+    if i < u64(h.size):
+        g = dhdrop[i] * scale if kept(keep_bits, i) else h.dtype.type(0)  # the same mask, the same scale
+        dh[i] = g
+        t = h[i]
+        dhln[i] = g * (h.dtype.type(1) - t * t)  # tanh' from tanh's output
 
 
 # 9. LayerNorm's backward ---------------------------------------------------------------------
@@ -193,13 +201,13 @@ def layernorm_backward_kernel(dhln, gamma, xhat, rstd, dhpre):
     row = cuda.grid(1)
     if row < dhln.shape[0]:
         units = dhln.shape[1]
-        mean_g, mean_gx = 0.0, 0.0
+        n, mean_g, mean_gx = dhln.dtype.type(units), dhln.dtype.type(0), dhln.dtype.type(0)
         for j in range(units):
             g = dhln[row, j] * gamma[j]
             mean_g += g
             mean_gx += g * xhat[row, j]
-        mean_g /= units
-        mean_gx /= units
+        mean_g /= n
+        mean_gx /= n
         for j in range(units):
             dhpre[row, j] = rstd[row] * (dhln[row, j] * gamma[j] - mean_g - xhat[row, j] * mean_gx)
 
@@ -209,7 +217,7 @@ def layernorm_param_kernel(dhln, xhat, dgamma, dbeta):
     # dhln, xhat: B, H; dgamma, dbeta: H (written), summed over the batch in a fixed order
     j = cuda.grid(1)
     if j < dhln.shape[1]:
-        acc_gamma, acc_beta = 0.0, 0.0
+        acc_gamma, acc_beta = dhln.dtype.type(0), dhln.dtype.type(0)
         for row in range(dhln.shape[0]):
             acc_gamma += dhln[row, j] * xhat[row, j]
             acc_beta += dhln[row, j]
@@ -218,14 +226,13 @@ def layernorm_param_kernel(dhln, xhat, dgamma, dbeta):
 
 # 10. the embedding's scatter-add ---------------------------------------------------------------
 @cuda.jit
-def embedding_backward_kernel(idx, demb, dE):
-    # idx: B, T; demb: B, T, C; dE: V, C (added into: it already holds the output layer's part)
-    i = cuda.grid(1)
-    n_tokens, channels = idx.shape[0] * idx.shape[1], dE.shape[1]
-    if i < n_tokens * channels:
-        pos, c = i // channels, i % channels
-        b, t = pos // idx.shape[1], pos % idx.shape[1]
-        cuda.atomic.add(dE, (idx[b, t], c), demb[b, t, c])  # repeated ids share this address
+def embedding_backward_kernel(idx, demb, channels, dE):
+    # idx: B*T; demb: B*T*C; channels: C as u64; dE: V*C (added into: it already holds the
+    # output layer's part). Thread (c, position), strided as kernel 1.
+    c, pos, stride = u64(cuda.grid(2)[0]), u64(cuda.grid(2)[1]), u64(cuda.gridsize(2)[1])
+    while c < channels and pos < u64(idx.size):
+        cuda.atomic.add(dE, u64(idx[pos]) * channels + c, demb[pos * channels + c])  # repeated ids share it
+        pos += stride
 
 
 # 11. the same scatter-add, deterministic: each (id, channel) gathers its positions in order -----
@@ -234,23 +241,24 @@ def embedding_backward_gather_kernel(idx, demb, dE):
     # idx: B, T; demb: B, T, C; dE: V, C (added into). One thread per (v, c) walks every position
     # in the same order and adds those that name v: no two threads share an address, so no
     # atomics, and the same bits on every run, for V * B * T reads instead of B * T.
-    i = cuda.grid(1)
-    if i < dE.size:
-        v, c = i // dE.shape[1], i % dE.shape[1]
+    c, v, stride = cuda.grid(2)[0], cuda.grid(2)[1], cuda.gridsize(2)[1]
+    while c < dE.shape[1] and v < dE.shape[0]:
         acc = dE[v, c]
         for b in range(idx.shape[0]):
             for t in range(idx.shape[1]):
                 if idx[b, t] == v:
                     acc += demb[b, t, c]
         dE[v, c] = acc
+        v += stride
 
 
 # launchers: device arrays in, launched ------------------------------------------------------------
 # One thread per element, row or column, in 1-D grids of THREADS: past 2**31 - 1 blocks only
 # beyond 1.3e11 threads, far more than 80 GB holds.
 def embedding_forward_device(d_idx, d_E, d_emb):
-    """Kernel 1: d_emb (B, T, C) = E[idx]."""
-    embedding_forward_kernel[launch(d_emb.size)](d_idx, d_E, d_emb)
+    """Kernel 1: d_emb (B, T, C) = E[idx], a thread per (channel, position)."""
+    C = d_E.shape[1]
+    embedding_forward_kernel[wide(C, d_idx.size)](flat(d_idx), flat(d_E), u64(C), flat(d_emb))
 
 
 def matmul_device(d_A, d_W, d_bias, d_out):
@@ -260,13 +268,14 @@ def matmul_device(d_A, d_W, d_bias, d_out):
 
 def layernorm_forward_device(d_hpre, d_gamma, d_beta, eps, d_mean, d_rstd, d_xhat, d_hln):
     """Kernel 3: one thread per row of d_hpre (B, H)."""
-    layernorm_forward_kernel[launch(d_hpre.shape[0])](d_hpre, d_gamma, d_beta, float(eps), d_mean, d_rstd,
-                                                     d_xhat, d_hln)
+    layernorm_forward_kernel[launch(d_hpre.shape[0])](d_hpre, d_gamma, d_beta, d_hpre.dtype.type(eps), d_mean,
+                                                     d_rstd, d_xhat, d_hln)
 
 
 def tanh_dropout_forward_device(d_hln, d_keep_bits, scale, d_h, d_hdrop):
     """Kernel 4: d_h and d_hdrop (B, H), one thread per unit."""
-    tanh_dropout_forward_kernel[launch(d_hln.size)](d_hln, d_keep_bits, float(scale), d_h, d_hdrop)
+    tanh_dropout_forward_kernel[launch(d_hln.size)](flat(d_hln), d_keep_bits, d_hln.dtype.type(scale), flat(d_h),
+                                                    flat(d_hdrop))
 
 
 def cross_entropy_forward_device(d_logits, d_targets, d_row_max, d_row_sum, d_losses):
@@ -275,8 +284,10 @@ def cross_entropy_forward_device(d_logits, d_targets, d_row_max, d_row_sum, d_lo
 
 
 def cross_entropy_backward_device(d_logits, d_targets, d_row_max, d_row_sum, d_dlogits):
-    """Kernel 6: d_dlogits (B, V), one thread per logit."""
-    cross_entropy_backward_kernel[launch(d_logits.size)](d_logits, d_targets, d_row_max, d_row_sum, d_dlogits)
+    """Kernel 6: d_dlogits (B, V), a thread per (logit, row)."""
+    V = d_logits.shape[1]
+    cross_entropy_backward_kernel[wide(V, d_logits.shape[0])](flat(d_logits), d_targets, d_row_max, d_row_sum,
+                                                             u64(V), flat(d_dlogits))
 
 
 def column_sum_device(d_grad, d_out):
@@ -286,7 +297,8 @@ def column_sum_device(d_grad, d_out):
 
 def dropout_tanh_backward_device(d_dhdrop, d_keep_bits, scale, d_h, d_dh, d_dhln):
     """Kernel 8: d_dh and d_dhln (B, H), one thread per unit."""
-    dropout_tanh_backward_kernel[launch(d_h.size)](d_dhdrop, d_keep_bits, float(scale), d_h, d_dh, d_dhln)
+    dropout_tanh_backward_kernel[launch(d_h.size)](flat(d_dhdrop), d_keep_bits, d_h.dtype.type(scale), flat(d_h),
+                                                   flat(d_dh), flat(d_dhln))
 
 
 def layernorm_backward_device(d_dhln, d_gamma, d_xhat, d_rstd, d_dhpre, d_dgamma, d_dbeta):
@@ -298,10 +310,11 @@ def layernorm_backward_device(d_dhln, d_gamma, d_xhat, d_rstd, d_dhpre, d_dgamma
 def embedding_backward_device(d_idx, d_demb, d_dE, deterministic=False):
     """Kernel 10 (atomic scatter, one thread per (position, channel)) or, ``deterministic``,
     kernel 11 (one thread per (id, channel)): adds demb into d_dE (V, C)."""
+    V, C = d_dE.shape
     if deterministic:
-        embedding_backward_gather_kernel[launch(d_dE.size)](d_idx, d_demb, d_dE)
+        embedding_backward_gather_kernel[wide(C, V)](d_idx, d_demb, d_dE)
     else:
-        embedding_backward_kernel[launch(d_demb.size)](d_idx, d_demb, d_dE)
+        embedding_backward_kernel[wide(C, d_idx.size)](flat(d_idx), flat(d_demb), u64(C), flat(d_dE))
 
 
 # host functions: numpy in, numpy out -------------------------------------------------------------
@@ -378,17 +391,6 @@ def ninja_backward(params, cache, idx, targets, keep_bits, p_drop, deterministic
             "dh": dh.copy_to_host(), "dhln": dhln.copy_to_host(), "dgamma": dgamma.copy_to_host(),
             "dbeta": dbeta.copy_to_host(), "dhpre": dhpre, "dW1": dW1, "db1": db1, "dx": dx,
             "demb": demb, "dE": dE.copy_to_host()}
-
-
-def random_problem(rng, B, T, V, C, H, p_drop=0.25):
-    """A model and a batch with repeated ids, for validation and timing."""
-    params = {"E": rng.normal(size=(V, C)), "W1": rng.normal(size=(T * C, H)) / math.sqrt(T * C),
-              "b1": rng.normal(size=H), "gamma": rng.normal(size=H), "beta": rng.normal(size=H),
-              "W2": rng.normal(size=(H, C)) / math.sqrt(H), "b2": rng.normal(size=C)}
-    idx = rng.integers(0, max(1, V // 2), size=(B, T))  # half the vocabulary: ids repeat
-    targets = rng.integers(0, V, size=B)
-    keep_bits = np.packbits(rng.random(B * H) >= p_drop)
-    return params, idx, targets, keep_bits, p_drop
 
 
 if __name__ == "__main__":  # check every kernel against the solution and time it: kernels/self_check.py

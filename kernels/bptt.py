@@ -41,18 +41,18 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.bptt: no GPU? the
     from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
-import functools
 import math
 
-import numba
 import numpy as np
 
 from backprop_traps.kernels.device import cuda
 from backprop_traps.kernels.launch_limits import MAX_GRID
+from backprop_traps.kernels.patterns import VECTOR, WARP, aligned, block_sum, load4, store4, u64
 
 TILE = 16           # threads per block along each axis of the (rows, H) grids
-REDUCE_THREADS = 128
-REDUCE_BLOCKS = 4   # blocks of the sum of squares: partial sums the host adds in a fixed order
+REDUCE_THREADS = 256
+REDUCE_BLOCKS = 1024  # at most, blocks of the sum of squares: partial sums the host adds in a fixed order
+SCALE_BLOCKS = 132 * 16  # the scale's grid-stride grid: a GPU full, twice
 
 
 def _grid(rows: int, cols: int, tile: int = TILE):
@@ -136,39 +136,39 @@ def weight_grads_kernel(x, h0, hs, dzs, zero, one, dW_xh, dW_hh, db):
             db[j] = acc
 
 
-# 4. global-norm clipping ------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
-def sum_squares_kernel(dtype: np.dtype):
-    shared_type = numba.from_dtype(dtype)
-    zero = dtype.type(0)
-
-    @cuda.jit
-    def sum_squares(g, partials):
-        # g: flat (M,); partials: one per block (written), a tree in shared memory
-        s = cuda.shared.array(REDUCE_THREADS, shared_type)
-        tid = cuda.threadIdx.x
-        acc = zero
-        for k in range(cuda.grid(1), g.size, cuda.gridsize(1)):
-            acc += g[k] * g[k]
-        s[tid] = acc
-        cuda.syncthreads()
-        stride = REDUCE_THREADS // 2
-        while stride > 0:
-            if tid < stride:
-                s[tid] += s[tid + stride]
-            cuda.syncthreads()
-            stride //= 2
-        if tid == 0:
-            partials[cuda.blockIdx.x] = s[0]
-
-    return sum_squares
+# 4. global-norm clipping: 4 entries a thread in 128-bit loads, while-loop grid strides -------------
+@cuda.jit
+def sum_squares_kernel(g, size, partials):
+    # g: flat (M,); size: M as u64; partials: one per block (written): warp shuffles, then the warps
+    shared = cuda.shared.array(WARP, g.dtype)
+    zero = g.dtype.type(0)
+    acc = zero
+    i, stride = u64(cuda.grid(1)) * u64(VECTOR), u64(cuda.gridsize(1)) * u64(VECTOR)
+    body = size - size % u64(VECTOR)
+    while i < body:
+        a, b, c, d = load4(g, i)
+        acc += a * a + b * b + c * c + d * d
+        i += stride
+    i = body + u64(cuda.grid(1))
+    if i < size:                                          # the last M % 4
+        acc += g[i] * g[i]
+    total = block_sum(shared, acc, zero, cuda.threadIdx.x, REDUCE_THREADS)
+    if cuda.threadIdx.x == 0:
+        partials[cuda.blockIdx.x] = total
 
 
 @cuda.jit
-def scale_kernel(g, factor, out):
-    k = cuda.grid(1)
-    if k < g.size:
-        out[k] = g[k] * factor
+def scale_kernel(g, size, factor, out):
+    # g, out: flat (M,); size: M as u64; out = g * factor
+    i, stride = u64(cuda.grid(1)) * u64(VECTOR), u64(cuda.gridsize(1)) * u64(VECTOR)
+    body = size - size % u64(VECTOR)
+    while i < body:
+        a, b, c, d = load4(g, i)
+        store4(out, i, a * factor, b * factor, c * factor, d * factor)
+        i += stride
+    i = body + u64(cuda.grid(1))
+    if i < size:
+        out[i] = g[i] * factor
 
 
 # launchers: device arrays in, launched ---------------------------------------------------------
@@ -195,14 +195,27 @@ def weight_grads_device(d_x, d_h0, d_hs, d_dzs, d_dW_xh, d_dW_hh, d_db):
                                              d_dW_xh, d_dW_hh, d_db)
 
 
+def reduce_blocks(size: int) -> int:
+    """Kernel 4a's blocks for M entries: 4 a thread, at most REDUCE_BLOCKS (they stride on)."""
+    return max(1, min(REDUCE_BLOCKS, math.ceil(size / (VECTOR * REDUCE_THREADS))))
+
+
+def _check(*arrays):
+    if not aligned(*arrays):
+        raise ValueError("the clipping kernels read 4 entries a load: the arrays must start on a 16-byte boundary")
+
+
 def sum_squares_device(d_g, d_partials):
     """Kernel 4a: one partial sum of squares per block (d_partials.size blocks, grid-stride)."""
-    sum_squares_kernel(np.dtype(d_g.dtype))[d_partials.size, REDUCE_THREADS](d_g, d_partials)
+    _check(d_g)
+    sum_squares_kernel[d_partials.size, REDUCE_THREADS](d_g, u64(d_g.size), d_partials)
 
 
 def scale_device(d_g, factor, d_out):
-    """Kernel 4b: d_out = d_g * factor, one thread per entry."""
-    scale_kernel[max(1, math.ceil(d_g.size / REDUCE_THREADS)), REDUCE_THREADS](d_g, d_g.dtype.type(factor), d_out)
+    """Kernel 4b: d_out = d_g * factor, 4 entries a thread at a time."""
+    _check(d_g, d_out)
+    blocks = max(1, min(math.ceil(d_g.size / (VECTOR * REDUCE_THREADS)), SCALE_BLOCKS))
+    scale_kernel[blocks, REDUCE_THREADS](d_g, u64(d_g.size), d_g.dtype.type(factor), d_out)
 
 
 # host functions: numpy in, numpy out -----------------------------------------------------------
@@ -240,12 +253,13 @@ def rnn_backward(dhs, x, h0, hs, W_xh, W_hh, k):
             db.copy_to_host())
 
 
-def clip_grad_norm(grads, max_norm, blocks=REDUCE_BLOCKS):
-    """(clipped, total_norm) as the solution's ``clip_grad_norm``."""
+def clip_grad_norm(grads, max_norm, blocks=None):
+    """(clipped, total_norm) as the solution's ``clip_grad_norm``; ``blocks``: kernel 4a's
+    (default ``reduce_blocks``)."""
     flats = [cuda.to_device(np.ascontiguousarray(g).ravel()) for g in grads]
     total = 0.0
     for g in flats:  # partial sums per block, added on the host in a fixed order
-        partials = cuda.device_array(blocks, dtype=g.dtype)
+        partials = cuda.device_array(blocks or reduce_blocks(g.size), dtype=g.dtype)
         sum_squares_device(g, partials)
         total += float(partials.copy_to_host().sum())
     total_norm = math.sqrt(total)

@@ -44,6 +44,7 @@ import numpy as np
 from backprop_traps.kernels.device import cuda
 from backprop_traps.kernels.launch_limits import MAX_GRID
 
+from backprop_traps.kernels.patterns import u64
 from backprop_traps.kernels.row_reduction import block_max_sum, block_sum, online_add
 
 THREADS_PER_BLOCK = 256
@@ -63,25 +64,28 @@ def forward_kernel(threads_per_block: int, dtype: np.dtype):
     zero, one = dtype.type(0), dtype.type(1)  # constants in the logits' dtype
 
     @cuda.jit
-    def gumbel_softmax_forward_kernel(logits, gumbel, inv_tau, y):
-        # logits, gumbel: N, K (read); inv_tau: 1 / tau in the logits' dtype; y: N, K (written)
+    def gumbel_softmax_forward_kernel(logits, gumbel, inv_tau, n_rows, k, y):
+        # logits, gumbel: N*K (read, flat); inv_tau: 1 / tau in the logits' dtype; n_rows, k: N, K
+        # as u64; y: N*K (written)
         tid = cuda.threadIdx.x
-        k = logits.shape[1]
         shared_m = cuda.shared.array(tpb, shared_type)
         shared_s = cuda.shared.array(tpb, shared_type)
         # One row per block at a time; a grid smaller than N (CUDA's 2**31 - 1 blocks) strides on.
-        for row in range(cuda.blockIdx.x, logits.shape[0], cuda.gridDim.x):
+        row = u64(cuda.blockIdx.x)
+        while row < n_rows:
+            base = row * k                             # unsigned offsets from the row's start
             # This thread's online (max, sum) over columns tid, tid + TPB, ... It starts from the
             # row's first h with an empty sum, so a thread with no columns (K < TPB) holds a
             # finite max and no merge computes exp(-inf - -inf).
-            m = (logits[row, 0] + gumbel[row, 0]) * inv_tau
+            m = (logits[base] + gumbel[base]) * inv_tau
             s = zero
-            for j in range(tid, k, tpb):
-                m, s = online_add(m, s, (logits[row, j] + gumbel[row, j]) * inv_tau, one)
+            for j in range(u64(tid), k, u64(tpb)):
+                m, s = online_add(m, s, (logits[base + j] + gumbel[base + j]) * inv_tau, one)
             row_max, total = block_max_sum(shared_m, shared_s, m, s, tid, tpb)  # kernels/row_reduction.py
-            for j in range(tid, k, tpb):  # pass 2: h again, from the inputs, never stored
-                y[row, j] = math.exp((logits[row, j] + gumbel[row, j]) * inv_tau - row_max) / total
+            for j in range(u64(tid), k, u64(tpb)):  # pass 2: h again, from the inputs, never stored
+                y[base + j] = math.exp((logits[base + j] + gumbel[base + j]) * inv_tau - row_max) / total
             cuda.syncthreads()  # the row's max and sum are read by all before the next tree
+            row += u64(cuda.gridDim.x)
 
     return gumbel_softmax_forward_kernel
 
@@ -95,24 +99,31 @@ def backward_kernel(threads_per_block: int, dtype: np.dtype):
     zero = dtype.type(0)
 
     @cuda.jit
-    def gumbel_softmax_backward_kernel(dy, y, inv_tau, dlogits):
-        # dy, y: N, K (read); inv_tau: 1 / tau; dlogits: N, K (written; may be dy's buffer)
+    def gumbel_softmax_backward_kernel(dy, y, inv_tau, n_rows, k, dlogits):
+        # dy, y: N*K (read, flat); inv_tau: 1 / tau; n_rows, k: u64; dlogits: N*K (written; may
+        # be dy's buffer)
         tid = cuda.threadIdx.x
-        k = y.shape[1]
         shared = cuda.shared.array(tpb, shared_type)
-        for row in range(cuda.blockIdx.x, y.shape[0], cuda.gridDim.x):  # as the forward
+        row = u64(cuda.blockIdx.x)
+        while row < n_rows:  # as the forward
+            base = row * k
             acc = zero  # pass 1: this thread's share of <dy, y>
-            for j in range(tid, k, tpb):
-                acc += dy[row, j] * y[row, j]
+            for j in range(u64(tid), k, u64(tpb)):
+                acc += dy[base + j] * y[base + j]
             dot = block_sum(shared, acc, tid, tpb)
-            for j in range(tid, k, tpb):  # pass 2: softmax's backward, then the division's
-                dlogits[row, j] = y[row, j] * (dy[row, j] - dot) * inv_tau
+            for j in range(u64(tid), k, u64(tpb)):  # pass 2: softmax's backward, then the division's
+                dlogits[base + j] = y[base + j] * (dy[base + j] - dot) * inv_tau
             cuda.syncthreads()  # the row's dot is read by all before the next tree
+            row += u64(cuda.gridDim.x)
 
     return gumbel_softmax_backward_kernel
 
 
 # launchers: device arrays in, launched ---------------------------------------------------------
+def _flat(a):
+    return a.reshape(a.size)
+
+
 def _row_blocks(n_rows: int) -> int:
     """One block per row, at most 2**31 - 1 (the kernels stride over the rest)."""
     return max(1, min(n_rows, MAX_GRID[0]))
@@ -121,15 +132,17 @@ def _row_blocks(n_rows: int) -> int:
 def forward_device(d_logits, d_gumbel, tau, d_y, threads_per_block=THREADS_PER_BLOCK):
     """Kernel 1: d_y (N, K) from d_logits and d_gumbel (N, K)."""
     dtype = np.dtype(d_logits.dtype)
-    forward_kernel(threads_per_block, dtype)[_row_blocks(d_logits.shape[0]), threads_per_block](
-        d_logits, d_gumbel, dtype.type(1.0 / tau), d_y)
+    (n, k) = d_logits.shape
+    forward_kernel(threads_per_block, dtype)[_row_blocks(n), threads_per_block](
+        _flat(d_logits), _flat(d_gumbel), dtype.type(1.0 / tau), u64(n), u64(k), _flat(d_y))
 
 
 def backward_device(d_dy, d_y, tau, d_dlogits, threads_per_block=THREADS_PER_BLOCK):
     """Kernel 2: d_dlogits (N, K) from d_dy and d_y (N, K)."""
     dtype = np.dtype(d_y.dtype)
-    backward_kernel(threads_per_block, dtype)[_row_blocks(d_y.shape[0]), threads_per_block](
-        d_dy, d_y, dtype.type(1.0 / tau), d_dlogits)
+    (n, k) = d_y.shape
+    backward_kernel(threads_per_block, dtype)[_row_blocks(n), threads_per_block](
+        _flat(d_dy), _flat(d_y), dtype.type(1.0 / tau), u64(n), u64(k), _flat(d_dlogits))
 
 
 # host functions: numpy in, numpy out ---------------------------------------------------------

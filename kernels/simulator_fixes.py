@@ -1,11 +1,21 @@
-"""A lock around the Numba CUDA simulator's shared-array allocation (numba-cuda 0.30).
+"""Two fixes to the Numba CUDA simulator (numba-cuda 0.30): a lock around its shared-array
+allocation, and the warp shuffle it lacks.
 
+1. The lock.
 ``FakeCUDAShared.array`` looks up the array for a call site and creates it when missing,
 with no lock: two simulated threads of one block can both miss, each get a private array,
 and one thread's writes vanish from the block's reduction. It shows up as a rare, load-
 dependent wrong sum in tree reductions. Same logic as upstream, under a lock. Installed
 whenever the simulator is chosen (kernels/device.py, on its import): the test suite, the
 benchmark's simulator smoke pass and ``python -m backprop_traps.kernels.<id>`` all get it.
+
+2. ``cuda.shfl_down_sync(mask, value, delta)`` and ``cuda.shfl_xor_sync(mask, value, lane_mask)``:
+the simulator has no warp shuffles, which the fast kernels' reductions use (kernels/patterns.py).
+Here the lanes of a warp (32 consecutive threads of the block, fewer in a last partial warp)
+meet at a barrier, post their values, meet again once each has read lane + delta's, or
+lane ^ lane_mask's (its own where that lane is past the warp).
+A lane that never comes (it returned early) breaks the barrier within WARP_TIMEOUT seconds
+with an error: on a GPU the full mask names it, which is undefined behaviour.
 """
 import sys
 import threading
@@ -38,3 +48,42 @@ def install():
 
     array._locked = True
     kernelapi.FakeCUDAShared.array = array
+    kernelapi.FakeCUDAModule.shfl_down_sync = staticmethod(shfl_down_sync)
+    kernelapi.FakeCUDAModule.shfl_xor_sync = staticmethod(shfl_xor_sync)
+
+
+WARP_TIMEOUT = 120.0  # seconds: the simulator runs a block's threads as Python threads on a busy CPU
+_warps_lock = threading.Lock()
+
+
+def shfl_down_sync(mask, value, delta):
+    """The simulator's warp shuffle: lane + delta's value (see the module's docstring)."""
+    return _exchange(value, lambda lane: lane + delta)
+
+
+def shfl_xor_sync(mask, value, lane_mask):
+    """The simulator's butterfly shuffle: lane ^ lane_mask's value."""
+    return _exchange(value, lambda lane: lane ^ lane_mask)
+
+
+def _exchange(value, source):
+    """Post this lane's value, read lane source(lane)'s (its own past the warp), then meet again."""
+    me = threading.current_thread()
+    manager, lane, warp = me._manager, me.thread_id % 32, me.thread_id // 32
+    with _warps_lock:
+        warps = manager.__dict__.setdefault("_warps", {})
+        state = warps.get((tuple(me.blockIdx), warp))
+        if state is None:
+            size = min(32, int(np.prod(manager._block_dim)) - 32 * warp)
+            state = warps[(tuple(me.blockIdx), warp)] = (threading.Barrier(size, timeout=WARP_TIMEOUT), [None] * size)
+    barrier, slots = state
+    try:
+        slots[lane] = value
+        barrier.wait()
+        other = source(lane)
+        result = slots[other] if 0 <= other < len(slots) else value
+        barrier.wait()
+    except threading.BrokenBarrierError:
+        raise RuntimeError(f"warp shuffle: a lane of warp {warp} in block {tuple(me.blockIdx)} never reached "
+                           "the shuffle (did it return early?)") from None
+    return result

@@ -3,9 +3,11 @@
 One block per row (past 2**31 - 1 rows, CUDA's grid limit, each block takes several). Each thread walks its strided share of the row once, keeping an
 ONLINE max and sum: a running max ``m`` and a running sum ``s = sum exp(x - m)`` that is
 rescaled by ``exp(m_old - m_new)`` whenever the max grows, so no exp ever sees a
-positive argument (finite for |logits| ~ 1e4). A shared-memory tree reduction merges the
-threads' ``(m, s)`` pairs into the row's ``logsumexp = m + log(s)``; both steps are the
-device helpers of kernels/row_reduction.py, shared with kernels/reparameterisation.py.
+positive argument (finite for |logits| ~ 1e4). Warp shuffles, then one shared slot per
+warp, merge the threads' ``(m, s)`` pairs into the row's ``logsumexp = m + log(s)``; both
+steps are the device helpers of kernels/row_reduction.py, shared with
+kernels/reparameterisation.py. The row is read through unsigned offsets into the flat
+logits (issue 34: no stride arithmetic or negative-index check on a load).
 A label outside [0, K): softmax_cross_entropy refuses it (ValueError); launched on device
 arrays directly, the kernel makes that row's loss NaN. A second sweep over
 the same row writes ``dlogits = (softmax - onehot) / N``; the thread that owns the label's
@@ -46,6 +48,7 @@ import numpy as np
 
 from backprop_traps.kernels.device import cuda
 from backprop_traps.kernels.launch_limits import MAX_GRID
+from backprop_traps.kernels.patterns import i64, u64
 from backprop_traps.kernels.row_reduction import block_max_sum, online_add
 
 THREADS_PER_BLOCK = 256
@@ -63,25 +66,26 @@ def _fused_kernel(threads_per_block: int, dtype: np.dtype):
     zero, one, nan = dtype.type(0), dtype.type(1), dtype.type(np.nan)
 
     @cuda.jit
-    def softmax_ce_fused(logits, labels, n_rows, losses, dlogits):
-        # logits: N, K (read); labels: N; n_rows: N in the logits' dtype; losses: N;
-        # dlogits: N, K (written; may be the same buffer as logits).
+    def softmax_ce_fused(logits, labels, n_rows, n_classes, losses, dlogits):
+        # logits: N*K (read, flat); labels: N; n_rows: N in the logits' dtype; n_classes: K as
+        # u64; losses: N; dlogits: N*K (written; may be the same buffer as logits).
         tid = cuda.threadIdx.x
-        n_classes = logits.shape[1]
         shared_m = cuda.shared.array(tpb, shared_type)
         shared_s = cuda.shared.array(tpb, shared_type)
         # One row per block at a time; a grid smaller than N (CUDA's 2**31 - 1 blocks) strides on.
-        for row in range(cuda.blockIdx.x, logits.shape[0], cuda.gridDim.x):
+        row = u64(cuda.blockIdx.x)
+        while row < u64(labels.size):
+            base = row * n_classes                     # the row's first logit: unsigned offsets from here
             # Pass 1: this thread's online (max, sum) over columns tid, tid + TPB, ...
             # It starts from the row's first logit with an empty sum, not from -inf: a thread
             # with no columns (K < TPB) then holds a finite max, and no merge computes
             # exp(-inf - -inf) = nan.
-            m = logits[row, 0]
+            m = logits[base]
             s = zero
-            for j in range(tid, n_classes, tpb):
-                m, s = online_add(m, s, logits[row, j], one)
+            for j in range(u64(tid), n_classes, u64(tpb)):
+                m, s = online_add(m, s, logits[base + j], one)
 
-            # Tree reduction of the TPB pairs in shared memory (kernels/row_reduction.py).
+            # The TPB pairs merged by warp shuffles (kernels/row_reduction.py).
             row_max, total = block_max_sum(shared_m, shared_s, m, s, tid, tpb)
             log_sum = math.log(total)
 
@@ -89,16 +93,17 @@ def _fused_kernel(threads_per_block: int, dtype: np.dtype):
             # A label outside [0, K) has no column: its row's loss is NaN (the host refuses such
             # labels before they get here; device callers see the NaN), never stale memory.
             label = labels[row]
-            if tid == 0 and (label < 0 or label >= n_classes):
+            if tid == 0 and (label < 0 or label >= i64(n_classes)):
                 losses[row] = nan
-            for j in range(tid, n_classes, tpb):
-                shifted = logits[row, j] - row_max
+            for j in range(u64(tid), n_classes, u64(tpb)):
+                shifted = logits[base + j] - row_max
                 p = math.exp(shifted - log_sum)
-                if j == label:
+                if i64(j) == label:
                     losses[row] = log_sum - shifted  # -log p[label], from the logit before it is overwritten
                     p -= one
-                dlogits[row, j] = p / n_rows
+                dlogits[base + j] = p / n_rows
             cuda.syncthreads()  # the shared pairs are read by all before the next row's tree
+            row += u64(cuda.gridDim.x)
 
     return softmax_ce_fused
 
@@ -110,7 +115,8 @@ def fused_device(d_logits, d_labels, d_losses, d_dlogits, threads_per_block=THRE
     dtype = np.dtype(d_logits.dtype)
     kernel = _fused_kernel(threads_per_block, dtype)
     kernel[max(1, min(n_rows, MAX_GRID_X)), threads_per_block](
-        d_logits, d_labels, dtype.type(n_rows), d_losses, d_dlogits)
+        d_logits.reshape(d_logits.size), d_labels, dtype.type(n_rows), u64(d_logits.shape[1]), d_losses,
+        d_dlogits.reshape(d_dlogits.size))
 
 
 def softmax_cross_entropy_device(d_logits, d_labels, inplace=False,

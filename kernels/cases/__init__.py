@@ -15,9 +15,10 @@ simulator or the GPU first. Installed with the kit, so a kernel file checks itse
 wheel; benchmarks/ imports this package, never the reverse.
 
 Versions. Where a faster kernel sits beside the simple one that teaches (llm.c's numbered
-kernels in dev/cuda), it is a function of its own in the same kernel module, with a launcher
-of its own, and a case of its own in the same cases file, named by its version and what
-changed: "max-pool forward + argmax, v2: flat unsigned index (k3 s2)". The benchmark then
+kernels in dev/cuda), it is a function of its own in the same kernel module (or, where that
+module would pass 400 lines, in ``<module>_v2.py`` beside it), with a launcher of its own, and
+a case of its own in the same cases file, named by its version and what changed: "max-pool
+forward + argmax, v2: flat unsigned index (k3 s2)". The benchmark then
 times both side by side, the static table compiles both, and the launch-limit test checks
 both (it fails while a kernel or a launcher has no case).
 """

@@ -18,6 +18,8 @@ kernel module: B, T, V, C, H.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from backprop_traps.kernels.cases.common import Case, on_torch
@@ -29,9 +31,19 @@ P_DROP, EPS = 0.25, 1e-5
 POSITIONS_FOR_GATHER = 1024
 
 
+def random_problem(rng, B, T, V, C, H, p_drop=0.25):
+    """A model and a batch with repeated ids, for validation and timing."""
+    params = {"E": rng.normal(size=(V, C)), "W1": rng.normal(size=(T * C, H)) / math.sqrt(T * C),
+              "b1": rng.normal(size=H), "gamma": rng.normal(size=H), "beta": rng.normal(size=H),
+              "W2": rng.normal(size=(H, C)) / math.sqrt(H), "b2": rng.normal(size=C)}
+    idx = rng.integers(0, max(1, V // 2), size=(B, T))  # half the vocabulary: ids repeat
+    targets = rng.integers(0, V, size=B)
+    keep_bits = np.packbits(rng.random(B * H) >= p_drop)
+    return params, idx, targets, keep_bits, p_drop
+
+
 def _inputs(shape, dtype, arrays, ref):
     """The host arrays every case reads, by name: a solution step's at TINY, random otherwise."""
-    from backprop_traps.kernels import backprop_ninja as bn
     B, T, V, C, H = shape
     gather_b = B if shape == TINY else max(1, POSITIONS_FOR_GATHER // T)
     spec = {"idx": ((B, T), np.int64), "E": ((V, C), dtype), "targets": (B, np.int64),
@@ -43,7 +55,7 @@ def _inputs(shape, dtype, arrays, ref):
             "gather_idx": ((gather_b, T), np.int64), "gather_demb": ((gather_b, T, C), dtype)}
 
     def from_the_solution(rng):
-        params, idx, targets, keep_bits, _ = bn.random_problem(rng, B, T, V, C, H, P_DROP)
+        params, idx, targets, keep_bits, _ = random_problem(rng, B, T, V, C, H, P_DROP)
         _, cache = ref.ninja_forward(params, idx, targets, keep_bits, P_DROP, EPS)
         grads = ref.ninja_backward(params, cache, idx, targets, keep_bits, P_DROP)
         made = {"idx": idx, "E": params["E"], "targets": targets, "keep_bits": keep_bits,

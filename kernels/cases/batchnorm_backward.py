@@ -7,6 +7,10 @@ TINY keeps a simulated launch at one block of 256 threads; LARGE is a conv layer
 (N*H*W, C) rows, 128 MB per (N, D) array in fp32; HUGE fills an 80 GB GPU with rows.
 PyTorch's counterparts are the ops its autograd calls, ``native_batch_norm`` (training and
 evaluation) and ``native_batch_norm_backward``. Shape letters: N examples, D features.
+
+Version 2 (kernels/batchnorm_backward_v2.py: the two-stage column reduction, 128-bit loads)
+has a case per op beside version 1's, writing the same output arrays (HUGE has no room for a
+second set) through scratch made here: its partials and coefficients, not counted as traffic.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ MOMENTUM, EPS = 0.1, 1e-5
 
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
-    from backprop_traps.kernels import batchnorm_backward as bn
+    from backprop_traps.kernels import batchnorm_backward as bn, batchnorm_backward_v2 as bn2
     from backprop_traps.kernels.device import cuda
     ref = load_solution("batchnorm_backward")
     N, D = shape
@@ -46,6 +50,7 @@ def cases(shape, dtype, arrays) -> list:
     y, y_eval, dx = (cuda.device_array((N, D), dtype=dtype) for _ in range(3))
     mean, rstd, new_mean, new_var, dgamma, dbeta, mean_eval, rstd_eval = (
         cuda.device_array(D, dtype=dtype) for _ in range(8))
+    work = bn2.scratch(N, D, dtype)                                                         # version 2's
 
     def torch_batchnorm(device):
         import torch
@@ -67,6 +72,8 @@ def cases(shape, dtype, arrays) -> list:
         out = ref.batchnorm_forward(*as64(x, gamma, beta, rm, rv), training, MOMENTUM, EPS)
         return dict(zip(("y", "mean", "rstd", "new_mean", "new_var"), out))
 
+    forward_reads = {"x": d_x, "gamma": d_gamma, "beta": d_beta, "running_mean": d_rm, "running_var": d_rv}
+    v2 = "v2: two-stage column reduction, 128-bit loads"
     return [
         Case(f"batchnorm training forward, fused Welford lanes (D={D})",
              {"x": d_x, "gamma": d_gamma, "beta": d_beta, "running_mean": d_rm, "running_var": d_rv},
@@ -84,6 +91,23 @@ def cases(shape, dtype, arrays) -> list:
              {"dy": d_dy, "x": d_x, "gamma": d_gamma, "mean": d_mean, "rstd": d_rstd},
              {"dx": dx, "dgamma": dgamma, "dbeta": dbeta},
              lambda: bn.train_backward_device(d_dy, d_x, d_gamma, d_mean, d_rstd, dx, dgamma, dbeta),
+             lambda: dict(zip(("dx", "dgamma", "dbeta"),
+                              ref.batchnorm_backward(*as64(dy, x, gamma), host.mean, host.rstd))),
+             lambda dev: torch_batchnorm(dev)["backward"]),
+        Case(f"batchnorm training forward, {v2} (D={D})", forward_reads,
+             {"y": y, "mean": mean, "rstd": rstd, "new_mean": new_mean, "new_var": new_var},
+             lambda: bn2.train_forward_device(d_x, d_gamma, d_beta, d_rm, d_rv, MOMENTUM, EPS,
+                                              y, mean, rstd, new_mean, new_var, work),
+             lambda: expected_forward(True), lambda dev: torch_batchnorm(dev)["forward"]),
+        Case(f"batchnorm evaluation forward, {v2} (D={D})", forward_reads,
+             {"y": y_eval, "mean": mean_eval, "rstd": rstd_eval},
+             lambda: bn2.eval_forward_device(d_x, d_gamma, d_beta, d_rm, d_rv, EPS, y_eval, mean_eval, rstd_eval, work),
+             lambda: {k: v for k, v in expected_forward(False).items() if k in ("y", "mean", "rstd")},
+             lambda dev: torch_batchnorm(dev)["eval"]),
+        Case(f"batchnorm training backward, {v2} (D={D})",
+             {"dy": d_dy, "x": d_x, "gamma": d_gamma, "mean": d_mean, "rstd": d_rstd},
+             {"dx": dx, "dgamma": dgamma, "dbeta": dbeta},
+             lambda: bn2.train_backward_device(d_dy, d_x, d_gamma, d_mean, d_rstd, dx, dgamma, dbeta, work),
              lambda: dict(zip(("dx", "dgamma", "dbeta"),
                               ref.batchnorm_backward(*as64(dy, x, gamma), host.mean, host.rstd))),
              lambda dev: torch_batchnorm(dev)["backward"]),

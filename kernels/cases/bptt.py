@@ -100,7 +100,7 @@ def cases(shape, dtype, arrays) -> list:
 
     grads = host.grads
     d_grads, d_clipped = cuda.to_device(grads), cuda.device_array(P, dtype=dtype)
-    partials = cuda.device_array(bptt.REDUCE_BLOCKS, dtype=dtype)
+    partials = cuda.device_array(bptt.reduce_blocks(P), dtype=dtype)
 
     def clip():
         bptt.sum_squares_device(d_grads, partials)

@@ -1,10 +1,10 @@
 """Cases for kernels/forward_vs_reverse.py: one JVP step (out = A V, a block of B tangents) and
 one VJP step (out = U A, a block of B cotangents, A^T never formed), each one launch.
 
-TINY is a (19, 23) matrix and B = 5; LARGE is (8192, 8192) with B = 64 (256 MB of A in fp32);
+TINY is a (19, 140) matrix and B = 5 (the JVP's shared axis of 140 splits in two); LARGE is (8192, 8192) with B = 64 (256 MB of A in fp32);
 HUGE fills an 80 GB GPU with a tall matrix (100M rows: past grid y's 65,535 row blocks), and
-with a block of 75M cotangents of a small layer. These are naive reference kernels (one
-thread per output, no tiling): flops say more than bytes. PyTorch's counterpart is the
+with a block of 75M cotangents of a small layer. Both steps run the tiled product of
+kernels/tiled_matmul.py: flops say more than bytes. PyTorch's counterpart is the
 matrix product itself (TF32 off). M rows, N columns of A, B the block.
 """
 from __future__ import annotations
@@ -13,13 +13,13 @@ import numpy as np
 
 from backprop_traps.kernels.cases.common import Case, on_torch
 
-TINY = (19, 23, 5)        # M, N, B
+TINY = (19, 140, 5)       # M, N, B
 LARGE = (8192, 8192, 64)
 HUGE = ((100_000_000, 64, 64), (64, 64, 75_000_000))
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.kernels import forward_vs_reverse as fr
+    from backprop_traps.kernels import forward_vs_reverse as fr, tiled_matmul
     from backprop_traps.kernels.device import cuda
     M, N, B = shape
     host = arrays.make({"A": ((M, N), dtype), "V": ((N, B), dtype), "U": ((B, M), dtype)},
@@ -29,6 +29,7 @@ def cases(shape, dtype, arrays) -> list:
     A, V, U = host.A, host.V, host.U
     d_A, d_V, d_U = (cuda.to_device(a) for a in (A, V, U))
     jvp_out, vjp_out = cuda.device_array((M, B), dtype=dtype), cuda.device_array((B, N), dtype=dtype)
+    jvp_parts, vjp_parts = tiled_matmul.scratch(M, B, N, dtype), tiled_matmul.scratch(B, N, M, dtype)  # split-K's
     as64 = lambda a: a.astype(np.float64)
 
     def torch_products(device):
@@ -38,9 +39,9 @@ def cases(shape, dtype, arrays) -> list:
     flops = 2 * M * N * B
     return [
         Case(f"JVP step, A V (M={M}, N={N}, B={B})", {"A": d_A, "V": d_V}, {"out": jvp_out},
-             lambda: fr.jvp_step_device(d_A, d_V, jvp_out),
+             lambda: fr.jvp_step_device(d_A, d_V, jvp_out, jvp_parts),
              lambda: {"out": as64(A) @ as64(V)}, lambda dev: torch_products(dev)["jvp"], flops),
         Case(f"VJP step, U A (M={M}, N={N}, B={B})", {"U": d_U, "A": d_A}, {"out": vjp_out},
-             lambda: fr.vjp_step_device(d_U, d_A, vjp_out),
+             lambda: fr.vjp_step_device(d_U, d_A, vjp_out, vjp_parts),
              lambda: {"out": as64(U) @ as64(A)}, lambda dev: torch_products(dev)["vjp"], flops),
     ]

@@ -15,6 +15,9 @@ launch adds the same share again, which costs the same. TINY makes the last micr
 times a full micro-batch of 65,536 rows of a 64 -> 256 -> 64 MLP (16 MB of fp32 inputs, 64 MB
 of hidden activations); HUGE fills an 80 GB GPU with one micro-batch of 25M rows.
 
+Version 2 (the tiled kernels of kernels/vram_trap_v2.py, ``version=2``) has a case of its own,
+fused, with buffers of its own.
+
 PyTorch's counterpart is its own accumulation: leaf tensors whose ``.grad`` starts at the same
 buffers, and ``run()`` does the micro-batch's forward and ``loss.backward()``, which adds into
 ``.grad`` in place. The bytes model counts the micro-batch's x and y, the parameters and the
@@ -90,12 +93,12 @@ def cases(shape, dtype, arrays) -> list:
     flops = 2 * rows * (2 * d_in * hidden + 3 * hidden * d_out)
     cfg = f"{d_in}->{hidden}->{d_out}, micro-batch of {rows} rows"
     built = []
-    for fused in (True, False):
+    for fused, version in ((True, 1), (False, 1), (True, 2)):
         d_buffers = [cuda.to_device(b) for b in start]
-        launch = (lambda bufs=d_buffers, f=fused: ga.accumulate_micro_batch_dev(
-            d_params, d_x, d_y, bufs, inv_n, ws, f, s["tpb"]))
-        built.append(Case(f"grad accumulation: one micro-batch into the buffers, "
-                          f"{'fused' if fused else 'scratch + add'} ({cfg})",
+        launch = (lambda bufs=d_buffers, f=fused, v=version: ga.accumulate_micro_batch_dev(
+            d_params, d_x, d_y, bufs, inv_n, ws, f, s["tpb"], v))
+        how = "v2: tiled 64 x 64, fused" if version == 2 else "fused" if fused else "scratch + add"
+        built.append(Case(f"grad accumulation: one micro-batch into the buffers, {how} ({cfg})",
                           {"x": d_x, "y": d_y, **dict(zip(("W1", "b1", "W2", "b2"), d_params))},
                           dict(zip(NAMES, d_buffers)), launch, expected, torch_accumulate, flops))
     return built

@@ -6,8 +6,8 @@ logs every step, so both must cost one read of what they measure:
   (kernel 2) writes the three norms. The per-block partials (at most MAX_BLOCKS rows) are
   scratch. PyTorch's counterpart is three ``linalg.vector_norm`` calls, one of them on
   ``after - before``, which it materialises;
-- the dead units: z (N, D) read once, one thread per unit (kernel 3). PyTorch's counterpart
-  is ``(z <= 0).all(dim=0)``.
+- the dead units: z (N, D) read at most once, its rows in parts (kernel 3: a flag a part and
+  unit, scratch, then one thread a unit). PyTorch's counterpart is ``(z <= 0).all(dim=0)``.
 
 TINY keeps a simulated launch near 300 threads; LARGE is a 4096 x 8192 layer (128 MB per
 fp32 tensor, 384 MB read for the norms) and a 8192 x 8192 batch of pre-activations (256 MB);
@@ -46,6 +46,7 @@ def cases(shape, dtype, arrays) -> list:
     flat = [cuda.to_device(a.ravel()) for a in (grad, before, after)]
     partials, norms = cuda.device_array((gc.norm_blocks(grad.size), 3)), cuda.device_array(3)
     d_z, dead = cuda.to_device(z), cuda.device_array(z_shape[1], dtype=np.int32)
+    alive = cuda.device_array((gc.dead_parts(*z_shape), z_shape[1]), dtype=np.uint8)
 
     def expected_norms():
         g64, b64, a64 = (a.astype(np.float64) for a in (grad, before, after))
@@ -68,6 +69,6 @@ def cases(shape, dtype, arrays) -> list:
              {"grad": flat[0], "before": flat[1], "after": flat[2]}, {"norms": norms},
              lambda: gc.norms_device(*flat, partials, norms), expected_norms, torch_norms),
         Case(f"clinic: dead ReLU units ({z_shape[0]}x{z_shape[1]})", {"z": d_z}, {"dead": dead},
-             lambda: gc.dead_units_device(d_z, dead),
+             lambda: gc.dead_units_device(d_z, dead, alive),
              lambda: {"dead": np.all(z.astype(np.float64) <= 0, axis=0).astype(np.int32)}, torch_dead),
     ]

@@ -6,6 +6,9 @@ TINY keeps a simulated launch near 100 threads; LARGE moves 256 MB (forward) and
 partial sums (2 G D values, 4 MB at LARGE) are scratch: they are not counted in the bytes
 the op must move. PyTorch's counterparts are the ops its autograd calls,
 ``native_layer_norm`` and ``native_layer_norm_backward``. Shape letters: N rows, D features.
+Version 2 (kernels/layernorm_backward_v2.py: 4 features a thread in registers, 128-bit loads,
+warp-shuffle sums) has a case per op beside version 1's, on the same arrays; it takes D a
+multiple of 4, so TINY's D is 36.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import numpy as np
 
 from backprop_traps.kernels.cases.common import Case, on_torch
 
-TINY = (3, 37)          # N, D
+TINY = (3, 36)          # N, D
 LARGE = (32768, 1024)   # 128 MB per (N, D) array in fp32
 HUGE = ((4_800_000, 1024),)
 EPS = 1e-5
@@ -21,7 +24,7 @@ EPS = 1e-5
 
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
-    from backprop_traps.kernels import layernorm_backward as ln
+    from backprop_traps.kernels import layernorm_backward as ln, layernorm_backward_v2 as ln2
     from backprop_traps.kernels.device import cuda
     ref = load_solution("layernorm_backward")
     N, D = shape
@@ -42,6 +45,7 @@ def cases(shape, dtype, arrays) -> list:
     mean, rstd = (cuda.device_array(N, dtype=dtype) for _ in range(2))
     dgamma, dbeta = (cuda.device_array(D, dtype=dtype) for _ in range(2))
     partials = cuda.device_array((2, ln.backward_blocks(N), D), dtype=dtype)
+    partials_v2 = cuda.device_array((2, ln2.backward_blocks(N), D), dtype=dtype)
     as64 = lambda *a: [v.astype(np.float64) for v in a]
 
     def torch_layernorm(device):
@@ -70,6 +74,18 @@ def cases(shape, dtype, arrays) -> list:
              {"dy": d_dy, "x": d_x, "gamma": d_gamma, "mean": d_mean, "rstd": d_rstd},
              {"dx": dx, "dgamma": dgamma, "dbeta": dbeta},
              lambda: ln.backward_device(d_dy, d_x, d_gamma, d_mean, d_rstd, dx, partials, dgamma, dbeta),
+             lambda: dict(zip(("dx", "dgamma", "dbeta"),
+                              ref.layernorm_backward(*as64(dy, x, gamma), host.mean, host.rstd))),
+             lambda dev: torch_layernorm(dev)["backward"]),
+        Case(f"layernorm forward, v2: a row in registers, 128-bit loads, warp shuffles (D={D})",
+             {"x": d_x, "gamma": d_gamma, "beta": d_beta}, {"y": y, "mean": mean, "rstd": rstd},
+             lambda: ln2.forward_device(d_x, d_gamma, d_beta, EPS, y, mean, rstd),
+             lambda: dict(zip(("y", "mean", "rstd"), ref.layernorm_forward(*as64(x, gamma, beta), EPS))),
+             lambda dev: torch_layernorm(dev)["forward"]),
+        Case(f"layernorm backward, v2: a row in registers, partials kept in registers (D={D})",
+             {"dy": d_dy, "x": d_x, "gamma": d_gamma, "mean": d_mean, "rstd": d_rstd},
+             {"dx": dx, "dgamma": dgamma, "dbeta": dbeta},
+             lambda: ln2.backward_device(d_dy, d_x, d_gamma, d_mean, d_rstd, dx, partials_v2, dgamma, dbeta),
              lambda: dict(zip(("dx", "dgamma", "dbeta"),
                               ref.layernorm_backward(*as64(dy, x, gamma), host.mean, host.rstd))),
              lambda dev: torch_layernorm(dev)["backward"]),

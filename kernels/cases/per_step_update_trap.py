@@ -1,9 +1,10 @@
 """Cases for kernels/per_step_update_trap.py: the strided, padded conv1d, forward and backward.
 
 TINY keeps each simulated launch near 1K threads; LARGE is 32 sequences of 32 channels and
-32K positions; HUGE fills an 80 GB GPU with the batch. Conv is a naive reference kernel (no
-tiling): its bytes model is far below its real traffic, so GFLOP/s is given too. Shape letters
-as in the kernel module: N, C_in, C_out, L, K, stride, padding.
+32K positions; HUGE fills an 80 GB GPU with the batch. The kernels are tiled matrix products
+(shared-memory tiles, 4 x 4 outputs a thread): GFLOP/s is the figure to read against cuDNN's,
+the bytes model (each array once) is what the tiles aim at. Shape letters as in the kernel
+module: N, C_in, C_out, L, K, stride, padding.
 """
 from __future__ import annotations
 

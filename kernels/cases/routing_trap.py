@@ -2,7 +2,9 @@
 
 TINY keeps each simulated launch near 1K threads; LARGE moves > 100 MB per op in fp32 (64
 images of 64 channels, 128 x 128); HUGE fills an 80 GB GPU with the batch. Shape letters as
-in the kernel module: N, C, H, W, k, s.
+in the kernel module: N, C, H, W, k, s. Version 2 (kernels/routing_trap_v2.py: flat unsigned
+offsets, a 3-D grid, cells of s x s in the backward passes) has a case per kernel beside
+version 1's, writing the same output arrays (HUGE has no room for a second set).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ def pooled(shape):
 
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
-    from backprop_traps.kernels import routing_trap as rt
+    from backprop_traps.kernels import routing_trap as rt, routing_trap_v2 as rt2
     from backprop_traps.kernels.device import cuda
     ref = load_solution("routing_trap")
     N, C, H, W, k, s = shape
@@ -43,6 +45,10 @@ def cases(shape, dtype, arrays) -> list:
     def atomic():
         zero_fill(dx_atomic)  # the scatter needs dx zeroed: part of the op
         rt.maxpool2d_backward_atomic_device(d_dout, d_argmax, dx_atomic)
+
+    def atomic_v2():
+        zero_fill(dx_atomic)
+        rt2.maxpool2d_backward_atomic_device(d_dout, d_argmax, dx_atomic)
 
     def torch_pool(device):
         import torch
@@ -84,6 +90,29 @@ def cases(shape, dtype, arrays) -> list:
              lambda dev: torch_pool(dev)["avg_forward"]),
         Case(f"avg-pool backward ({cfg})", {"dout": d_dout}, {"dx": dx_avg},
              lambda: rt.avgpool2d_backward_device(d_dout, dx_avg, k, s),
+             lambda: {"dx": ref.avgpool2d_backward(dout, x.shape, k, s)},
+             lambda dev: torch_pool(dev)["avg_backward"]),
+        Case(f"max-pool forward + argmax, v2: flat unsigned index, 3-D grid ({cfg})", {"x": d_x},
+             {"out": out, "argmax": am}, lambda: rt2.maxpool2d_forward_device(d_x, out, am, k, s),
+             lambda: dict(zip(("out", "argmax"), ref.maxpool2d_forward(x, k, s))),
+             lambda dev: torch_pool(dev)["forward"]),
+        Case(f"max-pool forward, inference only, v2: flat unsigned index, 3-D grid ({cfg})", {"x": d_x},
+             {"out": out_inf}, lambda: rt2.maxpool2d_forward_inference_device(d_x, out_inf, k, s),
+             lambda: {"out": ref.maxpool2d_forward(x, k, s)[0]}, lambda dev: torch_pool(dev)["inference"]),
+        Case(f"max-pool backward, gather, v2: an s x s cell a thread, argmax read once a cell ({cfg})",
+             {"dout": d_dout, "argmax": d_argmax}, {"dx": dx},
+             lambda: rt2.maxpool2d_backward_device(d_dout, d_argmax, dx, k, s),
+             lambda: {"dx": ref.maxpool2d_backward(dout, argmax, x.shape, k, s)},
+             lambda dev: torch_pool(dev)["gather"]),
+        Case(f"max-pool backward, atomic scatter, v2: flat unsigned index ({cfg})",
+             {"dout": d_dout, "argmax": d_argmax}, {"dx": dx_atomic}, atomic_v2,
+             lambda: {"dx": ref.maxpool2d_backward(dout, argmax, x.shape, k, s)},
+             lambda dev: torch_pool(dev)["atomic"]),
+        Case(f"avg-pool forward, v2: flat unsigned index, 3-D grid ({cfg})", {"x": d_x}, {"out": out_avg},
+             lambda: rt2.avgpool2d_forward_device(d_x, out_avg, k, s),
+             lambda: {"out": ref.avgpool2d_forward(x, k, s)}, lambda dev: torch_pool(dev)["avg_forward"]),
+        Case(f"avg-pool backward, v2: an s x s cell a thread ({cfg})", {"dout": d_dout}, {"dx": dx_avg},
+             lambda: rt2.avgpool2d_backward_device(d_dout, dx_avg, k, s),
              lambda: {"dx": ref.avgpool2d_backward(dout, x.shape, k, s)},
              lambda dev: torch_pool(dev)["avg_backward"]),
     ]

@@ -5,7 +5,8 @@ TINY is a 5-row layer; LARGE is 524,288 rows of 64 -> 64 (the batch whose 131,07
 once broke the backward's grid y on a GPU); HUGE fills an 80 GB GPU with rows, and with a
 layer 131,072 inputs wide (more than grid y's 65,535 rows of dW). Linear is a naive reference
 kernel (no tiling): its bytes model is far below its real traffic, so GFLOP/s is given too.
-Shape letters as in the kernel module: N, D_in, D_out.
+Shape letters as in the kernel module: N, D_in, D_out. Version 2 (kernels/vram_trap_v2.py,
+tiled products) has a forward and a backward case beside version 1's, on the same arrays.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ HUGE = ((75_000_000, 64, 64), (65_536, 131_072, 16))
 
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
-    from backprop_traps.kernels import vram_trap as vt
+    from backprop_traps.kernels import vram_trap as vt, vram_trap_v2 as vt2
     from backprop_traps.kernels.device import cuda
     ref = load_solution("vram_trap")
     N, D_in, D_out = shape
@@ -48,6 +49,10 @@ def cases(shape, dtype, arrays) -> list:
         vt.backward_params(d_da, d_mask, True, d_h, dW, db, zero, d_partials=d_partials)
         vt.backward_input(d_da, d_mask, True, d_W, dh, zero)
 
+    def backward_v2():
+        vt2.backward_params(d_da, d_mask, True, d_h, dW, db, d_partials=d_partials)
+        vt2.backward_input(d_da, d_mask, True, d_W, dh)
+
     def grads():
         dz = ref.relu_backward_packed(da.astype(np.float64), mask, da.shape)
         return {"dh": dz @ W.T, "dW": h.T @ dz, "db": dz.sum(axis=0)}
@@ -71,4 +76,12 @@ def cases(shape, dtype, arrays) -> list:
         Case(f"linear+ReLU backward from the mask ({cfg})",
              {"da": d_da, "mask": d_mask, "h": d_h, "W": d_W}, {"dh": dh, "dW": dW, "db": db},
              backward, grads, lambda dev: torch_linear(dev)["backward"], 4 * N * D_in * D_out),
+        Case(f"linear+ReLU forward, bit mask, v2: tiled 64 x 64, mask packed per block ({cfg})",
+             {"h": d_h, "W": d_W, "b": d_b}, {"a": a, "mask": a_mask},
+             lambda: vt2.linear_relu_forward_device(d_h, d_W, d_b, a, a_mask),
+             lambda: {"a": host.a, "mask": mask}, lambda dev: torch_linear(dev)["forward"],
+             2 * N * D_in * D_out),
+        Case(f"linear+ReLU backward from the mask, v2: tiled 64 x 64 ({cfg})",
+             {"da": d_da, "mask": d_mask, "h": d_h, "W": d_W}, {"dh": dh, "dW": dW, "db": db},
+             backward_v2, grads, lambda dev: torch_linear(dev)["backward"], 4 * N * D_in * D_out),
     ]

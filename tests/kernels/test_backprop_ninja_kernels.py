@@ -14,6 +14,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from backprop_traps.grader.loading.reference import load_solution  # noqa: E402
+from backprop_traps.kernels.cases.backprop_ninja import random_problem  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ref = load_solution("backprop_ninja", ROOT)
@@ -28,7 +29,7 @@ _spec.loader.exec_module(kernels)
     (2, (4, 3, 9, 4, 8), 0.5),    # B * H = 32: whole bytes
 ])
 def test_forward_and_backward_match_the_reference(seed, shape, p_drop):
-    params, idx, targets, keep_bits, p = kernels.random_problem(np.random.default_rng(seed), *shape, p_drop=p_drop)
+    params, idx, targets, keep_bits, p = random_problem(np.random.default_rng(seed), *shape, p_drop=p_drop)
     loss, cache = kernels.ninja_forward(params, idx, targets, keep_bits, p, 1e-5)
     want_loss, want_cache = ref.ninja_forward(params, idx, targets, keep_bits, p, 1e-5)
     assert np.isclose(loss, want_loss, rtol=1e-12)
@@ -41,7 +42,7 @@ def test_forward_and_backward_match_the_reference(seed, shape, p_drop):
 
 def test_one_id_everywhere_collects_every_position_in_de():
     """The atomics' job: every position names token 2, so its row of dE gets all of them."""
-    params, idx, targets, keep_bits, p = kernels.random_problem(np.random.default_rng(3), 3, 4, 5, 2, 6)
+    params, idx, targets, keep_bits, p = random_problem(np.random.default_rng(3), 3, 4, 5, 2, 6)
     idx = np.full_like(idx, 2)
     _, cache = ref.ninja_forward(params, idx, targets, keep_bits, p, 1e-5)
     want = ref.ninja_backward(params, cache, idx, targets, keep_bits, p)
@@ -56,12 +57,13 @@ def test_dropout_kernels_read_np_packbits_order():
     keep = np.array([[1, 0, 0, 1, 1], [0, 1, 1, 0, 1]], dtype=bool)  # 10 bits: one padded byte
     hln = np.linspace(-2, 2, 10).reshape(2, 5)
     h, hdrop = np.zeros_like(hln), np.zeros_like(hln)
-    kernels.tanh_dropout_forward_kernel[kernels.launch(10)](hln, np.packbits(keep.ravel()), 2.0, h, hdrop)
+    kernels.tanh_dropout_forward_kernel[kernels.launch(10)](hln.reshape(-1), np.packbits(keep.ravel()), 2.0,
+                                                            h.reshape(-1), hdrop.reshape(-1))  # flat views
     np.testing.assert_allclose(hdrop, np.tanh(hln) * keep * 2.0)
 
 
 def test_the_deterministic_gather_gives_the_same_de_every_run():
-    params, idx, targets, keep_bits, p = kernels.random_problem(np.random.default_rng(6), 4, 3, 6, 3, 5)
+    params, idx, targets, keep_bits, p = random_problem(np.random.default_rng(6), 4, 3, 6, 3, 5)
     _, cache = ref.ninja_forward(params, idx, targets, keep_bits, p, 1e-5)
     want = ref.ninja_backward(params, cache, idx, targets, keep_bits, p)["dE"]
     first, again = (kernels.ninja_backward(params, cache, idx, targets, keep_bits, p, deterministic=True)["dE"]

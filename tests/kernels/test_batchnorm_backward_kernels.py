@@ -91,3 +91,50 @@ def test_row_lanes_must_be_a_power_of_two():
     x, gamma, beta, rm, rv, _ = problem(7, 3, 2)
     with pytest.raises(ValueError, match="power of two"):
         kernels.batchnorm_forward(x, gamma, beta, rm, rv, True, 0.1, 1e-5, row_lanes=3)
+
+
+# -- version 2: the two-stage column reduction with 128-bit loads (kernels/batchnorm_backward_v2.py)
+_spec2 = importlib.util.spec_from_file_location("kernels_batchnorm_backward_v2",
+                                                ROOT / "kernels" / "batchnorm_backward_v2.py")
+v2 = importlib.util.module_from_spec(_spec2)
+_spec2.loader.exec_module(v2)
+
+
+@pytest.mark.parametrize("seed, n, d, parts", [
+    (10, 2, 4, 1),     # the smallest batch: 30 of 32 lanes without a row
+    (11, 21, 36, 3),   # a second, mostly empty feature tile; rows split over 3 parts
+    (12, 9, 8, 4),     # more parts than the rows fill (an empty last part)
+])
+def test_version_2_matches_the_reference_in_both_modes(seed, n, d, parts):
+    x, gamma, beta, rm, rv, dy = problem(seed, n, d)
+    scratch = {"partials": v2.cuda.device_array(3 * parts * d), "coef": v2.cuda.device_array(3 * d)}
+    d_x, d_y = v2.cuda.to_device(x), v2.cuda.device_array((n, d))
+    vectors = [v2.cuda.to_device(a) for a in (gamma, beta, rm, rv)]
+    outs = [v2.cuda.device_array(d) for _ in range(4)]
+    v2.train_forward_device(d_x, *vectors, 0.1, 1e-5, d_y, *outs, scratch)
+    want = ref.batchnorm_forward(x, gamma, beta, rm, rv, True, 0.1, 1e-5)
+    for g, w in zip([d_y] + outs, want):
+        np.testing.assert_allclose(g.copy_to_host(), w, rtol=1e-11, atol=1e-12)
+    got = v2.batchnorm_forward(x, gamma, beta, rm, rv, False, 0.1, 1e-5)
+    for g, w in zip(got, ref.batchnorm_forward(x, gamma, beta, rm, rv, False, 0.1, 1e-5)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    _, mean, rstd, _, _ = want
+    d_dx, d_dgamma, d_dbeta = v2.cuda.device_array((n, d)), v2.cuda.device_array(d), v2.cuda.device_array(d)
+    v2.train_backward_device(v2.cuda.to_device(dy), d_x, vectors[0], v2.cuda.to_device(mean), v2.cuda.to_device(rstd),
+                             d_dx, d_dgamma, d_dbeta, scratch)
+    for g, w in zip((d_dx, d_dgamma, d_dbeta), ref.batchnorm_backward(dy, x, gamma, mean, rstd)):
+        np.testing.assert_allclose(g.copy_to_host(), w, rtol=1e-10, atol=1e-11)
+
+
+def test_version_2_in_float32_and_what_it_refuses():
+    x, gamma, beta, rm, rv, dy = problem(13, 7, 12)
+    got = v2.batchnorm_forward(x.astype(np.float32), gamma, beta, rm, rv, True, 0.1, 1e-5)
+    assert all(a.dtype == np.float32 for a in got)
+    want = ref.batchnorm_forward(x, gamma, beta, rm, rv, True, 0.1, 1e-5)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+    dx, dgamma, dbeta = v2.batchnorm_backward(dy.astype(np.float32), x.astype(np.float32), gamma, *want[1:3])
+    for g, w in zip((dx, dgamma, dbeta), ref.batchnorm_backward(dy, x, gamma, *want[1:3])):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="multiple of 4"):
+        v2.batchnorm_forward(x[:, :10], gamma[:10], beta[:10], rm[:10], rv[:10], True, 0.1, 1e-5)

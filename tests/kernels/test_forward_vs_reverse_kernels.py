@@ -26,7 +26,7 @@ WIDTHS = [
     [3, 4],               # one layer
     [5, 5, 5, 5],         # square: the wrong order would show here
     [6, 9, 1, 7, 4],      # non-square, with a width-1 bottleneck
-    [20, 3, 18],          # more than 16 inputs and outputs: two blocks along the batch
+    [20, 3, 18],          # a bottleneck between wider layers
     [1, 6, 2],            # a single input
 ]
 
@@ -72,3 +72,17 @@ def test_inputs_are_left_unchanged():
     kernels.chain_vjp(As, u)
     kernels.jacobian_forward(As)
     assert all(np.array_equal(A, B) for A, B in zip(As, before)) and np.array_equal(u, u_before)
+
+
+@pytest.mark.parametrize("M, K, N", [(70, 17, 2), (2, 3, 70), (3, 140, 2)],
+                         ids=["rows-past-a-tile", "columns-past-a-tile", "shared-axis-split"])
+def test_the_tiled_product_past_one_tile(M, K, N):
+    """More than one 64 x 64 output tile, a shared axis past one 16-step, and one split over
+    blocks (split-K: one tile and 140 along the shared axis, kernels/tiled_matmul.py)."""
+    from backprop_traps.kernels import tiled_matmul
+    assert (tiled_matmul.splits(M, N, K) > 1) == (K == 140)
+    rng = np.random.default_rng(20)
+    A, B = rng.standard_normal((M, K)), rng.standard_normal((K, N))
+    d_out = kernels.cuda.device_array((M, N))
+    kernels.jvp_step_device(kernels.cuda.to_device(A), kernels.cuda.to_device(B), d_out)
+    np.testing.assert_allclose(d_out.copy_to_host(), A @ B, rtol=1e-12, atol=1e-12)

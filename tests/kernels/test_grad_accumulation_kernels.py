@@ -95,3 +95,15 @@ def test_float32_micro_batches_into_a_float64_buffer():
     assert all(g.dtype == np.float64 for g in got)
     for g, e in zip(got, ref.mlp_grads(params, x, y)):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("seed, n, d_in, hidden, d_out, micro_batch", [
+    (10, 7, 3, 5, 2, 3),     # an uneven last micro-batch (kernels/vram_trap_v2.py's tiled products)
+    (11, 20, 17, 6, 2, 20),  # inputs past one 16-step of the shared axis; the bias row past none
+])
+def test_version_2_matches_the_solution(seed, n, d_in, hidden, d_out, micro_batch):
+    params, x, y = problem(seed, n, d_in, hidden, d_out)
+    got = kernels.accumulated_grads(params, x, y, micro_batch, version=2)
+    assert_grads(got, ref.accumulated_grads(params, x, y, micro_batch))
+    narrow = kernels.accumulated_grads(params, x.astype(np.float32), y.astype(np.float32), micro_batch, version=2)
+    assert_grads(narrow, ref.mlp_grads(params, x, y), rtol=1e-4, atol=1e-5)

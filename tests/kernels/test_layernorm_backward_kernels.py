@@ -95,3 +95,37 @@ def test_block_size_must_be_a_power_of_two():
     x, gamma, beta, _ = problem(9, 1, 4)
     with pytest.raises(ValueError, match="power of two"):
         kernels.layernorm_forward(x, gamma, beta, 1e-5, threads_per_block=48)
+
+
+# -- version 2: 4 features a thread in registers, warp-shuffle sums (kernels/layernorm_backward_v2.py)
+_spec2 = importlib.util.spec_from_file_location("kernels_layernorm_backward_v2",
+                                                ROOT / "kernels" / "layernorm_backward_v2.py")
+v2 = importlib.util.module_from_spec(_spec2)
+_spec2.loader.exec_module(v2)
+
+
+@pytest.mark.parametrize("seed, n, d, blocks", [
+    (10, 1, 4, None),    # one thread owns the row, 31 of its warp none
+    (11, 5, 36, 2),      # a part-filled warp; several rows a backward block, G does not divide N
+    (12, 3, 132, None),  # two warps, the second almost empty: the sums cross warps
+])
+def test_version_2_matches_the_reference(seed, n, d, blocks):
+    x, gamma, beta, dy = problem(seed, n, d)
+    want = ref.layernorm_forward(x, gamma, beta, 1e-5)
+    for g, w in zip(v2.layernorm_forward(x, gamma, beta, 1e-5), want):
+        np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-12)
+    _, mean, rstd = want
+    for g, w in zip(v2.layernorm_backward(dy, x, gamma, mean, rstd, blocks), ref.layernorm_backward(dy, x, gamma, mean, rstd)):
+        np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-12)
+
+
+def test_version_2_in_float32_far_from_zero_and_what_it_refuses():
+    x, gamma, beta, dy = problem(13, 3, 8)
+    x = 1000 + 0.1 * (x - x.mean(axis=1, keepdims=True))  # mean 1000, std ~0.1: E[x^2] - E[x]^2 would lose it
+    y, mean, rstd = v2.layernorm_forward(x.astype(np.float32), gamma, beta, 1e-5)
+    want = ref.layernorm_forward(x, gamma, beta, 1e-5)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(rstd, want[2], rtol=1e-3)
+    np.testing.assert_allclose(y, want[0], rtol=1e-2, atol=1e-2)
+    with pytest.raises(ValueError, match="multiple of 4"):
+        v2.layernorm_forward(x[:, :6], gamma[:6], beta[:6], 1e-5)

@@ -133,3 +133,18 @@ def test_reduction_blocks_of_any_power_of_two_up_to_the_shared_size_sum_right_an
     for threads in (48, 128):
         with pytest.raises(ValueError, match="power of two up to 64"):
             kernels.reduction_launch(kernels.sum_partials_kernel, 3, threads)
+
+
+@pytest.mark.parametrize("shape", [(1, 17, 17, 2, 2), (1, 33, 1, 2, 2), (1, 1, 1, 131, 2)],
+                         ids=["channels-past-a-chunk", "inputs-past-a-tile", "positions"])
+def test_tiles_with_edges(shape):
+    """More channels than one shared chunk (16) or one block's 32, or more positions than one
+    128-position tile: the tiled kernels' tile boundaries, in float32."""
+    stride, padding = 1, 1
+    x, w, b, dout = make_problem(7, shape, stride, padding, dtype=np.float32)
+    as64 = [a.astype(np.float64) for a in (x, w, b, dout)]
+    np.testing.assert_allclose(kernels.conv1d_forward(x, w, b, stride, padding),
+                               ref.conv1d_forward(*as64[:3], stride, padding), rtol=1e-4, atol=1e-4)
+    for got, expected in zip(kernels.conv1d_backward(dout, x, w, stride, padding),
+                             ref.conv1d_backward(as64[3], as64[0], as64[1], stride, padding)):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)

@@ -122,3 +122,31 @@ def test_host_functions_leave_their_inputs_alone():
     np.testing.assert_array_equal(x, x_before)
     np.testing.assert_array_equal(dout, dout_before)
     np.testing.assert_array_equal(argmax, argmax_before)
+
+
+# -- version 2: flat unsigned offsets, a 3-D grid, cells of s x s in the backward (kernels/routing_trap_v2.py)
+@pytest.mark.parametrize("N, C, H, W, k, s", SHAPES, ids=IDS)
+def test_version_2_matches_the_solution_ties_included(N, C, H, W, k, s):
+    from backprop_traps.kernels import routing_trap_v2 as v2
+    from backprop_traps.kernels.device import cuda
+    x = make_input((N, C, H, W), True, seed=H * 100 + W + 7)  # ties: the first-max rule, exactly
+    ref_out, ref_argmax = ref.maxpool2d_forward(x, k, s)
+    dout = make_dout(ref_out.shape, seed=H + W)
+    d_x, d_dout, d_argmax = cuda.to_device(x), cuda.to_device(dout), cuda.to_device(ref_argmax)
+    out, out_inf, avg = (cuda.device_array(ref_out.shape) for _ in range(3))
+    argmax = cuda.device_array(ref_out.shape, np.int64)
+    dx, dx_scatter, dx_avg = cuda.device_array(x.shape), cuda.to_device(np.zeros(x.shape)), cuda.device_array(x.shape)
+    v2.maxpool2d_forward_device(d_x, out, argmax, k, s)
+    v2.maxpool2d_forward_inference_device(d_x, out_inf, k, s)
+    v2.maxpool2d_backward_device(d_dout, d_argmax, dx, k, s)
+    v2.maxpool2d_backward_atomic_device(d_dout, d_argmax, dx_scatter)
+    v2.avgpool2d_forward_device(d_x, avg, k, s)
+    v2.avgpool2d_backward_device(d_dout, dx_avg, k, s)
+    np.testing.assert_array_equal(argmax.copy_to_host(), ref_argmax)
+    np.testing.assert_array_equal(out.copy_to_host(), ref_out)
+    np.testing.assert_array_equal(out_inf.copy_to_host(), ref_out)
+    want = ref.maxpool2d_backward(dout, ref_argmax, x.shape, k, s)
+    np.testing.assert_allclose(dx.copy_to_host(), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dx_scatter.copy_to_host(), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(avg.copy_to_host(), ref.avgpool2d_forward(x, k, s), rtol=1e-12)
+    np.testing.assert_allclose(dx_avg.copy_to_host(), ref.avgpool2d_backward(dout, x.shape, k, s), rtol=1e-12, atol=1e-12)

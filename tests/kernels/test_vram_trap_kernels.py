@@ -104,3 +104,29 @@ def test_checkpointed_mlp_matches_solution(ref, widths, segment_sizes):
     for (W, b), (W0, b0) in zip(params, params_before):
         np.testing.assert_array_equal(W, W0)
         np.testing.assert_array_equal(b, b0)
+
+
+# -- version 2: tiled products (kernels/vram_trap_v2.py); D_out past one 64-column tile as well
+V2_SHAPES = LAYER_SHAPES + [(3, 17, 72)]
+
+
+@pytest.mark.parametrize("N, D_in, D_out", V2_SHAPES)
+def test_version_2_layer_matches_the_packed_relu_and_its_backward(ref, N, D_in, D_out):
+    from backprop_traps.kernels import vram_trap_v2 as v2
+    rng = np.random.default_rng(N * 100 + D_in * 10 + D_out + 2)
+    h, W, b = rng.normal(size=(N, D_in)), rng.normal(size=(D_in, D_out)), rng.normal(size=D_out)
+    a, mask = v2.linear_relu_forward(h, W, b)
+    a_ref, mask_ref = ref.relu_forward_packed(h @ W + b)
+    np.testing.assert_array_equal(mask, mask_ref)
+    np.testing.assert_allclose(a, a_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(v2.linear_forward(h, W, b), h @ W + b, rtol=1e-12, atol=1e-12)
+    da = rng.normal(size=(N, D_out))
+    dz = ref.relu_backward_packed(da, mask_ref, da.shape)
+    for got, want in zip(v2.linear_relu_backward(da, mask_ref, h, W), (dz @ W.T, h.T @ dz, dz.sum(axis=0))):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_version_2_refuses_a_mask_its_blocks_cannot_pack():
+    from backprop_traps.kernels import vram_trap_v2 as v2
+    with pytest.raises(ValueError, match="multiple of 8"):
+        v2.linear_relu_forward(np.ones((2, 3)), np.ones((3, 65)), np.ones(65))

@@ -1,0 +1,163 @@
+"""A tiled matrix product, C = A B, and the pieces the matrix-like kernels build theirs from
+(issue 34: the one-thread-per-output products ran at 1% of bandwidth, 0.02-0.10x cuBLAS).
+
+A block of 16 x 16 threads computes a 64 x 64 tile of C. It walks the shared axis 16 at a
+time: the block copies a 64 x 16 tile of A and a 16 x 64 tile of B into shared memory
+(``load_rows`` / ``load_cols``: consecutive threads on consecutive addresses, every global
+element read once per block), then each thread multiplies them into a 4 x 4 tile of C held
+in registers (``multiply_tiles``): per step of the shared axis, 4 values of A and 4 of B
+from shared memory feed 16 multiply-adds. Thread (tx, ty) owns rows m0 + ty + 16i and
+columns n0 + tx + 16j: a warp's threads read 16 consecutive B columns (no bank conflict)
+and two A rows (a broadcast), and write 16 consecutive elements of each row of C.
+
+A product with few output tiles and a long shared axis (a JVP step at B = 64: 128 tiles
+along an 8,192-long axis) would leave most of a GPU idle, so ``matmul`` splits the shared
+axis over grid z as well (``splits``): block z sums its stretch into a partial tile of a
+scratch array, and ``sum_splits_kernel`` adds the S partials (split-K, as cuBLAS does).
+
+Transposes cost nothing extra: a tile of A^T or B^T is the same copy with the other loader
+(``load_rows`` reads along a row of the source and stores it as a column of the tile). So
+the same pieces give A V (a JVP step), U A (a VJP step, A^T never formed), dz W^T and h^T dz
+(kernels/vram_trap_v2.py). Every index is an unsigned offset into a flat array (sizes as
+u64: kernels/patterns.py), so no load pays Numba's stride arithmetic or negative-index check.
+
+What the static table predicts (benchmarks/results/kernels_static.md): global loads only in
+the tile copies, none in the multiply loop; no local memory (the 4 x 4 tile stays in
+registers); at most 128 registers a thread (launch bounds).
+
+Shapes: C (M, N) = A (M, K) B (K, N), all row-major and flat; lda, ldb, ldc their row lengths.
+"""
+from __future__ import annotations
+
+import math
+
+from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.launch_limits import MAX_GRID
+from backprop_traps.kernels.patterns import bounded_jit, u64
+
+BM = BN = 64        # a block's tile of C
+BK = 16             # the shared axis, a step at a time
+T, R = 16, 4        # block (T, T); each thread R x R outputs
+THREADS = (T, T)
+TARGET_BLOCKS = 1024  # split the shared axis until about this many blocks run (8 per SM)
+MAX_SPLITS = 64
+SUM_THREADS = 256
+
+
+@cuda.jit(device=True)
+def load_rows(tile, src, rows, cols, r0, c0, tid, zero, ld):
+    """tile[k, m] = src[r0 + m, c0 + k] (zero past rows or cols): a 64 x 16 block of a flat
+    row-major matrix with rows of ld elements, stored transposed in a (BK, 64) shared tile.
+    Thread tid of 256 copies 4; consecutive threads read consecutive k (16 contiguous a row)."""
+    for e in range(tid, BM * BK, T * T):
+        m, k = u64(e // BK), u64(e % BK)                 # constant divisor: a shift and a mask
+        r, c = r0 + m, c0 + k
+        tile[k, m] = src[r * ld + c] if r < rows and c < cols else zero
+
+
+@cuda.jit(device=True)
+def load_cols(tile, src, rows, cols, r0, c0, tid, zero):
+    """tile[k, n] = src[r0 + k, c0 + n] (zero past rows or cols; rows of cols elements): a
+    16 x 64 block, consecutive threads on consecutive n (64 contiguous elements a row)."""
+    for e in range(tid, BK * BN, T * T):
+        k, n = u64(e // BN), u64(e % BN)
+        r, c = r0 + k, c0 + n
+        tile[k, n] = src[r * cols + c] if r < rows and c < cols else zero
+
+
+@cuda.jit(device=True)
+def multiply_tiles(a_tile, b_tile, acc, tx, ty):
+    """acc[i, j] += sum_k a_tile[k, ty + 16i] * b_tile[k, tx + 16j]: shared memory only."""
+    for k in range(u64(BK)):
+        a0, a1, a2, a3 = a_tile[k, ty], a_tile[k, ty + u64(16)], a_tile[k, ty + u64(32)], a_tile[k, ty + u64(48)]
+        for j in range(R):
+            b = b_tile[k, tx + u64(16 * j)]
+            acc[0, j] += a0 * b
+            acc[1, j] += a1 * b
+            acc[2, j] += a2 * b
+            acc[3, j] += a3 * b
+
+
+@bounded_jit(T * T, 2)  # at most 128 registers a thread
+def matmul_kernel(a, b, out, m_rows, n_cols, k_len, k_chunk):
+    # a: M*K, b: K*N (flat, row-major); out: S*M*N, split z's partial product over its stretch
+    # k_chunk of the shared axis (S = 1: out is C itself); sizes: u64. Grid (N / 64 column
+    # tiles, M / 64 row tiles strided past 65,535, S splits).
+    a_tile = cuda.shared.array((BK, BM), a.dtype)         # A[m0 + m, k0 + k] at [k, m]
+    b_tile = cuda.shared.array((BK, BN), a.dtype)         # B[k0 + k, n0 + n] at [k, n]
+    acc = cuda.local.array((R, R), a.dtype)               # registers: every loop over it unrolls
+    tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
+    tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, a.dtype.type(0)
+    n0, z = u64(cuda.blockIdx.x * BN), u64(cuda.blockIdx.z)
+    k_first = z * k_chunk
+    k_stop = min(k_first + k_chunk, k_len)
+    base = z * m_rows * n_cols                            # this split's M x N
+    m0 = u64(cuda.blockIdx.y * BM)
+    while m0 < m_rows:                                    # the same for the whole block
+        for i in range(R):
+            for j in range(R):
+                acc[i, j] = zero
+        for k0 in range(k_first, k_stop, u64(BK)):
+            load_rows(a_tile, a, m_rows, k_stop, m0, k0, tid, zero, k_len)
+            load_cols(b_tile, b, k_stop, n_cols, k0, n0, tid, zero)
+            cuda.syncthreads()
+            multiply_tiles(a_tile, b_tile, acc, tx, ty)
+            cuda.syncthreads()
+        for i in range(R):
+            m = m0 + ty + u64(16 * i)
+            for j in range(R):
+                n = n0 + tx + u64(16 * j)
+                if m < m_rows and n < n_cols:
+                    out[base + m * n_cols + n] = acc[i, j]
+        m0 += u64(cuda.gridDim.y * BM)
+
+
+@cuda.jit
+def sum_splits_kernel(partials, c, size, splits):
+    # partials: S*size; c: size (written: the sum of the S partials); size, splits: u64
+    e, stride = u64(cuda.grid(1)), u64(cuda.gridsize(1))
+    while e < size:
+        total = partials[e]
+        for z in range(u64(1), splits):
+            total += partials[z * size + e]
+        c[e] = total
+        e += stride
+
+
+# launchers: device arrays in, launched ----------------------------------------------------------
+
+def grid(m_rows: int, n_cols: int) -> tuple[int, int]:
+    """(column tiles, row tiles) for (M, N): row tiles capped at 65,535 (the kernels stride on)."""
+    return max(1, math.ceil(n_cols / BN)), max(1, min(math.ceil(m_rows / BM), MAX_GRID[1]))
+
+
+def splits(m_rows: int, n_cols: int, k_len: int) -> int:
+    """S, the stretches of the shared axis: 1 when the output tiles fill a GPU, else enough
+    for TARGET_BLOCKS blocks, each stretch at least 64 long (4 steps), at most MAX_SPLITS."""
+    tiles = math.prod(grid(m_rows, n_cols))
+    if tiles >= TARGET_BLOCKS:
+        return 1
+    return max(1, min(math.ceil(TARGET_BLOCKS / tiles), k_len // (4 * BK), MAX_SPLITS))
+
+
+def scratch(m_rows: int, n_cols: int, k_len: int, dtype):
+    """The partials ``matmul`` needs for (M, N, K): (S * M * N,), or None when S = 1."""
+    s = splits(m_rows, n_cols, k_len)
+    return cuda.device_array(s * m_rows * n_cols, dtype) if s > 1 else None
+
+
+def matmul(d_a, d_b, d_c, d_scratch=None):
+    """d_c (M, N) = d_a (M, K) @ d_b (K, N), device arrays: one launch, or, when ``splits`` > 1,
+    two through d_scratch (``scratch``; allocated here when not given)."""
+    (m_rows, k_len), n_cols = d_a.shape, d_b.shape[1]
+    s = splits(m_rows, n_cols, k_len)
+    out = d_c.reshape(d_c.size)
+    if s > 1:
+        out = d_scratch if d_scratch is not None else scratch(m_rows, n_cols, k_len, d_c.dtype)
+    chunk = BK * math.ceil(k_len / (s * BK))                # a whole number of 16-steps a split
+    matmul_kernel[grid(m_rows, n_cols) + (s,), THREADS](
+        d_a.reshape(d_a.size), d_b.reshape(d_b.size), out, u64(m_rows), u64(n_cols), u64(k_len), u64(chunk))
+    if s > 1:
+        size = m_rows * n_cols
+        blocks = max(1, min(math.ceil(size / SUM_THREADS), 4 * TARGET_BLOCKS))
+        sum_splits_kernel[blocks, SUM_THREADS](out, d_c.reshape(size), u64(size), u64(s))
