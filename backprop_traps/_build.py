@@ -11,7 +11,10 @@ from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
 
 PTH_NAME = "backprop_traps_old_names.pth"  # sorts after __editable__.*.pth, which maps the package
-PTH_TEXT = "import backprop_traps.old_names; backprop_traps.old_names.install()\n"
+# Python runs this line at every start-up: if the package is gone (an editable install whose
+# source folder moved, a half-finished uninstall) it must stay silent, not print a traceback.
+PTH_TEXT = ("import importlib.util as _spec; _spec.find_spec('backprop_traps') and "
+            "__import__('backprop_traps.old_names').old_names.install()\n")
 HOOK_MODULE, HOOK_FILE = "_build", "backprop_traps/_build.py"
 
 

@@ -170,3 +170,16 @@ def test_the_kit_imports_itself_by_its_new_names():
             if cell["cell_type"] == "code" and _old_imports(code):
                 offenders.append(f"{path.relative_to(REPO)} cell {i}")
     assert not offenders, f"import backprop_traps.grader / backprop_traps.kernels here: {offenders}"
+
+
+def test_the_pth_line_is_silent_when_the_package_is_gone(tmp_path):
+    """Python runs the .pth line at every start-up: an editable install whose source folder
+    moved must not print a traceback before every command (it did, once)."""
+    import subprocess
+    from backprop_traps._build import PTH_TEXT
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "backprop_traps_old_names.pth").write_text(PTH_TEXT, encoding="utf-8")
+    run = subprocess.run([sys.executable, "-I", "-S", "-c", f"import site; site.addsitedir({str(site)!r}); print('ok')"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert run.stdout.strip() == "ok" and "Traceback" not in run.stderr, run.stderr
