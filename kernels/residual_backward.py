@@ -18,6 +18,13 @@ index pays.
   norms     6. layer_sum_squares_kernel: one block per layer of dhs (the grid's x is L + 1), a
                tree in shared memory over that layer's N * D entries; the host takes the roots.
 
+Version 2 (kernels/residual_backward_v2.py) keeps this plan and makes it fast: kernels 1-5 as
+tiled products (64 x 64 outputs a block through shared memory, 4 x 4 a thread in registers:
+kernels/tiled_matmul.py) with the ReLU, the identity and the gate in their epilogues, and the
+norms in two stages, many blocks a layer then a warp a layer (one block a layer is 9 blocks at
+the benchmark's LARGE size: the static table predicts 1% of copy bandwidth). The host
+functions below run either (``version``).
+
 The launchers (``*_device``) take device arrays in their natural shapes, hand the kernels
 flat views of them (a ravel of a C-ordered array: no copy) and only launch: the benchmark
 times them and kernels/dry_run.py checks their grids at any size. ``block_forward_device``
@@ -46,6 +53,7 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.residual_backward
 
 import functools
 import math
+from types import SimpleNamespace
 
 import numba
 import numpy as np
@@ -231,22 +239,34 @@ def _device(a, dtype):
     return cuda.to_device(np.ascontiguousarray(a, dtype=dtype))
 
 
-def residual_forward(x, weights, skip):
+def _version(version: int):
+    """The launchers of version 1 (this module's, as a namespace) or version 2 (residual_backward_v2)."""
+    if version == 2:
+        from backprop_traps.kernels import residual_backward_v2
+        return residual_backward_v2
+    if version != 1:
+        raise ValueError(f"version is 1 or 2, not {version!r}")
+    return SimpleNamespace(hidden_forward_device=hidden_forward_device, block_forward_device=block_forward_device,
+                           block_backward_device=block_backward_device,
+                           layer_sum_squares_device=layer_sum_squares_device)
+
+
+def residual_forward(x, weights, skip, version=1):
     """hs (L + 1, N, D) as the solution's ``residual_forward``, in x's dtype."""
-    x = np.asarray(x)
+    x, launch = np.asarray(x), _version(version)
     dtype, (N, D) = x.dtype, x.shape
     hs, d_h = [x.copy()], _device(x, dtype)
     for W1, W2 in weights:
         d_a, d_out = cuda.device_array((N, np.shape(W1)[1]), dtype=dtype), cuda.device_array((N, D), dtype=dtype)
-        block_forward_device(d_h, _device(W1, dtype), _device(W2, dtype), skip, d_a, d_out)
+        launch.block_forward_device(d_h, _device(W1, dtype), _device(W2, dtype), skip, d_a, d_out)
         hs.append(d_out.copy_to_host())
         d_h = d_out
     return np.stack(hs)
 
 
-def residual_backward(dout, hs, weights, skip):
+def residual_backward(dout, hs, weights, skip, version=1):
     """(dhs, grads) as the solution's ``residual_backward``, in dout's dtype."""
-    dout = np.asarray(dout)
+    dout, launch = np.asarray(dout), _version(version)
     dtype, (N, D), L = dout.dtype, dout.shape, len(weights)
     dhs = np.empty((L + 1, N, D), dtype=dtype)
     dhs[L] = dout
@@ -257,27 +277,28 @@ def residual_backward(dout, hs, weights, skip):
         H = np.shape(W1)[1]
         d_h, d_W1, d_W2 = _device(hs[layer], dtype), _device(W1, dtype), _device(W2, dtype)
         d_a = cuda.device_array((N, H), dtype=dtype)
-        hidden_forward_device(d_h, d_W1, d_a)  # a, recomputed
+        launch.hidden_forward_device(d_h, d_W1, d_a)  # a, recomputed
         d_dz, d_dh = cuda.device_array((N, H), dtype=dtype), cuda.device_array((N, D), dtype=dtype)
         d_dW1, d_dW2 = cuda.device_array((D, H), dtype=dtype), cuda.device_array((H, D), dtype=dtype)
-        block_backward_device(d_g, d_h, d_a, d_W1, d_W2, skip, d_dz, d_dh, d_dW1, d_dW2)
+        launch.block_backward_device(d_g, d_h, d_a, d_W1, d_W2, skip, d_dz, d_dh, d_dW1, d_dW2)
         dhs[layer] = d_dh.copy_to_host()
         grads[layer] = (d_dW1.copy_to_host(), d_dW2.copy_to_host())
         d_g = d_dh
     return dhs, grads
 
 
-def layer_norms(dhs):
+def layer_norms(dhs, version=1):
     """The Frobenius norm of every layer of dhs (L + 1, N, D), with kernel 6."""
     dhs = np.ascontiguousarray(dhs)
     sums = cuda.device_array(dhs.shape[0], dtype=dhs.dtype)
-    layer_sum_squares_device(cuda.to_device(dhs), sums)
+    _version(version).layer_sum_squares_device(cuda.to_device(dhs), sums)
     return np.sqrt(sums.copy_to_host())
 
 
-def gradient_norms(dout, x, weights):
+def gradient_norms(dout, x, weights, version=1):
     """(with_skip, without_skip) as the solution's ``gradient_norms``."""
-    return tuple(layer_norms(residual_backward(dout, residual_forward(x, weights, skip), weights, skip)[0])
+    return tuple(layer_norms(residual_backward(dout, residual_forward(x, weights, skip, version), weights, skip,
+                                               version)[0], version)
                  for skip in (True, False))
 
 

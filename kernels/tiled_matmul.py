@@ -18,14 +18,20 @@ scratch array, and ``sum_splits_kernel`` adds the S partials (split-K, as cuBLAS
 Transposes cost nothing extra: a tile of A^T or B^T is the same copy with the other loader
 (``load_rows`` reads along a row of the source and stores it as a column of the tile). So
 the same pieces give A V (a JVP step), U A (a VJP step, A^T never formed), dz W^T and h^T dz
-(kernels/vram_trap_v2.py). Every index is an unsigned offset into a flat array (sizes as
-u64: kernels/patterns.py), so no load pays Numba's stride arithmetic or negative-index check.
+(kernels/vram_trap_v2.py). ``product_tile`` is the walk along the shared axis for any of the
+four layouts (``a_transposed``: A given as the (K, M) array it is the transpose of;
+``b_transposed``: B given as (N, K)); ``matmul`` takes the same two flags, and a kernel that
+does more than multiply (a ReLU, a residual add, a tanh: kernels/residual_backward_v2.py,
+kernels/memory_budget_v2.py) calls ``product_tile`` and then writes its own epilogue. Every
+index is an unsigned offset into a flat array (sizes as u64: kernels/patterns.py), so no load
+pays Numba's stride arithmetic or negative-index check.
 
 What the static table predicts (benchmarks/results/kernels_static.md): global loads only in
 the tile copies, none in the multiply loop; no local memory (the 4 x 4 tile stays in
 registers); at most 128 registers a thread (launch bounds).
 
-Shapes: C (M, N) = A (M, K) B (K, N), all row-major and flat; lda, ldb, ldc their row lengths.
+Shapes: C (M, N) = op(A) (M, K) op(B) (K, N), all row-major and flat: op(A) is A (M, K), or
+A^T of an A stored (K, M); op(B) is B (K, N), or B^T of a B stored (N, K).
 """
 from __future__ import annotations
 
@@ -78,13 +84,37 @@ def multiply_tiles(a_tile, b_tile, acc, tx, ty):
             acc[3, j] += a3 * b
 
 
+@cuda.jit(device=True)
+def product_tile(acc, a_tile, b_tile, a, b, a_transposed, b_transposed, m_rows, n_cols, k_first, k_stop, k_len,
+                 m0, n0, tid, tx, ty, zero):
+    """acc[i, j] = sum over k_first <= k < k_stop of op(A)[m0 + ty + 16i, k] op(B)[k, n0 + tx + 16j]:
+    this thread's 4 x 4 of the block's 64 x 64 tile at (m0, n0), in registers. op(A) is a (M, K),
+    or with ``a_transposed`` a^T of a stored (K, M); op(B) is b (K, N), or with ``b_transposed``
+    b^T of b stored (N, K); k_len is K. Every thread of the block must call it (it holds barriers)."""
+    for i in range(R):
+        for j in range(R):
+            acc[i, j] = zero
+    for k0 in range(k_first, k_stop, u64(BK)):
+        if a_transposed:
+            load_cols(a_tile, a, k_stop, m_rows, k0, m0, tid, zero)          # rows k0.. of a (K, M)
+        else:
+            load_rows(a_tile, a, m_rows, k_stop, m0, k0, tid, zero, k_len)   # rows m0.. of a (M, K)
+        if b_transposed:
+            load_rows(b_tile, b, n_cols, k_stop, n0, k0, tid, zero, k_len)   # rows n0.. of b (N, K)
+        else:
+            load_cols(b_tile, b, k_stop, n_cols, k0, n0, tid, zero)          # rows k0.. of b (K, N)
+        cuda.syncthreads()
+        multiply_tiles(a_tile, b_tile, acc, tx, ty)
+        cuda.syncthreads()
+
+
 @bounded_jit(T * T, 2)  # at most 128 registers a thread
-def matmul_kernel(a, b, out, m_rows, n_cols, k_len, k_chunk):
-    # a: M*K, b: K*N (flat, row-major); out: S*M*N, split z's partial product over its stretch
-    # k_chunk of the shared axis (S = 1: out is C itself); sizes: u64. Grid (N / 64 column
-    # tiles, M / 64 row tiles strided past 65,535, S splits).
-    a_tile = cuda.shared.array((BK, BM), a.dtype)         # A[m0 + m, k0 + k] at [k, m]
-    b_tile = cuda.shared.array((BK, BN), a.dtype)         # B[k0 + k, n0 + n] at [k, n]
+def matmul_kernel(a, b, out, a_transposed, b_transposed, m_rows, n_cols, k_len, k_chunk):
+    # a: M*K (or K*M, a_transposed), b: K*N (or N*K, b_transposed), flat, row-major; out: S*M*N,
+    # split z's partial product over its stretch k_chunk of the shared axis (S = 1: out is C
+    # itself); sizes: u64. Grid (N / 64 column tiles, M / 64 row tiles strided past 65,535, S splits).
+    a_tile = cuda.shared.array((BK, BM), a.dtype)         # op(A)[m0 + m, k0 + k] at [k, m]
+    b_tile = cuda.shared.array((BK, BN), a.dtype)         # op(B)[k0 + k, n0 + n] at [k, n]
     acc = cuda.local.array((R, R), a.dtype)               # registers: every loop over it unrolls
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
     tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, a.dtype.type(0)
@@ -94,15 +124,8 @@ def matmul_kernel(a, b, out, m_rows, n_cols, k_len, k_chunk):
     base = z * m_rows * n_cols                            # this split's M x N
     m0 = u64(cuda.blockIdx.y * BM)
     while m0 < m_rows:                                    # the same for the whole block
-        for i in range(R):
-            for j in range(R):
-                acc[i, j] = zero
-        for k0 in range(k_first, k_stop, u64(BK)):
-            load_rows(a_tile, a, m_rows, k_stop, m0, k0, tid, zero, k_len)
-            load_cols(b_tile, b, k_stop, n_cols, k0, n0, tid, zero)
-            cuda.syncthreads()
-            multiply_tiles(a_tile, b_tile, acc, tx, ty)
-            cuda.syncthreads()
+        product_tile(acc, a_tile, b_tile, a, b, a_transposed, b_transposed, m_rows, n_cols, k_first, k_stop,
+                     k_len, m0, n0, tid, tx, ty, zero)
         for i in range(R):
             m = m0 + ty + u64(16 * i)
             for j in range(R):
@@ -146,17 +169,20 @@ def scratch(m_rows: int, n_cols: int, k_len: int, dtype):
     return cuda.device_array(s * m_rows * n_cols, dtype) if s > 1 else None
 
 
-def matmul(d_a, d_b, d_c, d_scratch=None):
-    """d_c (M, N) = d_a (M, K) @ d_b (K, N), device arrays: one launch, or, when ``splits`` > 1,
-    two through d_scratch (``scratch``; allocated here when not given)."""
-    (m_rows, k_len), n_cols = d_a.shape, d_b.shape[1]
+def matmul(d_a, d_b, d_c, d_scratch=None, a_transposed=False, b_transposed=False):
+    """d_c (M, N) = op(d_a) (M, K) @ op(d_b) (K, N), device arrays: d_a is (M, K), or (K, M) with
+    ``a_transposed`` (A^T never formed); d_b is (K, N), or (N, K) with ``b_transposed``. One
+    launch, or, when ``splits`` > 1, two through d_scratch (``scratch``; allocated here when not given)."""
+    m_rows, k_len = d_a.shape[::-1] if a_transposed else d_a.shape
+    n_cols = d_b.shape[0] if b_transposed else d_b.shape[1]
     s = splits(m_rows, n_cols, k_len)
     out = d_c.reshape(d_c.size)
     if s > 1:
         out = d_scratch if d_scratch is not None else scratch(m_rows, n_cols, k_len, d_c.dtype)
     chunk = BK * math.ceil(k_len / (s * BK))                # a whole number of 16-steps a split
     matmul_kernel[grid(m_rows, n_cols) + (s,), THREADS](
-        d_a.reshape(d_a.size), d_b.reshape(d_b.size), out, u64(m_rows), u64(n_cols), u64(k_len), u64(chunk))
+        d_a.reshape(d_a.size), d_b.reshape(d_b.size), out, bool(a_transposed), bool(b_transposed),
+        u64(m_rows), u64(n_cols), u64(k_len), u64(chunk))
     if s > 1:
         size = m_rows * n_cols
         blocks = max(1, min(math.ceil(size / SUM_THREADS), 4 * TARGET_BLOCKS))

@@ -12,7 +12,10 @@ units (W1 and W2 of 1.2 GB each), and with layers for the norms (3,600 layers: g
 backward reads the forward's a, made on the host beforehand. PyTorch's counterparts:
 ``torch.relu(h @ W1) @ W2 + h``, autograd through it (which re-runs the forward: its time
 includes one), and ``linalg.vector_norm`` over each layer. Shape letters as in the kernel
-module: L blocks, N rows, D features, H hidden units.
+module: L blocks, N rows, D features, H hidden units. Version 2 (kernels/residual_backward_v2.py:
+tiled products with their epilogues, split-K weight gradients, the norms in two stages with
+128-bit loads) has a case per op beside version 1's, on the same arrays; its scratch (split-K's
+partials, the norms' (L + 1, G) partials) is made beforehand and not counted as moved bytes.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ HUGE = ((8, 1_200_000, 512, 2048), (8, 8192, 512, 600_000), (3_600, 8192, 512, 2
 
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
-    from backprop_traps.kernels import residual_backward as rb
+    from backprop_traps.kernels import residual_backward as rb, residual_backward_v2 as rb2, tiled_matmul
     from backprop_traps.kernels.device import cuda
     ref = load_solution("residual_backward")
     L, N, D, H = shape
@@ -48,6 +51,8 @@ def cases(shape, dtype, arrays) -> list:
     d_out, d_dh = (cuda.device_array((N, D), dtype=dtype) for _ in range(2))
     d_dW1, d_dW2 = cuda.device_array((D, H), dtype=dtype), cuda.device_array((H, D), dtype=dtype)
     d_sums = cuda.device_array(L + 1, dtype=dtype)
+    d_parts1, d_parts2 = tiled_matmul.scratch(D, H, N, dtype), tiled_matmul.scratch(H, D, N, dtype)  # v2's split-K
+    d_norm_parts = cuda.device_array((L + 1, rb2.norm_blocks(L + 1, N * D)), dtype=dtype)
     as64 = lambda *x: [v.astype(np.float64) for v in x]
 
     def expected_forward():
@@ -79,17 +84,30 @@ def cases(shape, dtype, arrays) -> list:
         (dhs_t,) = on_torch(device, dhs)
         return lambda: {"sums": torch.linalg.vector_norm(dhs_t, dim=(1, 2)) ** 2}
 
+    def v2_backward():
+        rb2.block_backward_device(d_g, d_h, d_a_saved, d_W1, d_W2, True, d_dz, d_dh, d_dW1, d_dW2, d_parts1, d_parts2)
+
     cfg = f"N={N}, D={D}, H={H}"
+    backward_reads = {"g": d_g, "h": d_h, "a": d_a_saved, "W1": d_W1, "W2": d_W2}
+    backward_writes = {"dz": d_dz, "dh": d_dh, "dW1": d_dW1, "dW2": d_dW2}
+    expected_sums = lambda: {"sums": np.sum(dhs.astype(np.float64) ** 2, axis=(1, 2))}  # noqa: E731
     return [
         Case(f"residual block forward, relu(h W1) W2 + h ({cfg})", {"h": d_h, "W1": d_W1, "W2": d_W2},
              {"a": d_a, "out": d_out}, lambda: rb.block_forward_device(d_h, d_W1, d_W2, True, d_a, d_out),
              expected_forward, lambda dev: torch_block(dev)["forward"], 4 * N * D * H),
-        Case(f"residual block backward, identity added once ({cfg})",
-             {"g": d_g, "h": d_h, "a": d_a_saved, "W1": d_W1, "W2": d_W2},
-             {"dz": d_dz, "dh": d_dh, "dW1": d_dW1, "dW2": d_dW2},
+        Case(f"residual block backward, identity added once ({cfg})", backward_reads, backward_writes,
              lambda: rb.block_backward_device(d_g, d_h, d_a_saved, d_W1, d_W2, True, d_dz, d_dh, d_dW1, d_dW2),
              expected_backward, lambda dev: torch_block(dev)["backward"], 8 * N * D * H),
         Case(f"per-layer gradient norms, one block per layer (L+1={L + 1}, {N}x{D} each)", {"dhs": d_dhs},
-             {"sums": d_sums}, lambda: rb.layer_sum_squares_device(d_dhs, d_sums),
-             lambda: {"sums": np.sum(dhs.astype(np.float64) ** 2, axis=(1, 2))}, torch_norms),
+             {"sums": d_sums}, lambda: rb.layer_sum_squares_device(d_dhs, d_sums), expected_sums, torch_norms),
+        Case(f"residual block forward, v2: tiled products, ReLU and identity in the epilogues ({cfg})",
+             {"h": d_h, "W1": d_W1, "W2": d_W2}, {"a": d_a, "out": d_out},
+             lambda: rb2.block_forward_device(d_h, d_W1, d_W2, True, d_a, d_out),
+             expected_forward, lambda dev: torch_block(dev)["forward"], 4 * N * D * H),
+        Case(f"residual block backward, v2: tiled, W^T and A^T read as they lie, split-K weights ({cfg})",
+             backward_reads, backward_writes, v2_backward, expected_backward,
+             lambda dev: torch_block(dev)["backward"], 8 * N * D * H),
+        Case(f"per-layer gradient norms, v2: G blocks a layer, 128-bit loads, a warp a layer's partials "
+             f"(L+1={L + 1}, {N}x{D} each)", {"dhs": d_dhs}, {"sums": d_sums},
+             lambda: rb2.layer_sum_squares_device(d_dhs, d_sums, d_norm_parts), expected_sums, torch_norms),
     ]

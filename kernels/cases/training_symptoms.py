@@ -10,7 +10,10 @@ array); HUGE fills an 80 GB GPU with rows, and with hidden units (W1 and W2 of 1
 The backward reads the forward's a and f, made on the host beforehand. PyTorch's
 counterparts: ``h + gain * (relu(h @ W1) @ W2)`` and autograd through it (which re-runs the
 forward: its time includes one). Shape letters as in the kernel module: N rows, D channels,
-H hidden units.
+H hidden units. Version 2 (tiled products, the gain's gradient and dout * gain in one
+128-bit pass, its parts added a warp a channel) has a case per op beside version 1's, on the
+same arrays; it reads 4 channels at a time, so TINY's D is 8. Its scratch (the gain's partials,
+split-K's) is made beforehand and not counted as moved bytes.
 """
 from __future__ import annotations
 
@@ -18,14 +21,14 @@ import numpy as np
 
 from backprop_traps.kernels.cases.common import Case, on_torch
 
-TINY = (4, 6, 8)          # N, D, H
+TINY = (4, 8, 6)          # N, D, H
 LARGE = (8192, 512, 2048)
 HUGE = ((1_600_000, 512, 2048), (8192, 512, 600_000))
 
 
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
-    from backprop_traps.kernels import training_symptoms as ts
+    from backprop_traps.kernels import tiled_matmul, training_symptoms as ts
     from backprop_traps.kernels.device import cuda
     ref = load_solution("training_symptoms")
     N, D, H = shape
@@ -48,6 +51,8 @@ def cases(shape, dtype, arrays) -> list:
     d_f, d_out, d_g, d_dh = (cuda.device_array((N, D), dtype=dtype) for _ in range(4))
     d_dW1, d_dW2 = cuda.device_array((D, H), dtype=dtype), cuda.device_array((H, D), dtype=dtype)
     d_dgain = cuda.device_array(D, dtype=dtype)
+    d_partials = cuda.device_array((ts.gain_parts(N), D), dtype=dtype)                       # version 2's
+    d_parts1, d_parts2 = tiled_matmul.scratch(D, H, N, dtype), tiled_matmul.scratch(H, D, N, dtype)
     as64 = lambda: [x.astype(np.float64) for x in (h, W1, W2, gain, dout)]
 
     def expected_forward():
@@ -68,15 +73,29 @@ def cases(shape, dtype, arrays) -> list:
             return dict(zip(("dh", "dW1", "dW2", "dgain"), (leaf.grad for leaf in leaves)))
         return {"forward": lambda: {"out": h_t + gain_t * (torch.relu(h_t @ W1_t) @ W2_t)}, "backward": backward_t}
 
+    def backward(version):
+        if version == 1:
+            ts.gated_backward_device(d_dout, d_h, d_a_saved, d_f_saved, d_W1, d_W2, d_gain,
+                                     d_dgain, d_g, d_dz, d_dh, d_dW1, d_dW2)
+        else:
+            ts.gated_backward_v2_device(d_dout, d_h, d_a_saved, d_f_saved, d_W1, d_W2, d_gain, d_dgain, d_g, d_dz,
+                                        d_dh, d_dW1, d_dW2, d_partials, d_parts1, d_parts2)
+
     cfg = f"N={N}, D={D}, H={H}"
+    forward_reads = {"h": d_h, "W1": d_W1, "W2": d_W2, "gain": d_gain}
+    forward_writes = {"a": d_a, "f": d_f, "out": d_out}
+    backward_reads = {"dout": d_dout, "h": d_h, "a": d_a_saved, "f": d_f_saved, "W1": d_W1, "W2": d_W2, "gain": d_gain}
+    backward_writes = {"dgain": d_dgain, "g": d_g, "dz": d_dz, "dh": d_dh, "dW1": d_dW1, "dW2": d_dW2}
     return [
-        Case(f"gated block forward, h + gain * F(h) ({cfg})", {"h": d_h, "W1": d_W1, "W2": d_W2, "gain": d_gain},
-             {"a": d_a, "f": d_f, "out": d_out}, lambda: ts.gated_forward_device(d_h, d_W1, d_W2, d_gain, d_a, d_f, d_out),
+        Case(f"gated block forward, h + gain * F(h) ({cfg})", forward_reads, forward_writes,
+             lambda: ts.gated_forward_device(d_h, d_W1, d_W2, d_gain, d_a, d_f, d_out),
              expected_forward, lambda dev: torch_block(dev)["forward"], 4 * N * D * H),
-        Case(f"gated block backward, the gain's gradient included ({cfg})",
-             {"dout": d_dout, "h": d_h, "a": d_a_saved, "f": d_f_saved, "W1": d_W1, "W2": d_W2, "gain": d_gain},
-             {"dgain": d_dgain, "g": d_g, "dz": d_dz, "dh": d_dh, "dW1": d_dW1, "dW2": d_dW2},
-             lambda: ts.gated_backward_device(d_dout, d_h, d_a_saved, d_f_saved, d_W1, d_W2, d_gain,
-                                              d_dgain, d_g, d_dz, d_dh, d_dW1, d_dW2),
-             expected_backward, lambda dev: torch_block(dev)["backward"], 8 * N * D * H),
+        Case(f"gated block backward, the gain's gradient included ({cfg})", backward_reads, backward_writes,
+             lambda: backward(1), expected_backward, lambda dev: torch_block(dev)["backward"], 8 * N * D * H),
+        Case(f"gated block forward, v2: tiled products, the gain in the epilogue ({cfg})", forward_reads,
+             forward_writes, lambda: ts.gated_forward_v2_device(d_h, d_W1, d_W2, d_gain, d_a, d_f, d_out),
+             expected_forward, lambda dev: torch_block(dev)["forward"], 4 * N * D * H),
+        Case(f"gated block backward, v2: tiled, dgain and dout * gain in one 128-bit pass ({cfg})",
+             backward_reads, backward_writes, lambda: backward(2), expected_backward,
+             lambda dev: torch_block(dev)["backward"], 8 * N * D * H),
     ]
