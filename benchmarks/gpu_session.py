@@ -50,8 +50,8 @@ BENCH_ARGS = ["--runs", "10", "--warmup", "2", "--max-seconds", "120"]
 # whose cases launch them (SHARED_BY).
 SHARED_MEMORY = ("adamw_step", "attention_backward", "batchnorm_backward", "bptt", "forward_vs_reverse",
                  "gradient_clinic", "layernorm_backward", "loss_scaling", "per_step_update_trap",
-                 "reparameterisation", "residual_backward", "softmax_ce", "vram_trap")
-SHARED_BY = {"tiled_matmul": ("forward_vs_reverse",)}
+                 "reparameterisation", "residual_backward", "softmax_ce", "training_symptoms", "vram_trap")
+SHARED_BY = {"tiled_matmul": ("forward_vs_reverse", "residual_backward", "training_symptoms")}
 
 
 # ---------------------------------------------------------------- 0. preflight, before numpy loads

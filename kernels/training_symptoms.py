@@ -248,7 +248,8 @@ def _forward(d_h, d_W1, d_W2, d_gain, version):
     (N, D), H, dtype = d_h.shape, d_W1.shape[1], d_h.dtype
     d_a = cuda.device_array((N, H), dtype=dtype)
     d_f, d_out = cuda.device_array((N, D), dtype=dtype), cuda.device_array((N, D), dtype=dtype)
-    _launchers(version)[0](d_h, d_W1, d_W2, d_gain, d_a, d_f, d_out)
+    forward, _ = _launchers(version)
+    forward(d_h, d_W1, d_W2, d_gain, d_a, d_f, d_out)
     return d_out, d_a, d_f
 
 
@@ -270,7 +271,8 @@ def gated_block_backward(dout, h, W1, W2, gain, version=1):
     d_g, d_dh = cuda.device_array((N, D), dtype=dtype), cuda.device_array((N, D), dtype=dtype)
     d_dz = cuda.device_array((N, H), dtype=dtype)
     d_dW1, d_dW2 = cuda.device_array((D, H), dtype=dtype), cuda.device_array((H, D), dtype=dtype)
-    _launchers(version)[1](d_dout, d_h, d_a, d_f, d_W1, d_W2, d_gain, d_dgain, d_g, d_dz, d_dh, d_dW1, d_dW2)
+    _, backward = _launchers(version)
+    backward(d_dout, d_h, d_a, d_f, d_W1, d_W2, d_gain, d_dgain, d_g, d_dz, d_dh, d_dW1, d_dW2)
     return d_dh.copy_to_host(), d_dW1.copy_to_host(), d_dW2.copy_to_host(), d_dgain.copy_to_host()
 
 
