@@ -139,5 +139,4 @@ if __name__ == "__main__":
     if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
         os.execv(sys.executable, [sys.executable, *sys.argv])  # numba.cuda must load as the simulator
-    sys.setswitchinterval(1e-4)
     print(json.dumps(facts()))

@@ -18,8 +18,6 @@ def main(question: str, runs: int = 3) -> int:
     from backprop_traps.kernels import cases
     from backprop_traps.kernels.cases.common import compare
     from backprop_traps.kernels.device import BACKEND, cuda, simulated
-    if simulated():
-        sys.setswitchinterval(1e-4)  # the simulator syncs Python threads at every barrier
     where = "the Numba CUDA simulator" if simulated() else f"{cuda.get_current_device().name} ({BACKEND})"
     print(f"{question}: its kernels (kernels/cases/{cases.module(question).__name__.rsplit('.', 1)[-1]}.py) "
           f"against the solution notebooks, on {where}")

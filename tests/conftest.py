@@ -5,19 +5,16 @@ Kernel tests run under the Numba CUDA simulator unless BACKPROP_TRAPS_REAL_GPU=1
 numba.cuda is first imported, so it is set here, at collection time.
 """
 import os
-import sys
 
 import backprop_traps.grader  # noqa: F401  (before numpy loads: one BLAS thread for the checks run here, see grader/__init__.py)
 
 REAL_GPU = os.environ.get("BACKPROP_TRAPS_REAL_GPU") == "1"
 if not REAL_GPU:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    # The simulator runs every CUDA thread as a Python thread and syncs them at each
-    # barrier; a short switch interval makes barrier-heavy kernels much faster.
-    sys.setswitchinterval(1e-4)
     # Where the kernels get `cuda`: under the simulator it installs the shared-array lock
     # (kernels/simulator_fixes.py) and the launch-limit check (kernels/launch_limits.py), so a
-    # launch a GPU would refuse fails here too. Before the race checker wraps the same class.
+    # launch a GPU would refuse fails here too, and sets the interpreter's switch interval the
+    # simulated threads run fastest at. Before the race checker wraps the same class.
     import backprop_traps.kernels.device  # noqa: E402,F401
 
 from pathlib import Path  # noqa: E402

@@ -1,6 +1,7 @@
 """Where the kernels get ``cuda`` (kernels/device.py): numba.cuda (or its simulator) unless
 BACKPROP_TRAPS_CUDA=mlir asks for numba-cuda-mlir, and the mlir package imports and sees a
 GPU; otherwise numba.cuda with one sentence saying why. The import and the GPU are mocked."""
+import sys
 import types
 
 import pytest
@@ -82,3 +83,13 @@ def test_this_session_runs_the_simulator_with_its_checks():
     from numba.cuda.simulator import kernel as sim_kernel
     assert device.BACKEND == "numba-cuda simulator" and device.simulated()
     assert getattr(sim_kernel.FakeCUDAKernel.__getitem__, "_launch_limits", False)
+    from backprop_traps.kernels import simulator_fixes
+    # the interval the simulated threads run fastest at, and nothing reset it (self_check once did)
+    assert sys.getswitchinterval() == simulator_fixes.SWITCH_INTERVAL
+
+
+@pytest.mark.skipif(REAL_GPU, reason="under BACKPROP_TRAPS_REAL_GPU=1 the kernels run on the device")
+def test_a_kernel_files_check_keeps_the_switch_interval():
+    from backprop_traps.kernels import self_check, simulator_fixes
+    assert self_check.main("custom_function", runs=1) == 0
+    assert sys.getswitchinterval() == simulator_fixes.SWITCH_INTERVAL

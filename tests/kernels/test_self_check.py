@@ -15,7 +15,7 @@ from backprop_traps.kernels import self_check
 WHERE = "(numba-cuda" if REAL_GPU else "the Numba CUDA simulator"
 
 
-@pytest.mark.parametrize("question", ["straight_through", "forward_vs_reverse"])
+@pytest.mark.parametrize("question", ["straight_through", "custom_function"])
 def test_a_kernel_files_main_checks_its_kernels_against_the_solution(question, capsys):
     assert self_check.main(question, runs=1) == 0
     out = capsys.readouterr().out
@@ -44,7 +44,7 @@ def test_an_in_place_kernel_is_checked_on_fresh_inputs_however_many_timed_runs()
     assert self_check.main("softmax_ce", runs=2) == 0
 
 
-@pytest.mark.parametrize("question", ["straight_through", "training_symptoms"])  # the second launches 21's kernels
+@pytest.mark.parametrize("question", ["straight_through", "mlp_backprop"])  # the second launches vram_trap's kernels
 def test_a_kernel_file_checks_itself_from_a_folder_outside_the_repository(question, tmp_path):
     """Issue 34: it imported benchmarks/, which only the repository root has. From elsewhere,
     with nothing of the repository on sys.path, the tiny cases come with the package."""
