@@ -30,9 +30,13 @@ import numpy as np
 
 from backprop_traps.kernels.device import BACKEND, cuda, simulated
 
-u64 = numba.uint64  # u64(i): an unsigned 64-bit index, no negative-index wraparound
-i64 = numba.int64   # i64(u): back to signed, where a position may fall below 0 (padding)
-u32 = numba.uint32  # u32(i): a small offset whose division is a 32-bit one (a tile's own)
+# Under the simulator the same casts as numpy's scalars: numba's type objects cast through
+# Integer.__call__ (an import and an ABC check a call, about 1.5 us), which the simulated tile
+# kernels make millions of times; the values are the same (numba's cast_python_value is np.<name>).
+_types = np if simulated() else numba
+u64 = _types.uint64  # u64(i): an unsigned 64-bit index, no negative-index wraparound
+i64 = _types.int64   # i64(u): back to signed, where a position may fall below 0 (padding)
+u32 = _types.uint32  # u32(i): a small offset whose division is a 32-bit one (a tile's own)
 VECTOR = 4          # elements per load4 / store4
 FULL_MASK = 0xFFFFFFFF
 WARP = 32

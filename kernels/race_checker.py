@@ -83,6 +83,14 @@ class _Launch:
     def __init__(self, name, arrays):
         self.name, self.arrays = name, arrays  # arrays: [(start, end, label, itemsize, shape, position)]
         self.accesses, self.threads, self.negative = [], [], []
+        self._bases = {}  # id(array) -> (array, its start address): kept alive, so no id is reused
+
+    def base(self, ary):
+        """The start address of ``ary`` (read once a launch: ``__array_interface__`` builds a dict)."""
+        entry = self._bases.get(id(ary))
+        if entry is None or entry[0] is not ary:
+            entry = self._bases[id(ary)] = (ary, ary.__array_interface__["data"][0])
+        return entry[1]
 
     def label(self, address):
         for start, end, label, itemsize, shape, _ in self.arrays:
@@ -113,15 +121,27 @@ def _kernel_line():
 _SKIP_FILES = {_kernel_line.__code__.co_filename}  # this file (also when loaded from source), the simulator's
 
 
-def _addresses(ary, idx):
-    """The start addresses of the elements ``ary[idx]`` names, and whether an index was negative."""
-    if not isinstance(idx, tuple):
+def _addresses(ary, idx, base):
+    """The start addresses of the elements ``ary[idx]`` names (``base``: where ``ary`` starts),
+    and whether an index was negative."""
+    if type(idx) is int or isinstance(idx, np.integer):
+        if ary.ndim == 1:  # a flat array and one index, as most kernels here: the fast way
+            i = int(idx)
+            return ([base + (i % ary.shape[0]) * ary.strides[0]], True) if i < 0 else ([base + i * ary.strides[0]], False)
         idx = (idx,)
-    base = ary.__array_interface__["data"][0]
-    if len(idx) == ary.ndim and all(isinstance(i, (int, np.integer)) for i in idx):
-        negative = any(i < 0 for i in idx)
-        offset = sum((int(i) % n if i < 0 else int(i)) * s for i, n, s in zip(idx, ary.shape, ary.strides))
-        return [base + offset], negative
+    elif not isinstance(idx, tuple):
+        idx = (idx,)
+    if len(idx) == ary.ndim:
+        offset, negative = 0, False
+        for i, n, stride in zip(idx, ary.shape, ary.strides):
+            if type(i) is not int and not isinstance(i, np.integer):
+                break  # a slice: the general way below
+            i = int(i)
+            if i < 0:
+                negative, i = True, i % n
+            offset += i * stride
+        else:
+            return [base + offset], negative
     view = ary[idx]
     if not isinstance(view, np.ndarray):
         return [], False
@@ -136,11 +156,13 @@ def _record(space, ary, idx, write):
     if launch is None:
         return
     thread = threading.current_thread()
-    if not hasattr(thread, "threadIdx"):
-        return
-    addresses, negative = _addresses(ary, idx)
+    who = thread.__dict__.get("_race_who")  # (block, thread): fixed for a simulated thread's life
+    if who is None:
+        if not hasattr(thread, "threadIdx"):
+            return
+        who = thread._race_who = (tuple(thread.blockIdx), tuple(thread.threadIdx))
+    addresses, negative = _addresses(ary, idx, launch.base(ary))
     line = _kernel_line()
-    who = (tuple(thread.blockIdx), tuple(thread.threadIdx))
     if negative:
         launch.negative.append((space, addresses[0], who, line, idx))
     atomic = getattr(_local, "atomic", False)
