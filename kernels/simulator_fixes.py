@@ -18,11 +18,10 @@ A lane that never comes (it returned early) breaks the barrier within WARP_TIMEO
 with an error: on a GPU the full mask names it, which is undefined behaviour.
 
 3. The switch interval. The simulator runs each CUDA thread as a Python thread, so how often
-the interpreter hands the GIL over decides its speed. Python's 5 ms makes a barrier wait for
-every thread's slice in turn (barrier-heavy reductions ran 2.5x slower than at 0.1 ms); 0.1 ms
-makes a 256-thread tile kernel spend its time switching (question 21's tiled norms test: 90 s
-at 0.1 ms, 30 s at 1 ms, 37 s at 5 ms; conv1d, softmax-CE and LayerNorm's tests: 172 s, 125 s,
-234 s at 3 ms). 1 ms was the fastest for both kinds, measured 2026-11-27 on 2 cores.
+the interpreter hands the GIL over decides its speed: too long and a barrier waits for every
+thread's slice in turn, too short and a 256-thread tile kernel spends its time switching.
+benchmarks/simulator_speed.py times it (benchmarks/results/simulator_speed.md): 1 ms beat
+both 0.1 ms and Python's 5 ms.
 """
 import sys
 import threading
