@@ -16,6 +16,7 @@ from backprop_traps.grader.checks.batchnorm_backward import probes, traps
 from backprop_traps.grader.checks.batchnorm_backward.probes import EPS, MOMENTUM, problem
 from backprop_traps.grader.checks.batchnorm_backward.traps import BWD, FWD, GRADS, OUTPUTS
 from backprop_traps.grader.engine.gradcheck import upstream
+from backprop_traps.grader.engine.statistics_path import mean_path_lost
 from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("batchnorm_backward", "BatchNorm backward: every example's gradient depends "
@@ -79,7 +80,7 @@ def check_gradients(ctx, indices, x, gamma, beta, eps, example=True):
             changed = list(args)
             changed[i] = value
             return ctx.ref.batchnorm_forward(*changed, rm, rv, True, MOMENTUM, eps)[0]
-        diagnose = (lambda: "stats-as-constants" if traps.column_sums_broken(got[0], x) and traps.mean_path_lost(
+        diagnose = (lambda: "stats-as-constants" if traps.column_sums_broken(got[0], x) and mean_path_lost(
             got[0], dy * gamma, (x - mean) * rstd, rstd, axis=0) else None) if i == 0 else None  # that mistake, not any broken sum
         judged(lambda i=i, f=f: ctx.expect_gradient(
             GRADS[i], got[i], f, args[i], dy, BWD,
@@ -162,7 +163,7 @@ def dx_properties(ctx):
     for values, what in ((dx.sum(axis=0), "sum to"), ((dx * xhat).sum(axis=0), "have dot products with x-hat of")):
         if any(abs(values) > scale):
             wrong = traps.backward_forms(ctx, dy, x, gamma, mean, rstd)["dx"]
-            trap = traps.same_as(dx, wrong) or ("stats-as-constants" if traps.mean_path_lost(
+            trap = traps.same_as(dx, wrong) or ("stats-as-constants" if mean_path_lost(
                 dx, dy * gamma, xhat, rstd, axis=0) else None)  # that mistake, not any broken sum
             raise Fail(f"The columns of `dx` from {BWD} {what} {values.round(4)}, not 0: the "
                        "invariances every BatchNorm gradient has."

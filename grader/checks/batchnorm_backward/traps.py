@@ -12,7 +12,6 @@ import numpy as np
 
 from backprop_traps.grader.engine.context import ATOL, RTOL
 from backprop_traps.grader.engine.question import Trap
-from backprop_traps.grader.engine.statistics_path import mean_path_lost  # noqa: F401 (the probes and checks take it from here)
 
 FWD, BWD = "batchnorm_forward", "batchnorm_backward"
 OUTPUTS = ("y", "mean", "rstd", "new_running_mean", "new_running_var")  # the forward's answer

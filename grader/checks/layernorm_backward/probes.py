@@ -187,7 +187,7 @@ def property_trap(kind, dx, dy, x, gamma, mean, rstd):
     """The trap a broken property means, when this dx is that mistake: rows that do not sum to
     zero are stats-as-constants only if dx has no path through the mean at all (any other wrong
     entry breaks the sum too); the x-hat ratios are exact already."""
-    from backprop_traps.grader.checks.layernorm_backward.traps import mean_path_lost
+    from backprop_traps.grader.engine.statistics_path import mean_path_lost
     if kind != "ones":
         return PROPERTY_TRAPS.get(kind)
     r = rstd[:, None]                                        # N, 1

@@ -9,7 +9,6 @@ from backprop_traps.grader.engine.context import ATOL, RTOL
 from backprop_traps.grader.engine.question import Fail, Trap
 from backprop_traps.grader.checks.layernorm_backward.probes import EPS
 from backprop_traps.grader.engine.trap_feedback import named_failure
-from backprop_traps.grader.engine.statistics_path import mean_path_lost  # noqa: F401 (the probes and checks take it from here)
 
 TRAPS = [
     Trap("stats-as-constants", "The mean and the variance are treated as constants in the "
