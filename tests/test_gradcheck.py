@@ -64,3 +64,32 @@ def test_rows_with_companion_arrays_takes_each_stacked_rows_own_companions():
     errs = [gradcheck.gradient_error(g, big, d, right, np.random.default_rng(5), rows=r)
             for g, r in ((lambda x: f(x, kk), False), (gradcheck.Rows(f, kk), True))]
     assert max(errs) < 1e-6
+
+
+def relu_sum(z):
+    return np.maximum(z, 0.0) * np.array([1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("offset", [3e-7, -3e-7, 4e-8, -4e-8])
+def test_a_kink_inside_the_step_does_not_fail_a_right_answer(offset):
+    """A pre-activation within EPS of a ReLU's kink: the central difference at EPS straddles it
+    (it reads half the slope), the smaller steps do not, and the right gradient passes."""
+    x = np.array([offset, 1.0, -2.0])
+    dout = np.array([0.7, -1.1, 0.9])
+    right = np.where(x > 0, dout * np.array([1.0, 2.0, 3.0]), 0.0)
+    assert gradcheck.rel_error(right, gradcheck.numerical_gradient(relu_sum, x, dout)) > 1e-3  # straddled
+    assert gradcheck.gradient_error(relu_sum, x, dout, right, np.random.default_rng(0)) <= gradcheck.GRAD_RTOL
+
+
+@pytest.mark.parametrize("wrong", [lambda g: 2 * g, lambda g: g + 0.01, lambda g: -g, lambda g: 0 * g])
+def test_smaller_steps_never_pass_a_wrong_answer(wrong):
+    """Every step estimates the same derivative away from kinks: a wrong gradient still fails,
+    on the full path and the directional one, kink or not."""
+    rng = np.random.default_rng(7)
+    for x in (np.array([3e-7, 1.0, -2.0]), rng.standard_normal(600)):
+        w = np.resize(np.array([1.0, 2.0, 3.0]), x.shape)
+        f = lambda z, w=w: np.maximum(z, 0.0) * w  # noqa: E731
+        dout = np.resize(np.array([0.7, -1.1, 0.9]), x.shape)
+        right = np.where(x > 0, dout * w, 0.0)
+        assert gradcheck.gradient_error(f, x, dout, right, np.random.default_rng(1)) <= gradcheck.GRAD_RTOL
+        assert gradcheck.gradient_error(f, x, dout, wrong(right), np.random.default_rng(1)) > gradcheck.GRAD_RTOL

@@ -21,6 +21,14 @@ Tolerances (float64, ``EPS = 1e-6``): central differences have truncation error
 ``O(eps^2 f''')`` and rounding error about ``1e-16 |g| / eps``, i.e. about 1e-10 relative
 for O(1) values, so ``GRAD_RTOL = 1e-6`` leaves four orders of margin while any real
 mistake (a missing factor, a lost contribution) is off by ``1e-2`` or more.
+
+Kinks (a ReLU's z = 0, a max's tie): a central difference whose two points straddle a kink
+averages the two one-sided slopes, so a right answer can miss it on an unlucky draw (about 1
+draw in 300 for vram_trap's small net). Where the first estimate disagrees, the same entries or
+directions are measured again with smaller steps (``KINK_STEPS``): an entry counts as right
+when any estimate agrees with it. Every estimate is a valid derivative away from a kink, so a
+wrong answer still disagrees with all of them; a kink is straddled at step ``h`` only within
+``h`` of it, so each step 10x smaller makes a straddle 10x rarer.
 """
 from __future__ import annotations
 
@@ -33,6 +41,7 @@ FULL_LIMIT = 512
 GRAD_RTOL = 1e-6
 DIRECTIONS = 4
 STACK_BYTES = 32 << 20
+KINK_STEPS = (1e-7, 1e-8)  # rounding error at 1e-8 is about 1e-8 relative: far under GRAD_RTOL
 
 
 def rel_error(got: np.ndarray, expected: np.ndarray) -> float:
@@ -110,33 +119,50 @@ def _rows_gradient(f: Callable, x: np.ndarray, dout: np.ndarray, eps: float) -> 
 def directional_errors(f: Callable, x: np.ndarray, dout: np.ndarray, dx: np.ndarray,
                        rng: np.random.Generator, directions: int = DIRECTIONS,
                        eps: float = EPS, rows: bool = False) -> float:
-    """Worst relative error of ``<dx, u>`` against the numerical directional derivative."""
-    g = _scalar(f, dout)
+    """Worst relative error of ``<dx, u>`` against the numerical directional derivative; a
+    direction that disagrees is measured again with the smaller ``KINK_STEPS``."""
     x = np.asarray(x, dtype=np.float64)
     us = [rng.standard_normal(x.shape) for _ in range(directions)]
     us = [u / np.linalg.norm(u) for u in us]
-    if rows and x.ndim >= 1 and x.size * 2 * directions * 8 <= STACK_BYTES:
+    dx = np.asarray(dx, dtype=np.float64)
+    worst = 0.0
+    for u, numeric in zip(us, _directional(f, x, dout, us, eps, rows)):
+        analytic = float(np.sum(dx * u))
+        error = abs(numeric - analytic) / max(abs(numeric), 1.0)
+        for step in KINK_STEPS if error > GRAD_RTOL else ():
+            again = _directional(f, x, dout, [u], step, rows)[0]
+            error = min(error, abs(again - analytic) / max(abs(again), 1.0))
+        worst = max(worst, error)
+    return worst
+
+
+def _directional(f: Callable, x: np.ndarray, dout: np.ndarray, us: list, eps: float,
+                 rows: bool) -> list[float]:
+    """``(g(x + eps u) - g(x - eps u)) / 2 eps`` for each ``u``; with ``rows``, as one stack."""
+    if rows and x.ndim >= 1 and x.size * 2 * len(us) * 8 <= STACK_BYTES:
         # every x + eps u and x - eps u as rows of one stack: one call of f
         stack = np.concatenate([x + s * eps * u for u in us for s in (1.0, -1.0)])
-        index = np.tile(np.arange(x.shape[0]), 2 * directions)
-        out = np.asarray(_stacked(f, stack, index), dtype=np.float64).reshape(2 * directions, -1)
+        index = np.tile(np.arange(x.shape[0]), 2 * len(us))
+        out = np.asarray(_stacked(f, stack, index), dtype=np.float64).reshape(2 * len(us), -1)
         values = out @ np.asarray(dout, dtype=np.float64).reshape(-1)
-        numerics = (values[0::2] - values[1::2]) / (2 * eps)
-    else:
-        numerics = [(g(x + eps * u) - g(x - eps * u)) / (2 * eps) for u in us]
-    worst = 0.0
-    for u, numeric in zip(us, numerics):
-        analytic = float(np.sum(np.asarray(dx, dtype=np.float64) * u))
-        worst = max(worst, abs(numeric - analytic) / max(abs(numeric), 1.0))
-    return worst
+        return list((values[0::2] - values[1::2]) / (2 * eps))
+    g = _scalar(f, dout)
+    return [(g(x + eps * u) - g(x - eps * u)) / (2 * eps) for u in us]
 
 
 def gradient_error(f: Callable, x: np.ndarray, dout: np.ndarray, dx: np.ndarray,
                    rng: np.random.Generator, rows: bool = False) -> float:
     """Relative error of a learner's ``dx`` for ``<dout, f(x)>``: full or directional."""
-    if x.size <= FULL_LIMIT:
-        return rel_error(dx, numerical_gradient(f, x, dout, rows=rows))
-    return directional_errors(f, x, dout, dx, rng, rows=rows)
+    if x.size > FULL_LIMIT:
+        return directional_errors(f, x, dout, dx, rng, rows=rows)
+    got = np.asarray(dx, dtype=np.float64)
+    best = numerical_gradient(f, x, dout, rows=rows)
+    error = rel_error(got, best) if got.shape == best.shape else np.inf
+    for step in KINK_STEPS if error > GRAD_RTOL and got.shape == best.shape else ():
+        again = numerical_gradient(f, x, dout, eps=step, rows=rows)
+        best = np.where(np.abs(again - got) < np.abs(best - got), again, best)  # per entry
+        error = rel_error(got, best)
+    return error
 
 
 def upstream(rng: np.random.Generator, shape) -> np.ndarray:
