@@ -156,3 +156,29 @@ def test_the_solution_agrees_with_pytorch():
 def test_seed_replays():
     a, b = (graded_in_process(QID, answer("grad_overwritten"), seed=7) for _ in range(2))
     assert [t.to_json() for t in a.tests] == [t.to_json() for t in b.tests]
+
+
+def test_a_difference_of_gradients_is_named_and_costs_only_hvp():
+    """Issue 50 item 6: hvp by central differences of grad is right to 1e-10 on a smooth loss;
+    the quartic term that vanishes at x tells it from a double backward."""
+    result = graded_in_process(QID, answer("hvp_by_differences"))
+    failed = {t.name: t for t in result.tests if not t.passed}
+    assert set(failed) == {HVP}, failures(result)
+    assert failed[HVP].trap == "hvp-by-differences", failures(result)
+
+
+def test_leaves_sharing_one_grad_object_lose_the_two_calls_check():
+    """Issue 50 item 9: y = x0 + x1 hands both leaves one gradient; an engine that keeps that
+    object as both .grad and adds in place gives 3 g after a second call."""
+    result = graded_in_process(QID, answer("wrong_shared_grad_object"))
+    assert {t.name for t in result.tests if not t.passed} == {TWICE}, failures(result)
+
+
+def test_a_wrong_square_is_blamed_in_hvp_not_grad():
+    """Issue 50 item 11: only Square's backward is wrong; hvp's feedback names Square."""
+    result = graded_in_process(QID, answer("wrong_square_gradient_halved"))
+    failed = {t.name: t for t in result.tests if not t.passed}
+    assert SQUARE in failed and GRAD not in failed, failures(result)
+    if HVP in failed:
+        assert "Square.backward" in failed[HVP].feedback and "Fix grad" not in failed[HVP].feedback, \
+            failures(result)

@@ -171,11 +171,16 @@ def some_grads(ctx):
     "Why does every training loop call optimizer.zero_grad()?",
 ))
 def backward_twice(ctx):
-    args, where = backward_problem(ctx, TEMPLATES[0], calls=2)
-    once = ctx.ref.grader_backward(*args[:4], 1, args[5])
+    for template in (TEMPLATES[0], TEMPLATES[3]):  # [3]: x0 + x1, where shared .grad objects alias
+        args, where = backward_problem(ctx, template, calls=2)
+        once = ctx.ref.grader_backward(*args[:4], 1, args[5])
+        expect_state(ctx, run_backward(ctx, args), ctx.ref.grader_backward(*args), len(args[1]),
+                     "two calls of backward()", where, {"grad-overwritten": once}, lambda: graph_example(
+                         ctx, BWD, lambda x, r: {"calls": 2, "preset": [None] * len(x)}, flat_state,
+                         "every .grad"))
+    args, where = backward_problem(ctx, TEMPLATES[3], preset=some_grads(ctx))
     expect_state(ctx, run_backward(ctx, args), ctx.ref.grader_backward(*args), len(args[1]),
-                 "two calls of backward()", where, {"grad-overwritten": once}, lambda: graph_example(
-                     ctx, BWD, lambda x, r: {"calls": 2, "preset": [None] * len(x)}, flat_state, "every .grad"))
+                 "backward() onto leaves whose .grad was already set", where)
     args, where = backward_problem(ctx, TEMPLATES[2], preset=some_grads(ctx))
     fresh = ctx.ref.grader_backward(*args[:5], [None] * len(args[1]))
     replaced = [f if f is not None else p for f, p in zip(fresh, list(args[5]) + [None] * len(args[0]))]
@@ -315,6 +320,27 @@ def hvp(ctx):
         raise Fail(ctx.mismatch("Hv", got, by_differences, f"hvp on {where}", example=lambda: example(
             ctx, HVP, loss_args, lambda v: v, "Hv")).feedback.replace(
             "is wrong:", "is wrong (expected: central differences of the reference's gradient along v):", 1))
+    _double_backward(ctx)
+
+
+STIFF = 1e18  # stiff * h**2 * v**3 is over GRAD_RTOL for every step h a difference could use
+
+
+def _double_backward(ctx):
+    """hvp must differentiate the gradient on the tape, not take differences of it: the loss
+    gains stiff * sum((x - x0)**4), which is 0 with all its derivatives up to the third at x0 =
+    x itself, so the exact Hv is unchanged, while a difference of gradients from x0 +- h v reads
+    4 stiff h**2 v**3 (about 4e-4 at h = 1e-11; below that, rounding: 1e-16 / h)."""
+    x, v, a, b, c = probes.loss_problem(ctx.rng, 5)
+    got = ctx.as_array("Hv", drive(ctx, HVP, x, v, a, b, c, STIFF), x, "hvp")
+    want = ctx.ref.grader_hvp(x, v, a, b, c, STIFF)
+    if gradcheck.rel_error(got, want) <= gradcheck.GRAD_RTOL:
+        return
+    where = f"{LOSS} + {STIFF:g} * sum((x - x0)**4) at x = x0, x of size 5"
+    raise Fail(ctx.mismatch("Hv", got, want, f"hvp on {where}").feedback
+               + " Its Hessian at x0 is the same as without the quartic term, which only a "
+               "difference of gradients taken away from x0 sees. "
+               + QUESTION.trap("hvp-by-differences").explanation, "hvp-by-differences")
 
 
 def _blame_grad_first(ctx, got, x, v, a, b, c, h, where):
@@ -330,9 +356,21 @@ def _blame_grad_first(ctx, got, x, v, a, b, c, h, where):
         return  # grad() is right here: the difference is hvp's own
     from_yours = (mine[0] - mine[1]) / (2 * h)
     if gradcheck.rel_error(got, from_yours) <= gradcheck.GRAD_RTOL:
+        culprit = "grad" if _square_is_right(ctx, x, v) else "Square.backward"
         raise Fail(f"`Hv` from hvp on {where} is not the reference's, but hvp is right as it is: the "
-                   "difference comes from grad, which hvp differentiates. Built from your own grad "
-                   "instead, the reference gives exactly what your hvp returned. Fix grad (its own "
-                   "checks say where the gradients differ), then grade again.",
-                   hints=("Fix grad first: hvp is the derivative of grad's answer along v, so it "
-                          "inherits every mistake grad makes.",))
+                   f"difference comes from the gradient it differentiates, and there from {culprit}. "
+                   "Built from your own gradient instead, the reference gives exactly what your hvp "
+                   f"returned. Fix {culprit} (its own checks say where the values differ), then "
+                   "grade again.",
+                   hints=(f"Fix {culprit} first: hvp is the derivative of the gradient along v, so it "
+                          "inherits every mistake made on the way to that gradient.",))
+
+
+def _square_is_right(ctx, x, v) -> bool:
+    """Whether the learner's Square (forward and backward) agrees with the reference here."""
+    try:
+        y, dx, _ = drive(ctx, FN, "Square", x, v, name="Square")
+    except (Fail, TypeError, ValueError):
+        return False
+    want_y, want_dx, _ = ctx.ref.grader_function("Square", x, v)
+    return ctx.close(np.asarray(y, dtype=np.float64), want_y) and ctx.close(np.asarray(dx, dtype=np.float64), want_dx)

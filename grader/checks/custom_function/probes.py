@@ -64,6 +64,9 @@ TEMPLATES = [
                ("mul", 4, 6)], (True, True), False),
     (4, (2, 3), [("add", 0, 1), ("mul", 4, 2), ("scale", 5, -0.7), ("exp", 6, -1), ("mul", 7, 0),
                  ("add", 8, 5), ("sum", 9, -1)], (True, False, True, True), True),
+    # two leaves that both require grad, added: Add passes one gradient to both, so an engine
+    # that hands both leaves the same .grad object and adds in place aliases them
+    (2, (3,), [("add", 0, 1), ("scale", 2, 1.5)], (True, True), False),
 ]
 TINY = [  # the smallest graphs, for a failing example a learner can work by hand
     (1, (1,), [("mul", 0, 0)], (True,), False),

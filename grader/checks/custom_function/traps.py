@@ -37,6 +37,14 @@ TRAPS = [
          "saved x itself.",
          symptom="Square's backward, run with create_graph=True, gives a gradient that is not on "
                  "the tape back to x, so second derivatives through Square are lost."),
+    Trap("hvp-by-differences", "hvp takes a difference of gradients, (grad f(x + h v) - grad "
+         "f(x - h v)) / 2h, instead of differentiating the gradient itself. That is an estimate "
+         "with a truncation error of order h**2 times the third derivative and a rounding error "
+         "of order 1e-16 / h, and it costs two gradients per product. Ask grad for the gradient "
+         "with create_graph=True (so it is on the tape, a function of x), then take grad of "
+         "<gradient, v> once more: the exact product, for one extra backward pass.",
+         symptom="hvp is right on a smooth loss but wrong where the loss has a large fourth-order "
+                 "term that vanishes at x: it differences gradients away from x."),
     Trap("ste-zero", "RoundSTE's backward passes no gradient: round's own derivative, 0 almost "
          "everywhere. The straight-through estimator breaks the chain rule on purpose and passes "
          "the upstream gradient through unchanged, as if round were the identity.",
