@@ -42,9 +42,15 @@ def exact_search(sizes, costs, budget) -> tuple[float, np.ndarray]:
 
 def as_plan(ctx, value, L: int, where: str) -> np.ndarray:
     """The learner's plan as a bool array of L, or Fail saying what it is instead."""
-    if isinstance(value, np.ndarray) and value.shape == (L,) and value.dtype.kind in "biu" \
-            and (value.dtype.kind == "b" or np.isin(value, (0, 1)).all()):
-        return value.astype(bool)
+    if isinstance(value, np.ndarray) and value.shape == (L,) and value.dtype.kind == "b":
+        return value
+    if isinstance(value, np.ndarray) and value.shape == (L,) and value.dtype.kind in "iu" \
+            and np.isin(value, (0, 1)).all():
+        raise Fail(f"checkpoint_plan must return a bool array, True for each activation kept, but on "
+                   f"{where} it returned 0s and 1s of dtype {value.dtype}. As an index that is not a "
+                   "mask: sizes[keep] with integers picks ops 0 and 1 by position (here "
+                   f"{[int(i) for i in value]}), not the kept ones. Return keep.astype(bool), or build "
+                   "it as np.zeros(L, dtype=bool).")
     what = (f"an array of shape {value.shape} and dtype {value.dtype}" if isinstance(value, np.ndarray)
             else f"a {type(value).__name__}")
     raise Fail(f"checkpoint_plan must return a bool array of shape ({L},), True for each activation "
