@@ -140,8 +140,19 @@ class CheckContext:
         else:
             same = self.close(got, expected, rtol, atol)
         if same:
-            return got
+            return self._contract_dtype(name, got, fn)
         raise self.mismatch(name, got, expected, fn, traps, example, regions, counts)
+
+    def _contract_dtype(self, name: str, got, fn: str):
+        """A right answer in a float dtype narrower than the contract's still fails: the dtype
+        the contract states is part of the answer (a float32 ``dx`` passes a 1e-6 tolerance, and
+        halves the precision of everything downstream)."""
+        wants = self.question.contract_dtype(fn, name)
+        if low_precision(name, got, fn, None, wants):
+            raise Fail(f"`{name}` from {fn} is {got.dtype} where the contract wants {wants}: its values "
+                       f"agree within the tolerance, but the dtype is part of the answer. Compute in "
+                       f"{wants}, or return .astype(np.{wants}).")
+        return got
 
     def mismatch(self, name: str, got, expected, fn: str, traps: dict | None = None,
                  example=None, regions: dict | None = None, counts: dict | None = None,
@@ -244,7 +255,7 @@ class CheckContext:
         got = self._as_array_or_trap(name, got, x, fn, traps)
         err = gradcheck.gradient_error(f, x, dout, got, self.rng, rows=rows)
         if err <= gradcheck.GRAD_RTOL:
-            return got
+            return self._contract_dtype(name, got, fn)
         if example is None:
             example = self._smallest(fn, name)
         narrow = self.dtype_note(name, got, fn, reference)

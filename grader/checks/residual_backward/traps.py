@@ -27,8 +27,9 @@ TRAPS = [
          "shape (D_in, D_out): fan_in is D_in, the rows, and fan_out is D_out, the columns "
          "(PyTorch's nn.Linear stores its weight the other way round, (out, in)). The fan_in "
          "scale keeps the forward's variance; the fan_out scale keeps the backward's."),
-    Trap("xavier-with-relu", "This is Xavier's (Glorot's) scale, derived for an activation with "
-         "slope 1 around 0, such as tanh or none. A ReLU zeroes half of what passes through it, "
+    Trap("xavier-with-relu", "This is a scale derived for an activation with slope 1 around 0, "
+         "such as tanh or none: Xavier's (Glorot's) sqrt(2 / (fan_in + fan_out)), or LeCun's "
+         "sqrt(1 / fan) with one fan. A ReLU zeroes half of what passes through it, "
          "forward and backward, so with Xavier's scale every ReLU layer halves the variance "
          "(2^-20 after 20 layers). The ReLU's gain makes up for it: std = sqrt(2 / ((1 + a^2) "
          "fan)), a the negative slope."),
