@@ -138,9 +138,12 @@ def unscale_nonfinite(ctx):
         if what.startswith("NaN"):
             raise Fail(f"found_inf is False with {what}. {QUESTION.trap('nan-not-checked').explanation}",
                        "nan-not-checked")
-        raise Fail(f"found_inf is {bool(got)} with {what}; expected {expected}. "
-                   + ("Only non-finite values count as an overflow." if expected is False else
-                      "Check every entry of every tensor, and both signs of inf."))
+        if expected:  # an overflow missed: the step built on this unscale goes ahead on inf
+            raise Fail(f"found_inf is False with {what}; expected True. Check every entry of every "
+                       "tensor, and both signs of inf: an amp_step built on this unscale_grads clips "
+                       f"and applies that step. {QUESTION.trap('step-on-inf').explanation}", "step-on-inf")
+        raise Fail(f"found_inf is True with {what}; expected False. Only non-finite values count as "
+                   "an overflow.")
 
 
 # -- clip_grad_norm -------------------------------------------------------------------------
