@@ -34,8 +34,9 @@ def shown(value) -> str:
 
 def expect_diagnoses(ctx, runs_to_read, what):
     """``runs_to_read``: (cause, index) pairs; each run's diagnosis must be its planted cause.
-    A trap is named only when it explains every wrong diagnosis of the check and the answer got
-    another of its runs right: a confusion, not an answer that reads something else."""
+    A trap is named only when it explains every wrong diagnosis of the check and the answer
+    tells runs apart (it got another of its runs right, or gave the runs different names, as a
+    complete swap of two causes does): a confusion, not an answer that reads something else."""
     answers = []
     for number, (cause, index) in enumerate(runs_to_read, 1):
         got = ctx.call(DIAGNOSE, runs.trace(ctx.seed, cause, index))
@@ -49,7 +50,8 @@ def expect_diagnoses(ctx, runs_to_read, what):
         return
     number, cause, index, got = wrong[0]
     named = {traps.confusion(c, g) for _, c, _, g in wrong}
-    trap = named.pop() if len(named) == 1 and len(wrong) < len(runs_to_read) else None
+    tells_apart = len(wrong) < len(runs_to_read) or len(set(answers)) > 1
+    trap = named.pop() if len(named) == 1 and None not in named and tells_apart else None
     text = (f"{DIAGNOSE} on run {number} of {len(runs_to_read)} ({what}): expected {cause!r}, got {got!r}"
             + (f"; {len(wrong) - 1} more of these runs wrong too." if len(wrong) > 1 else "."))
     if trap:
