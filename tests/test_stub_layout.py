@@ -50,7 +50,7 @@ def test_every_stub_passes_the_practice_proofs(question):
     from backprop_traps.grader.authoring.validate import _trap_ids
     report = QuestionReport(question)
     stub_leaks.check_stub_practice(report, question, REPO, _trap_ids(question, REPO))
-    assert [f.status for f in report.findings] == [OK] * 5, report.text()
+    assert [f.status for f in report.findings] == [OK] * 6, report.text()
 
 
 @pytest.fixture
@@ -217,3 +217,19 @@ def test_full_marks_point_to_the_solution_the_kernels_and_the_interview(tmp_path
         assert where in out.output, where
     as_json = json.loads(grade(STUB, "--json").output)
     assert as_json["score"] == as_json["max_score"] == 12 and "manual" not in as_json
+
+
+def test_after_solving_sections_only_point_at_the_reference():
+    """Issue 50 item 4: a stub's "Where to go next" (or "On a GPU") cell described the kernels,
+    and with them the answer; the stub keeps the heading and a pointer, and validate fails a
+    stub that describes instead."""
+    import nbformat
+    from backprop_traps.grader.authoring.stub_layout import after_solving_pointer, to_stub_layout
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("## On a GPU: the kernels\n\nThe backward reads the saved x."),
+        nbformat.v4.new_markdown_cell("## Where to go next\n\nwith the identity added")])
+    stub = to_stub_layout(nb, "custom_function")
+    assert [c.source for c in stub.cells] == [
+        after_solving_pointer("## On a GPU: the kernels", "custom_function"),
+        after_solving_pointer("## Where to go next", "custom_function")]
+    assert all("saved x" not in c.source and "identity" not in c.source for c in stub.cells)

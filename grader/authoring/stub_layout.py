@@ -9,6 +9,11 @@ A solution notebook marks its cells with tags in ``metadata.tags``:
 - ``interview``: the interview cell. The stub keeps its heading and the question, and one
   line that sends the learner to `grade interview <id>`.
 
+A section about what comes after solving ("Where to go next", "On a GPU", "Why this question
+has no CUDA kernel") describes the reference kernels, and so the answer (the kernels do what the
+functions do: "backward from the saved x", "with the identity added"). The stub keeps its
+heading and one generated line that points at `grade start <id> --solution` (issue 50 item 4).
+
 Where the first derivation cell sits, the solution holds the "Your derivation" answer cell:
 an nbgrader manually graded markdown answer (``grade_id`` ``derivation_answer``, solution and
 grade metadata with points), which `grade release` adds when it is missing. nbgrader's
@@ -97,6 +102,22 @@ def cut_interview(source: str, question: str) -> str:
     return "\n\n".join(kept)
 
 
+AFTER_SOLVING = re.compile(r"^\s*#+\s*(?:where to go next|on a gpu\b|why this question has no cuda)",
+                           re.I)
+
+
+def after_solving_pointer(source: str, question: str) -> str:
+    """The stub's "after solving" section: its heading, and where the reference is once solved."""
+    heading = source.strip().splitlines()[0].strip()
+    return (f"{heading}\n\nOnce every check passes, `grade start {question} --solution` copies the "
+            "reference solution beside your notebook, with its Numba CUDA kernels where the question "
+            "has them, each with a header that says what it does and why.")
+
+
+def is_after_solving(cell: dict) -> bool:
+    return cell.get("cell_type") == "markdown" and bool(AFTER_SOLVING.match(_source(cell)))
+
+
 def is_visible_test(cell: dict) -> bool:
     meta = _nbgrader(cell)
     return (cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
@@ -122,6 +143,8 @@ def to_stub_layout(nb, question: str, keep_nbgrader_cells: bool = False):
             continue
         if INTERVIEW in cell_tags and cell.cell_type == "markdown":
             cell.source = cut_interview(cell.source, question)
+        elif is_after_solving(cell):
+            cell.source = after_solving_pointer(cell.source, question)
         if goes_on_in_run_all(cell) and RUN_ALL_GOES_ON not in cell_tags:
             cell.metadata["tags"] = [*cell_tags, RUN_ALL_GOES_ON]
         kept.append(cell)

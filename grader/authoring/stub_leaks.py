@@ -11,7 +11,10 @@ Five findings per question, each a FAIL with the offending text when it does not
 4. the stub has its "Your derivation" answer cell (an nbgrader manually graded answer with
    points), and the solution has a derivation for `grade reveal` to show;
 5. the specification points at no graded mistake: no warning words, no trap id spelled out in
-   words, no trap's word emphasised on its own (``named_mistakes``, issue 37).
+   words, no trap's word emphasised on its own (``named_mistakes``, issue 37);
+6. a section about what comes after solving ("Where to go next", "On a GPU") only points at the
+   reference (``stub_layout.after_solving_pointer``): a description of the kernels is a
+   description of the answer (issue 50: "backward from the saved x", "with the identity added").
 """
 from __future__ import annotations
 
@@ -21,7 +24,8 @@ import tokenize
 from pathlib import Path
 
 from backprop_traps.grader.authoring.findings import FAIL, OK, QuestionReport
-from backprop_traps.grader.authoring.stub_layout import ANSWER_GRADE_ID, derivation_steps, is_answer_cell
+from backprop_traps.grader.authoring.stub_layout import (ANSWER_GRADE_ID, after_solving_pointer, derivation_steps,
+                                                         is_after_solving, is_answer_cell)
 
 RUN_WORDS = 12
 MIN_CODE_LINE = 16  # shorter solution lines (`return dx`, `k, s = k, s`) are not an answer
@@ -122,7 +126,7 @@ def _answer_cell_problem(stub: dict) -> str | None:
 
 
 def check_stub_practice(report: QuestionReport, question: str, root: Path, trap_ids=()) -> None:
-    """Add the five findings (see the module docstring) for ``question`` to ``report``."""
+    """Add the six findings (see the module docstring) for ``question`` to ``report``."""
     import json
 
     from backprop_traps.grader.authoring.interview import find_cells, parse
@@ -147,6 +151,11 @@ def check_stub_practice(report: QuestionReport, question: str, root: Path, trap_
     named = named_mistakes(stub, trap_ids, list(solution_notebooks(root)))
     _add(report, named, "the specification names none of the graded mistakes",
          "the specification names graded mistakes (state the convention, not the trap)")
+    described = [cell_text.splitlines()[0] for cell_text in ("".join(c.get("source", "")).strip()
+                 for c in stub["cells"] if is_after_solving(c))
+                 if cell_text != after_solving_pointer(cell_text, question)]
+    _add(report, described, "the stub's sections for after solving point at the reference, never describe it",
+         "the stub describes the reference in a section for after solving (run `grade release`)")
     code = code_in_prose(solution, stub)
     _add(report, code, "no line of the solution's code stands in the stub's prose",
          "the stub's prose holds lines of the solution's code")
