@@ -24,7 +24,7 @@ TRAPS = [
     Trap("initial-loss-ignored", "A NaN at the start is blamed on the wrong one of its two "
          "causes. Read what was logged at step 0: a finite loss far above ln C with enormous "
          "gradient norms is an initial scale far too large; a loss that is NaN while the "
-         "gradients' norms are ordinary is the loss's own arithmetic, a log of 0."),
+         "gradients' norms are ordinary is the loss's own arithmetic, here a log of 0."),
     Trap("smooth-loss-trusted", "A training loss that falls without a single bump is taken for "
          "a healthy one. Minibatches make the loss noisy, up about as often as down from one step "
          "to the next; a loss that only goes down, towards 0, is the same batch seen again and "
