@@ -307,3 +307,57 @@ def history(raw) -> tuple[dict, dict, SetAside] | None:
         if value is not None:
             sections[key] = value
     return found, sections, aside
+
+
+# -- a batch's stored results (grader/batch/store.py) --------------------------------------
+BATCH_STATUSES = ("graded", "worker-failed", "grader-error")
+"""grader/batch/store.py's sidecar statuses."""
+SEED_MAX = 2**128
+LONG_TEXT = 20_000
+"""Feedback, an error, a replay command: cut here (the report shows a sentence or two)."""
+
+
+def _maybe(raw: dict, key: str, check):
+    """``check(raw[key])`` unless the key is missing or null (then None)."""
+    value = raw.get(key)
+    return None if value is None else check(value)
+
+
+def _stored_test(raw) -> dict:
+    raw = mapping(raw, "a check's result")
+    return {**raw, "name": text(raw.get("name", ""), "a check's name", LONG_TEXT, cut=True),
+            "points": number(raw.get("points") or 0, "points", 0, SCORE_MAX),
+            "max_points": number(raw.get("max_points") or 0, "max_points", 0, SCORE_MAX),
+            "passed": flag(raw.get("passed", False), "passed"),
+            "trap": _maybe(raw, "trap", lambda v: text(v, "trap", NAME_CHARS)),
+            "feedback": text(raw.get("feedback") or "", "feedback", LONG_TEXT, cut=True)}
+
+
+def batch_result(raw) -> dict:
+    """A stored result (the CONTRACT's object): the fields the gradebook, the exports and
+    `grade show` compute with are checked; keys the kit does not know are kept as they are."""
+    raw = mapping(raw, "the result")
+    checked = {"question": _maybe(raw, "question", lambda v: text(v, "question", NAME_CHARS)),
+               "score": number(raw.get("score") or 0, "score", 0, SCORE_MAX),
+               "max_score": number(raw.get("max_score") or 0, "max_score", 0, SCORE_MAX),
+               "error": _maybe(raw, "error", lambda v: text(v, "error", LONG_TEXT, cut=True)),
+               "tests": [_stored_test(t) for t in latest(raw.get("tests") or [], "tests", MAX_TESTS)],
+               "warnings": [text(w, "a warning", LONG_TEXT, cut=True)
+                            for w in latest(raw.get("warnings") or [], "warnings", MAX_TESTS)],
+               "seed": _maybe(raw, "seed", lambda v: count(v, "seed", SEED_MAX))}
+    return {**raw, **{k: v for k, v in checked.items() if k in raw}}
+
+
+def batch_sidecar(raw) -> dict:
+    """A result's sidecar (``<name>.run.json``): who, which file, which seed, how it went."""
+    raw = mapping(raw, "the sidecar")
+    checked = {"student": text(raw.get("student", ""), "student", LONG_TEXT),
+               "file": text(raw.get("file", ""), "file", LONG_TEXT),
+               "status": _maybe(raw, "status", lambda v: choice(v, "status", BATCH_STATUSES)),
+               "seed": _maybe(raw, "seed", lambda v: count(v, "seed", SEED_MAX)),
+               "seconds": _maybe(raw, "seconds", lambda v: number(v, "seconds", 0, 1e7)),
+               "untouched_stub": flag(raw.get("untouched_stub", False), "untouched_stub")}
+    for key in ("question_from_layout", "sha256", "submitted_at", "token", "replay", "replay_by_token",
+                "draw", "seeded_by", "isolation"):
+        checked[key] = _maybe(raw, key, lambda v, key=key: text(v, key, LONG_TEXT))
+    return {**raw, **checked}
