@@ -162,12 +162,17 @@ def rehearse(rehearsal: Rehearsal, ask, say, record) -> tuple[int, int]:
     say(f"{rehearsal.question} · question {rehearsal.number} · the interview\n")
     say(_block(it.question, "") + "\n")
     say("Answer aloud, or type your answer here; an empty line ends it.")
-    typed = []
+    typed, size = [], 0
     while True:
         line = ask("> ")
         if line is None or not line.strip():
             break
-        typed.append(line)
+        size += answer_size(line) + 1
+        if size <= MAX_ANSWER_BYTES:  # the one cap of an answer: past it, it counts as none
+            typed.append(line)
+    if size > MAX_ANSWER_BYTES:
+        say(f"{too_long('Your answer')}, and counts as no answer.")
+        typed = []
     verdicts = keypoints.check(it.key_points, "\n".join(typed), it.question)
     ticked = []
     if it.key_points:

@@ -141,3 +141,11 @@ def test_the_mock_holds_a_pasted_answer_to_the_same_cap(tmp_path):
 def test_a_typed_path_too_long_for_the_system_is_no_file(tmp_path):
     outcome, said = _mock_with(["", "x" * 100_000, "a\0b", "done"], tmp_path)
     assert "is not a file here" in said and outcome.code is None
+
+
+def test_the_interactive_rehearsal_holds_a_typed_answer_to_the_same_cap():
+    said = []
+    lines = ["filler words that say nothing at all " * 50] * (rehearsal.MAX_ANSWER_BYTES // 1900 + 2) + [HIRED, ""]
+    hit, of = rehearsal.rehearse(rehearsal.load("routing_trap", REPO), lambda prompt: lines.pop(0) if lines else None,
+                                 said.append, lambda hit, of: None)
+    assert hit == 0 and of > 0 and any("over 64 KB" in s for s in said)
