@@ -140,14 +140,24 @@ def grade_and_check_it_was_recorded(here: Path) -> None:
     assert "routing_trap:code" in _recorded(here)["review"]["cards"]
 
 
-def every_command(here: Path) -> None:
+def every_command(here: Path, doc) -> None:
+    """Each command on the history as generated (written again before each: a command that
+    saves writes it back without what it set aside)."""
+    def fresh():
+        if doc is not None:
+            (here / FILENAME).write_text(json.dumps(doc), encoding="utf-8")
+    fresh()
     grade_and_check_it_was_recorded(here)
     for args in (["next", "--all"], ["progress"], ["reveal", "routing_trap"]):
+        fresh()
         invoke(args)
+    fresh()
     invoke(["interview", "routing_trap", "--answer", "-", "--json"], stdin=SPOKEN)
+    fresh()
     rehearsed = invoke(["interview", "routing_trap", "--answer", "-"], stdin=SPOKEN)
     if rehearsed.exit_code == 0:
         assert _recorded(here)["questions"]["routing_trap"]["interviews"][-1]["hit"] >= 1
+    fresh()
     mocked = invoke(["mock", "routing_trap", "--minutes", "5"], stdin="")  # EOF at once: graded, summed up
     if mocked.exit_code == 0:
         assert _recorded(here)["mocks"][-1]["question"] == "routing_trap" and "mock" not in _recorded(here)
@@ -162,7 +172,7 @@ def every_command(here: Path) -> None:
 @example(doc=ISSUE["a text score and an infinite duration"])
 def test_every_command_survives_a_history_shaped_like_ours_with_hostile_values(fixed_grading, doc):
     with folder_with(doc) as here:
-        every_command(here)
+        every_command(here, doc)
 
 
 @given(doc=random_histories)
@@ -170,8 +180,9 @@ def test_every_command_survives_a_history_shaped_like_ours_with_hostile_values(f
 def test_the_history_readers_survive_any_json(fixed_grading, doc):
     with folder_with(doc) as here:
         grade_and_check_it_was_recorded(here)
-        invoke(["next"])
-        invoke(["progress"])
+        for args in (["next"], ["progress"]):
+            (here / FILENAME).write_text(json.dumps(doc), encoding="utf-8")
+            invoke(args)
 
 
 @pytest.mark.parametrize("name", list(ISSUE))
@@ -182,7 +193,11 @@ def test_each_example_of_the_issue_is_set_aside_with_one_sentence(fixed_grading,
         said = capsys.readouterr().err
         assert said.count("\n") == 1 and "set aside" in said and FILENAME in said, said
         assert json.loads((here / (FILENAME + SET_ASIDE)).read_text()) == json.loads(json.dumps(ISSUE[name]))
-        every_command(here)
+        every_command(here, ISSUE[name])
+        for args in (["progress", "--plot", "progress.png"], ["list"]):
+            (here / FILENAME).write_text(json.dumps(ISSUE[name]), encoding="utf-8")
+            assert invoke(args).exit_code == 0
+        assert (here / "progress.png").stat().st_size
         assert len(list(here.glob(FILENAME + SET_ASIDE + "*"))) == 1  # the same copy is not kept twice
 
 
@@ -190,7 +205,7 @@ def test_what_the_kit_writes_passes_its_own_schema(fixed_grading, capsys):
     """Nothing the kit itself writes is set aside: a grading, a hint, a reveal, rehearsals, a
     mock (its marker and its summary)."""
     with folder_with(None) as here:
-        every_command(here)
+        every_command(here, None)
         invoke(["answer.py"])
         doc = _recorded(here)
         questions, sections, aside = persisted.history(doc)
