@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from backprop_traps.grader.commands.options import limit_options
+from backprop_traps.grader.commands.options import SEED, limit_options
 
 _OWN_OPTIONS = ("--help", "-h", "--version")
 
@@ -145,7 +145,7 @@ def _refuse_during_a_mock(what: str) -> None:
 @main.command("check")
 @click.argument("submissions", nargs=-1, required=True, type=click.Path(), callback=_existing_files)
 @click.option("--question", "-q", help="Question id, if the file does not say (wins over the file).")
-@click.option("--seed", type=int, default=None, help="Seed of the hidden inputs (printed; replays a run).")
+@click.option("--seed", type=SEED, default=None, help="Seed of the hidden inputs (printed; replays a run).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print exactly one JSON document (docs/contract.md), with its seed.")
 @click.option("--hint", is_flag=True, help="Also show the next unseen hint for the first failing check.")

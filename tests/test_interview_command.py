@@ -248,8 +248,15 @@ def test_every_question_rehearses_as_json_and_interactively(here, question):
     assert out.stdout.count("(Enter)") == len(doc["follow_ups"])
 
 
-def test_a_huge_answer_is_read_up_to_its_limit_and_checked(here):
-    huge = GOOD + " filler" * (rehearsal.MAX_ANSWER_BYTES // 3)  # past the limit: the rest is not read
-    (here / "huge.txt").write_text(huge + " average pooling", encoding="utf-8")
-    out = run("interview", "routing_trap", "--answer", "huge.txt", "--json")
-    assert out.exit_code == 0 and json.loads(out.stdout)["hit"] == 4
+def test_a_huge_answer_is_refused_at_once_with_one_sentence(here):
+    """One cap for every way an answer comes (issue 43): past it, the answer is refused, not cut
+    (a cut answer scored differently from the same text pasted into `grade mock`)."""
+    huge = GOOD + " filler" * (rehearsal.MAX_ANSWER_BYTES // 3)
+    (here / "huge.txt").write_text(huge, encoding="utf-8")
+    for args, stdin in ((["--answer", "huge.txt"], None), (["--answer", "-"], huge)):
+        out = run("interview", "routing_trap", *args, "--json", stdin=stdin)
+        assert out.exit_code == 2 and "over 64 KB" in out.output and out.stdout == "", out.output
+        assert "Traceback" not in out.output and len(out.output.strip().splitlines()) == 1
+    just = GOOD + " " * (rehearsal.MAX_ANSWER_BYTES - len(GOOD.encode()))  # exactly the cap: checked
+    (here / "just.txt").write_text(just, encoding="utf-8")
+    assert json.loads(run("interview", "routing_trap", "--answer", "just.txt", "--json").stdout)["hit"] == 4

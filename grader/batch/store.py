@@ -117,7 +117,7 @@ class ResultStore:
         """Graded already, with this seed, from this very file, and without a grader error
         (the grader's fault is no grade): skip it when resuming."""
         result, sidecar = self._paths(job)
-        meta, graded = _read_json(sidecar), _read_json(result)
+        meta, graded = _read_sidecar(sidecar), _read_result(result)
         return (isinstance(meta, dict) and meta.get("status") == GRADED and meta.get("seed") == seed
                 and meta.get("sha256") == digest and isinstance(graded, dict)
                 and not graded.get("grader_error"))
@@ -137,8 +137,8 @@ class ResultStore:
         always the whole class's, even after a run that regraded one student."""
         found = []
         for sidecar in sorted(self.folder.glob("*.run.json")):
-            meta = _read_json(sidecar)
-            result = _read_json(sidecar.with_name(sidecar.name[: -len(".run.json")] + ".json"))
+            meta = _read_sidecar(sidecar)
+            result = _read_result(sidecar.with_name(sidecar.name[: -len(".run.json")] + ".json"))
             if not (isinstance(meta, dict) and isinstance(result, dict)):
                 continue
             student, rel = str(meta.get("student", "")), str(meta.get("file", ""))
@@ -151,7 +151,7 @@ class ResultStore:
     def load(self, job: Job) -> tuple[dict | None, dict | None]:
         """(result, sidecar) of ``job``, None where missing or unreadable."""
         result, sidecar = self._paths(job)
-        return _read_json(result), _read_json(sidecar)
+        return _read_result(result), _read_sidecar(sidecar)
 
 
 RESULT_BYTES = 64 * 1024 * 1024
@@ -165,3 +165,35 @@ def _read_json(path: Path):
         return bounded.read_json(path, RESULT_BYTES)
     except bounded.Unreadable:
         return None
+
+
+_TOLD: set[str] = set()
+
+
+def _checked(path: Path, schema):
+    """The file's JSON through its schema (grader/loading/persisted.py); None when it is missing,
+    unreadable or fails (then one sentence on stderr says so, once): a result with a text score
+    or an infinite one is left out of the gradebook and graded again, never computed with."""
+    import sys
+    from backprop_traps.grader.loading import persisted
+    raw = _read_json(path)
+    if raw is None:
+        return None
+    try:
+        return schema(raw)
+    except persisted.Invalid as why:
+        sentence = f"{path.name} is not what the batch writes ({why}): it is left out, and graded again next run."
+        if sentence not in _TOLD:
+            _TOLD.add(sentence)
+            print(sentence, file=sys.stderr)
+        return None
+
+
+def _read_result(path: Path):
+    from backprop_traps.grader.loading.persisted import batch_result
+    return _checked(path, batch_result)
+
+
+def _read_sidecar(path: Path):
+    from backprop_traps.grader.loading.persisted import batch_sidecar
+    return _checked(path, batch_sidecar)

@@ -22,7 +22,7 @@ def _cores() -> int:
 @click.argument("source", required=False)
 @click.option("-o", "--output", "outdir", type=click.Path(file_okay=False),
               help="Results folder: one JSON per submission, gradebook.csv, summary.txt, summary.png.")
-@click.option("-j", "--jobs", "workers", type=click.IntRange(min=1), default=_cores(), show_default=True,
+@click.option("-j", "--jobs", "workers", type=click.IntRange(1, 1024), default=_cores(), show_default=True,
               help="Submissions graded at once (local mode).")
 @click.option("--secret-file", type=click.Path(dir_okay=False),
               help="File holding the course secret: each seed is HMAC(secret, student, assignment, question).")

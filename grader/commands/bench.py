@@ -20,8 +20,8 @@ def load_benchmark():
 
 
 @click.command("bench")
-@click.option("--runs", type=int, default=None, help="Timed launches per kernel; the median is kept [50].")
-@click.option("--warmup", type=int, default=None, help="Untimed launches before timing [5].")
+@click.option("--runs", type=click.IntRange(1, 10**6), default=None, help="Timed launches per kernel; the median is kept [50].")
+@click.option("--warmup", type=click.IntRange(0, 10**6), default=None, help="Untimed launches before timing [5].")
 @click.option("--simulator", is_flag=True, help="Time nothing: only the simulator smoke pass.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Where to write the markdown [benchmarks/results/kernels_gpu.md].")

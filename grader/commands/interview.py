@@ -5,6 +5,8 @@ import sys
 
 import click
 
+from backprop_traps.grader.commands.options import MINUTES
+
 
 class _OneSentence(click.UsageError):
     """A usage error told in one sentence, without the usage block (exit status 2)."""
@@ -29,7 +31,7 @@ def _ask(prompt):
 @click.option("--json", "as_json", is_flag=True,
               help="With --answer: print one JSON object (docs/contract.md) and record nothing.")
 @click.option("--mock", is_flag=True, help="A timed mock interview instead (the same as `grade mock`).")
-@click.option("--minutes", type=click.FloatRange(min=0.05), default=None,
+@click.option("--minutes", type=MINUTES, default=None,
               help="With --mock: the time on the clock (default 45).")
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo); "
@@ -92,6 +94,8 @@ def interview(ctx, question, answer_file, as_json, mock, minutes, questions_dir)
             text = rehearsal.read_answer(answer_file, sys.stdin)
         except OSError as e:
             raise _OneSentence(f"cannot read {inert(answer_file)}: {e.strerror or e}.")
+        except rehearsal.AnswerTooLong as e:  # refused at once, never read past the cap
+            raise _OneSentence(f"{inert(e)}; give the answer itself (a spoken answer is a few hundred words).")
         except ValueError as e:  # bounded.Unreadable: a link, a FIFO, a device, gone meanwhile
             raise _OneSentence(f"{inert(e)}: give the file that holds your answer, or - to read it from stdin.")
         result = rehearsal.check(chosen, text)

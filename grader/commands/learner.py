@@ -261,6 +261,18 @@ def _fingerprint(path: str) -> str | None:
     return hashlib.sha256(data).hexdigest()
 
 
+def _review(history, result) -> None:
+    """Rate a new try into the review schedule. The history's records passed its schema on load
+    (grader/loading/persisted.py), so this cannot fail on what the file held; should the
+    scheduler fail all the same, the grading is still recorded and one sentence says why."""
+    from backprop_traps.grader.learner import review
+    try:
+        review.record_code(history, result.question, result.score, result.max_score)
+    except Exception as e:  # noqa: BLE001 (the score is recorded whatever the scheduler does)
+        click.echo(f"The grading is recorded, but its review card was not updated (a grader error: "
+                   f"{type(e).__name__}); please report it.", err=True)
+
+
 def after_grading(results, want_hint: bool, color: bool, pointers: bool = True) -> str:
     """Remember each graded result's score in this folder's history, and show the next hint
     for the first failing check (``--hint``) or say that one is available. Returns the text.
@@ -280,8 +292,7 @@ def after_grading(results, want_hint: bool, color: bool, pointers: bool = True) 
         attempts = history.questions.get(r.question, {}).get("attempts", 0)
         history.record_score(r.question, r.score, r.max_score, _fingerprint(r.submission))
         if history.questions[r.question].get("attempts", 0) > attempts:  # a new try: a review
-            from backprop_traps.grader.learner import review
-            review.record_code(history, r.question, r.score, r.max_score)
+            _review(history, r)
         failing = [t for t in r.tests if not t.passed]
         if not failing:
             if want_hint:

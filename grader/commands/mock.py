@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from backprop_traps.grader.commands.options import MINUTES
+
 WARNINGS = (600, 300, 60)
 """Seconds left at which the clock says so on a line of its own."""
 
@@ -37,7 +39,8 @@ def _timed_ask(clock):
             except (OSError, ValueError):  # no selectable stdin: read without a timeout
                 ready = [sys.stdin]
             if ready:
-                line = sys.stdin.readline()
+                from backprop_traps.grader.learner.rehearsal import MAX_ANSWER_BYTES
+                line = sys.stdin.readline(MAX_ANSWER_BYTES + 1)  # a longer line comes as the next
                 return None if line == "" else line.rstrip("\n")
             for w in WARNINGS:
                 if w not in warned and clock.left() <= w:
@@ -61,7 +64,7 @@ def _notebook(question: str, root: Path) -> Path:
 
 @click.command("mock")
 @click.argument("question", required=False)
-@click.option("--minutes", type=click.FloatRange(min=0.05), default=45.0, show_default=True,
+@click.option("--minutes", type=MINUTES, default=45.0, show_default=True,
               help="The time on the clock.")
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo).")
@@ -131,6 +134,6 @@ def _record(history, outcome, flow) -> None:
     if code is not None and not code["error"] and code["max_score"]:
         history.record_score(outcome.question, code["score"], code["max_score"], _fingerprint(code["submission"]))
         review.record_code(history, outcome.question, code["score"], code["max_score"])
-    mocks = history.sections.get(flow.SECTION)
-    mocks = [m for m in mocks if isinstance(m, dict)] if isinstance(mocks, list) else []
+    from backprop_traps.grader.loading import persisted
+    mocks = persisted.mock_summaries(history.sections.get(flow.SECTION, []), persisted.SetAside())
     history.sections[flow.SECTION] = (mocks + [outcome.record(rehearsal.today())])[-flow.MAX_MOCKS:]

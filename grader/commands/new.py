@@ -7,7 +7,8 @@ import click
 @click.command("new")
 @click.argument("question")
 @click.option("--title", default=None, help="The question's title (default: from its id).")
-@click.option("--number", type=int, default=None, help="Its number NN in solutions/NN_<id>.ipynb (default: next).")
+@click.option("--number", type=click.IntRange(1, 99), default=None,
+              help="Its number NN in solutions/NN_<id>.ipynb (default: next).")
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo); "
                    "or set BACKPROP_TRAPS_QUESTIONS.")

@@ -1,23 +1,45 @@
-"""Options shared by the commands that grade: the sandbox limits, declared once."""
+"""Options shared by the commands: the sandbox limits, declared once, and the bounded numeric
+types every numeric option uses (a number a command cannot use is refused by click with one
+sentence, before the command runs: `--minutes 1e12`, `inf`, `nan`, a negative seed)."""
 import functools
+import math
 
 import click
 
 from backprop_traps.grader.sandbox.limits import Limits
 
 _DEFAULTS = Limits()
+SEED = click.IntRange(0, 2**64 - 1)
+"""A seed of the hidden inputs: numpy takes non-negative seeds; 64 bits is what a draw gives."""
+
+
+class Finite(click.FloatRange):
+    """``click.FloatRange`` that also refuses NaN (which compares false with both bounds, so a
+    range alone lets it through); infinities fall outside every bound given."""
+
+    name = "finite float range"
+
+    def convert(self, value, param, ctx):
+        found = super().convert(value, param, ctx)
+        if not math.isfinite(found):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return found
+
+
+MINUTES = Finite(0.05, 24 * 60.0)
+"""A mock's clock: three seconds to a day (grader/loading/persisted.py's ``MINUTES_MAX``)."""
 
 
 def limit_options(command):
     """Add --call-timeout, --total-timeout, --memory-mb and --code-timeout; the command gets
     ``limits``."""
-    @click.option("--call-timeout", type=float, default=_DEFAULTS.call_seconds, show_default=True,
+    @click.option("--call-timeout", type=Finite(0.05, 3600.0), default=_DEFAULTS.call_seconds, show_default=True,
                   help="Seconds one call into the submitted code may take.")
-    @click.option("--total-timeout", type=float, default=_DEFAULTS.total_seconds, show_default=True,
-                  help="Seconds all calls of one submission may take together.")
-    @click.option("--memory-mb", type=int, default=_DEFAULTS.memory_mb, show_default=True,
+    @click.option("--total-timeout", type=Finite(0.05, 86400.0), default=_DEFAULTS.total_seconds,
+                  show_default=True, help="Seconds all calls of one submission may take together.")
+    @click.option("--memory-mb", type=click.IntRange(64, 1 << 20), default=_DEFAULTS.memory_mb, show_default=True,
                   help="Memory cap of the process running the submitted code.")
-    @click.option("--code-timeout", type=float, default=None,
+    @click.option("--code-timeout", type=Finite(0.05, 3600.0), default=None,
                   help="Seconds the submitted code itself may take to load, once the libraries it "
                        "imports are in (default: the whole load budget; `grade batch`: 5).")
     @functools.wraps(command)

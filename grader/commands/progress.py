@@ -16,6 +16,7 @@ def progress(plot_file, questions_dir):
     from backprop_traps.grader.learner import progress as view
     from backprop_traps.grader.learner.history import History
     from backprop_traps.grader.learner.mock import SECTION
+    from backprop_traps.grader.loading import persisted
     from backprop_traps.grader.loading.questions import questions_root, solution_notebooks
 
     notebooks = solution_notebooks(questions_root(questions_dir))
@@ -23,8 +24,7 @@ def progress(plot_file, questions_dir):
         click.echo("No questions found.")
         return
     history = History.load()
-    mocks = history.sections.get(SECTION)
-    mocks = [m for m in mocks if isinstance(m, dict)] if isinstance(mocks, list) else []
+    mocks = persisted.mock_summaries(history.sections.get(SECTION, []), persisted.SetAside())
     found = view.rows(history, notebooks)
     click.echo(view.table(found, mocks))
     if plot_file:

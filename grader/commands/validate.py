@@ -4,12 +4,14 @@ import sys
 
 import click
 
+from backprop_traps.grader.commands.options import SEED
+
 
 @click.command("validate")
 @click.argument("questions", nargs=-1)
 @click.option("--quick", is_flag=True,
               help="Skip the slow steps: running the notebooks in a kernel and the kernel tests.")
-@click.option("--seed", type=int, default=None, help="Seed of the hidden inputs (default: grade's).")
+@click.option("--seed", type=SEED, default=None, help="Seed of the hidden inputs (default: grade's).")
 @click.option("--questions-dir", type=click.Path(file_okay=False), default=None,
               help="Folder with your own questions (same layout as this repo); "
                    "or set BACKPROP_TRAPS_QUESTIONS.")

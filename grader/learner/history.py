@@ -24,19 +24,21 @@ Format (version 1)::
      "review": {...}, "mocks": [...]}
 
 Other top-level sections (``review``: the spaced-review scheduler's cards, grader/learner/review.py;
-``mocks``: the mock interviews, grader/learner/mock.py) are kept as they are read and written
-back; each section's own module checks and upgrades its contents.
+``mock`` and ``mocks``: the running mock and the mock summaries, grader/learner/mock.py) are
+written back as they are read. Every record of every section is checked against one schema on
+load (grader/loading/persisted.py): a record the kit would never have written (a card due in
+year 9999, a negative stability, a date without a zone, a text score) is set aside, one
+sentence on stderr says so, and a copy of the file as it was is kept as ``<name>.set-aside``.
 """
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import tempfile
 from pathlib import Path
 
-from backprop_traps.grader.loading import bounded
+from backprop_traps.grader.loading import bounded, persisted
 
 FILENAME = ".backprop_traps_history.json"
 VERSION = 1
@@ -44,47 +46,16 @@ MAX_BYTES = 4 * 1024 * 1024
 """A history bigger than this is broken (a year of daily practice on every question is ~100 KB)."""
 MAX_DEPTH = 32
 """A history nests about 5 deep; past 32 it is broken (refused before ``json.loads`` could recurse)."""
+SET_ASIDE = ".set-aside"
+"""The suffix of the copy kept of a history some of whose records were set aside."""
+_TOLD: set[str] = set()
+"""Sentences already said by this process (a command loads the history more than once)."""
 
 
-def _number(value) -> float | None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return float(value) if ok else None
-
-
-def _count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _clean_interview(raw) -> dict | None:
-    """One rehearsal ``{"date", "hit", "of"}``, or None when it is malformed."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("date"), str):
-        return None
-    hit, of = raw.get("hit"), raw.get("of")
-    if not (_count(hit) and _count(of) and hit <= of):
-        return None
-    return {"date": raw["date"][:32], "hit": hit, "of": of}
-
-
-def _clean_entry(raw) -> dict:
-    """Keep only well-formed fields of one question's entry; drop the rest."""
-    entry: dict = {}
-    if not isinstance(raw, dict):
-        return entry
-    for key in ("best", "last", "max_score"):
-        if _number(raw.get(key)) is not None:
-            entry[key] = _number(raw[key])
-    for key in ("attempts", "revealed"):
-        if _count(raw.get(key)):
-            entry[key] = raw[key]
-    if isinstance(raw.get("graded_sha256"), str):
-        entry["graded_sha256"] = raw["graded_sha256"][:64]
-    if isinstance(raw.get("interviews"), list):
-        entry["interviews"] = [i for i in map(_clean_interview, raw["interviews"]) if i]
-    seen = raw.get("hints_seen")
-    if isinstance(seen, dict):
-        entry["hints_seen"] = {str(k): v for k, v in seen.items()
-                               if isinstance(v, int) and not isinstance(v, bool) and v >= 0}
-    return entry
+def _tell(sentence: str) -> None:
+    if sentence not in _TOLD:
+        _TOLD.add(sentence)
+        print(sentence, file=sys.stderr)
 
 
 class History:
@@ -102,19 +73,48 @@ class History:
     @classmethod
     def load(cls, folder: str | os.PathLike | None = None) -> "History":
         path = Path(folder or os.getcwd()) / FILENAME
+        text = raw = None
         try:  # the one bounded way (loading/bounded.py): never hangs, never follows a link
-            raw = bounded.read_json(path, MAX_BYTES, max_depth=MAX_DEPTH)
+            text = bounded.read_text(path, MAX_BYTES)
+            raw = bounded.loads(text, path.name, max_depth=MAX_DEPTH)
         except bounded.Unreadable as e:
             if e.missing:  # nothing to keep
                 return cls(path)
             if not e.regular:  # a link, FIFO, device or folder: left where it is, never renamed
                 return cls._not_a_file(path, e)
-            raw = None
-        qs = raw.get("questions") if isinstance(raw, dict) else None
-        if not isinstance(qs, dict):
+        found = persisted.history(raw)  # every field checked; what fails is set aside
+        if found is None:
             return cls._broken(path)
-        sections = {k: v for k, v in raw.items() if k not in ("version", "questions")}
-        return cls(path, {str(q): _clean_entry(e) for q, e in qs.items()}, sections)
+        questions, sections, aside = found
+        if aside:
+            cls._set_aside(path, text, aside)
+        return cls(path, questions, sections)
+
+    @classmethod
+    def _set_aside(cls, path: Path, text: str, aside: persisted.SetAside) -> None:
+        """Some records failed the schema: one sentence says so, and a copy of the file as it
+        was is kept (once: a copy with the same text is not written again), since the next
+        save writes the history without them."""
+        kept = None
+        for n in range(1, 20):
+            copy = path.with_name(path.name + SET_ASIDE + ("" if n == 1 else f"-{n}"))
+            try:
+                if bounded.read_text(copy, MAX_BYTES) == text:
+                    kept = copy
+                    break
+                continue
+            except bounded.Unreadable as e:
+                if not e.missing:
+                    continue
+            try:
+                with open(copy, "x", encoding="utf-8") as f:  # never through a link, never over a file
+                    f.write(text)
+                kept = copy
+            except OSError:
+                pass
+            break
+        where = f"; the file as it was is kept as {kept.name}." if kept else "."
+        _tell(aside.sentence(path.name) + where)
 
     @classmethod
     def _not_a_file(cls, path: Path, why: Exception) -> "History":

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backprop_traps.grader.learner import rehearsal
+from backprop_traps.grader.loading.persisted import MAX_MOCKS as MAX_SUMMARIES
 from backprop_traps.grader.sandbox.inert import inert
 
 TIMEOUT = object()
 """What ``ask`` returns when the clock ran out before a line came."""
-MAX_MOCKS = 200
+MAX_MOCKS = MAX_SUMMARIES
 """The history keeps this many mock summaries (the oldest go first)."""
 SECTION = "mocks"
 
@@ -71,16 +72,30 @@ class Outcome:
                 + (self.code or {}).get("failed", [])}
 
 
-def _lines(ask, prompt, clock: Clock) -> tuple[list[str], bool]:
-    """Lines until an empty one (or the end of input); True when the clock ran out."""
-    typed = []
+def _lines(ask, prompt, clock: Clock) -> tuple[list[str], bool, bool]:
+    """Lines until an empty one (or the end of input); True when the clock ran out; True when
+    they came to more than an answer may be (``rehearsal.MAX_ANSWER_BYTES``, the cap that
+    ``grade interview --answer`` applies too): what comes past it is read to the empty line
+    that ends the answer, and dropped."""
+    typed, size, over = [], 0, False
     while True:
         line = ask(prompt(), clock.left())
         if line is TIMEOUT:
-            return typed, True
+            return typed, True, over
         if line is None or not line.strip():
-            return typed, False
-        typed.append(line)
+            return typed, False, over
+        size += rehearsal.answer_size(line) + 1
+        over = over or size > rehearsal.MAX_ANSWER_BYTES
+        if not over:
+            typed.append(line)
+
+
+def _is_file(path: Path) -> bool:
+    """Whether a typed path names a file (a name too long, or with a NUL, names none)."""
+    try:
+        return path.expanduser().is_file()
+    except (OSError, ValueError, RuntimeError):
+        return False
 
 
 def _code_result(result, path: Path) -> dict:
@@ -101,7 +116,10 @@ def run(chosen: rehearsal.Rehearsal, notebook: Path, minutes: float, ask, say, g
         "meanwhile). An empty line ends each answer; the prompt shows the time left.\n")
     say(textwrap.fill(it.question, rehearsal.WIDTH))
     say("Answer aloud, or type your answer.")
-    typed, outcome.timed_out = _lines(ask, prompt, clock)
+    typed, outcome.timed_out, over = _lines(ask, prompt, clock)
+    if over:
+        say(f"{rehearsal.too_long('Your answer')}, and counts as no answer.")
+        typed = []
     outcome.spoken = rehearsal.check(chosen, "\n".join(typed))
     submission = notebook
     if not outcome.timed_out:
@@ -117,8 +135,8 @@ def run(chosen: rehearsal.Rehearsal, notebook: Path, minutes: float, ask, say, g
             if line is None or line.strip().lower() in ("done", "d"):
                 break
             if line.strip():
-                candidate = Path(line.strip()).expanduser()
-                if candidate.is_file():
+                candidate = Path(line.strip()[:4096])
+                if _is_file(candidate):
                     submission = candidate
                     break
                 say(f"{inert(line.strip(), 80)} is not a file here; type done to grade {notebook.name}.")
@@ -134,7 +152,7 @@ def run(chosen: rehearsal.Rehearsal, notebook: Path, minutes: float, ask, say, g
             outcome.timed_out = True
             break
         say(f"\n  {n}/{len(it.follow_ups)}  {question}")
-        said, outcome.timed_out = _lines(ask, prompt, clock)
+        said, outcome.timed_out, _ = _lines(ask, prompt, clock)
         outcome.follow_ups.append((question, " ".join(said), ours))
     outcome.elapsed_s = clock.elapsed()
     return outcome

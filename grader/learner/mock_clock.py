@@ -4,7 +4,8 @@ help it forbids (``grade --hint``, ``grade reveal``, ``grade start --solution``,
 
 The mock writes ``{"question", "started", "deadline"}`` (ISO times) under the history's
 ``mock`` section when it starts and removes it when it ends; a mark whose deadline has passed
-(a mock that was killed) counts for nothing. Standard library only.
+(a mock that was killed) counts for nothing, and so does one that fails the schema
+(grader/loading/persisted.py: zoned times, a deadline at most a day after the start).
 """
 from __future__ import annotations
 
@@ -16,15 +17,12 @@ SECTION = "mock"
 def running(history, moment: dt.datetime | None = None) -> dict | None:
     """The running mock's ``{"question", "deadline"}``, or None."""
     from backprop_traps.grader.learner.review import now
-    mark = history.sections.get(SECTION)
-    if not isinstance(mark, dict) or not isinstance(mark.get("question"), str):
+    from backprop_traps.grader.loading import persisted
+    try:  # a marker the kit never wrote (a year-1 deadline, no zone, a day-long mock) is none
+        mark = persisted.mock_marker(history.sections.get(SECTION))
+    except persisted.Invalid:
         return None
-    try:
-        deadline = dt.datetime.fromisoformat(str(mark.get("deadline")))
-    except ValueError:
-        return None
-    if deadline.tzinfo is None:
-        deadline = deadline.astimezone()
+    deadline = dt.datetime.fromisoformat(mark["deadline"])
     moment = moment or now()
     if deadline <= moment:
         return None

@@ -16,7 +16,23 @@ from backprop_traps.grader.sandbox.inert import inert
 
 WIDTH = 88
 MAX_ANSWER_BYTES = 64 * 1024
-"""An answer is read up to this size (about 10,000 words): a spoken answer is a few hundred."""
+"""The one cap of an answer, whichever way it comes (``grade interview --answer FILE``, ``-``
+for stdin, the lines pasted into ``grade mock``): about 10,000 words, where a spoken answer is
+a few hundred. A longer one is refused at once, and never more than this (plus a byte) read."""
+
+
+class AnswerTooLong(ValueError):
+    """An answer over ``MAX_ANSWER_BYTES``; ``str()`` is the sentence that refuses it."""
+
+
+def too_long(where: str) -> AnswerTooLong:
+    return AnswerTooLong(f"{where} is over {MAX_ANSWER_BYTES // 1024} KB, the most an answer may be "
+                         "(about 10,000 words): it is not checked")
+
+
+def answer_size(text: str) -> int:
+    """The answer's size in bytes, as the cap counts it."""
+    return len(text.encode("utf-8", errors="replace"))
 
 
 class UnknownQuestion(LookupError):
@@ -61,13 +77,23 @@ def rehearsable(root: Path) -> list[str]:
 
 
 def read_answer(path: str, stdin) -> str:
-    """The answer in ``path`` (``-`` is ``stdin``), at most ``MAX_ANSWER_BYTES``, as text;
-    ``bounded.Unreadable`` (a ValueError) when ``path`` cannot be read the bounded way."""
+    """The answer in ``path`` (``-`` is ``stdin``) as text; ``AnswerTooLong`` past
+    ``MAX_ANSWER_BYTES`` (at most one byte more is read: a 1 GB file is refused by its size
+    before any of it is), ``bounded.Unreadable`` when ``path`` cannot be read the bounded way
+    (both are ValueErrors)."""
     if path == "-":
-        data = stdin.buffer.read(MAX_ANSWER_BYTES) if hasattr(stdin, "buffer") else stdin.read(MAX_ANSWER_BYTES)
+        data = stdin.buffer.read(MAX_ANSWER_BYTES + 1) if hasattr(stdin, "buffer") else stdin.read(MAX_ANSWER_BYTES + 1)
+        size = len(data) if isinstance(data, bytes) else answer_size(data)
+        if size > MAX_ANSWER_BYTES:
+            raise too_long("the answer on stdin")
     else:  # the one bounded way (loading/bounded.py): no link, no FIFO, never past the cap
         from backprop_traps.grader.loading import bounded
-        data = bounded.read_bytes(path, MAX_ANSWER_BYTES, cut=True)
+        try:
+            data = bounded.read_bytes(path, MAX_ANSWER_BYTES)
+        except bounded.Unreadable as e:
+            if e.too_big:
+                raise too_long(Path(path).name) from None
+            raise
     return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
 
 
@@ -136,12 +162,17 @@ def rehearse(rehearsal: Rehearsal, ask, say, record) -> tuple[int, int]:
     say(f"{rehearsal.question} · question {rehearsal.number} · the interview\n")
     say(_block(it.question, "") + "\n")
     say("Answer aloud, or type your answer here; an empty line ends it.")
-    typed = []
+    typed, size = [], 0
     while True:
         line = ask("> ")
         if line is None or not line.strip():
             break
-        typed.append(line)
+        size += answer_size(line) + 1
+        if size <= MAX_ANSWER_BYTES:  # the one cap of an answer: past it, it counts as none
+            typed.append(line)
+    if size > MAX_ANSWER_BYTES:
+        say(f"{too_long('Your answer')}, and counts as no answer.")
+        typed = []
     verdicts = keypoints.check(it.key_points, "\n".join(typed), it.question)
     ticked = []
     if it.key_points:

@@ -14,16 +14,21 @@ The cards live in the history file (grader/learner/history.py) under ``review``:
         "card": {...fsrs Card.to_dict()...}, "before": {...} | null, "day": "2026-11-27",
         "first": 3, "rating": 3, "why": "12/12 at the first try", "hints": 0, "reviews": 4}}}
 
-Reading is upgrade-tolerant: a history without ``review`` starts empty (its dated interviews
-are replayed into the spoken cards), a malformed card is dropped, and a section written by a
-newer version is kept as it is and not changed. ``BACKPROP_TRAPS_NOW`` (an ISO date and time)
+Reading is upgrade-tolerant: a history without ``review`` starts empty (its dated interviews,
+the last ``REPLAYED`` of each, are replayed into the spoken cards when a card is first asked
+for), a card that fails the schema (grader/loading/persisted.py: every field range-checked
+before fsrs sees it) is dropped, and a section written by a newer version is kept as it is
+and not changed. ``BACKPROP_TRAPS_NOW`` (an ISO date and time)
 stands in for the clock, for tests and demonstrations.
 """
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 from dataclasses import dataclass
+
+from backprop_traps.grader.loading import persisted
 
 SECTION = "review"
 VERSION = 1
@@ -31,6 +36,9 @@ CODE, SPOKEN = "code", "spoken"
 KINDS = (CODE, SPOKEN)
 AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4
 RATING_NAMES = {AGAIN: "Again", HARD: "Hard", GOOD: "Good", EASY: "Easy"}
+REPLAYED = 20
+"""The dated interviews of a history from before spaced review that are replayed into a spoken
+card: the last ones (older ones barely move its schedule, and the replay's cost stays fixed)."""
 
 
 def now() -> dt.datetime:
@@ -96,6 +104,7 @@ class Due:
         return f"due in {days} day{'s' * (days != 1)}"
 
 
+@functools.lru_cache(maxsize=1)
 def _scheduler():
     """FSRS-6 with its default weights, days as the unit (no same-session learning steps: a
     question is practised once a day at most) and no random fuzz (a schedule you can explain)."""
@@ -113,16 +122,16 @@ class Review:
         self.frozen = isinstance(raw, dict) and isinstance(raw.get("version"), int) and raw["version"] > VERSION
         """A section from a newer version: read what can be read, never write it."""
         cards = raw.get("cards") if isinstance(raw, dict) else None
-        self.cards: dict[str, dict] = {}
-        for key, entry in (cards.items() if isinstance(cards, dict) else ()):
-            clean = _clean(entry)
-            if clean is not None and isinstance(key, str) and key.rpartition(":")[2] in KINDS:
-                self.cards[key] = clean
-        if not self.frozen:
-            self._replay_old_interviews()
+        # History.load checked them already (and said what it set aside); a History built in
+        # code, or a newer version's section, is checked here: the check is cheap and bounded
+        self.cards: dict[str, dict] = persisted.cards(cards, persisted.SetAside()) if cards else {}
+        self._replayed: set[str] = set()
+        """Questions whose old interviews were replayed (or needed none)."""
 
     # -- reading ---------------------------------------------------------------------
     def due_of(self, question: str, kind: str) -> Due:
+        if kind == SPOKEN:
+            self._replay_old_interviews(question)
         entry = self.cards.get(f"{question}:{kind}")
         if entry is None:
             if kind == CODE and self.history.best(question):
@@ -160,6 +169,8 @@ class Review:
         """Review ``question``'s ``kind`` card with ``rating`` now; returns the rating used
         (the day's first outcome caps later ones at Hard)."""
         from fsrs import Card, Rating
+        if kind == SPOKEN:
+            self._replay_old_interviews(question)
         key = f"{question}:{kind}"
         today = self.moment.date().isoformat()
         entry = self.cards.get(key)
@@ -187,49 +198,32 @@ class Review:
             self.history.sections[SECTION] = {"version": VERSION, "cards": self.cards}
 
     # -- upgrade ---------------------------------------------------------------------
-    def _replay_old_interviews(self) -> None:
-        """A history from before spaced review has dated interviews: replay them into the
-        spoken cards, so that its first schedule already knows them."""
-        for question, entry in self.history.questions.items():
-            if f"{question}:{SPOKEN}" in self.cards or not entry.get("interviews"):
-                continue
-            saved = self.moment
-            for run in entry["interviews"]:
-                try:
-                    day = dt.date.fromisoformat(run["date"][:10])
-                except ValueError:
-                    continue
+    def _replay_old_interviews(self, question: str) -> None:
+        """A history from before spaced review has dated interviews: replay the last
+        ``REPLAYED`` of ``question``'s into its spoken card, the first time that card is asked
+        for, so that its first schedule already knows them."""
+        if question in self._replayed:
+            return
+        self._replayed.add(question)
+        entry = self.history.questions.get(question, {})
+        if self.frozen or f"{question}:{SPOKEN}" in self.cards or not entry.get("interviews"):
+            return
+        saved = self.moment
+        for run in entry["interviews"][-REPLAYED:]:
+            try:
+                day = dt.date.fromisoformat(str(run["date"])[:10])
                 self.moment = dt.datetime.combine(day, dt.time(12)).astimezone()
-                if self.moment <= saved:
-                    self.rate(question, SPOKEN, *spoken_rating(run["hit"], run["of"]))
-            self.moment = saved
+            except (KeyError, TypeError, ValueError, OverflowError):
+                continue
+            if self.moment <= saved:
+                self.rate(question, SPOKEN, *spoken_rating(run["hit"], run["of"]))
+        self.moment = saved
 
 
 def _card(raw: dict):
+    """An fsrs Card from a dictionary ``persisted.card`` checked (or fsrs itself wrote)."""
     from fsrs import Card
     return Card.from_dict(raw)
-
-
-def _clean(entry) -> dict | None:
-    """A card entry as ``Review`` keeps it, or None when it cannot be used."""
-    if not isinstance(entry, dict) or not isinstance(entry.get("card"), dict):
-        return None
-    try:
-        _card(entry["card"])
-        before = entry.get("before")
-        if before is not None:
-            _card(before)
-        day = dt.date.fromisoformat(str(entry.get("day", ""))[:10]).isoformat()
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
-    ratings = [entry.get(k) for k in ("first", "rating")]
-    if not all(isinstance(r, int) and AGAIN <= r <= EASY for r in ratings):
-        return None
-    reviews, hints = entry.get("reviews"), entry.get("hints")
-    return {"card": entry["card"], "before": before, "day": day, "first": ratings[0], "rating": ratings[1],
-            "why": str(entry.get("why", ""))[:120],
-            "hints": hints if isinstance(hints, int) and hints >= 0 else 0,
-            "reviews": reviews if isinstance(reviews, int) and reviews >= 0 else 1}
 
 
 def hints_seen(history, question: str) -> int:

@@ -39,8 +39,10 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 class Unreadable(ValueError):
     """The file cannot be read the bounded way; ``str()`` is a sentence naming it."""
 
-    def __init__(self, sentence: str, missing: bool = False, regular: bool = True):
+    def __init__(self, sentence: str, missing: bool = False, regular: bool = True, too_big: bool = False):
         super().__init__(sentence)
+        self.too_big = too_big
+        """It is over the cap (by its size before reading, or it grew past it while read)."""
         self.missing = missing
         """Nothing was there (or a folder on its path was missing)."""
         self.regular = regular
@@ -81,7 +83,8 @@ def chunks(path: str | os.PathLike, cap: int, cut: bool = False):
         if not stat.S_ISREG(info.st_mode):
             raise Unreadable(f"{path.name} is {_kind(info.st_mode)}, not a regular file", regular=False)
         if info.st_size > cap and not cut:
-            raise Unreadable(f"{path.name} is {_size(info.st_size)}, over the {_size(cap)} it may be")
+            raise Unreadable(f"{path.name} is {_size(info.st_size)}, over the {_size(cap)} it may be",
+                             too_big=True)
         left = cap if cut else cap + 1
         while left > 0:
             chunk = os.read(fd, min(left, CHUNK))
@@ -89,7 +92,7 @@ def chunks(path: str | os.PathLike, cap: int, cut: bool = False):
                 return
             left -= len(chunk)
             if left <= 0 and not cut:
-                raise Unreadable(f"{path.name} grew past {_size(cap)} while it was read")
+                raise Unreadable(f"{path.name} grew past {_size(cap)} while it was read", too_big=True)
             yield chunk
     except Unreadable:
         raise
