@@ -56,18 +56,21 @@ def _esc(text: str, cells: dict) -> Markup:
 def _feedback(text: str, cells: dict) -> Markup:
     """Prose lines as paragraphs the browser wraps; indented lines (examples) in a <pre>."""
     out, block = [], []
-    pre = '<pre style="margin:2px 0; white-space:pre; overflow-x:auto">{}</pre>'
     for line in text.splitlines():
         if line[:1].isspace():
             block.append(line)
             continue
         if block:
-            out.append(tag(pre, _esc("\n".join(block), cells)))
+            out.append(_pre(block, cells))
             block = []
         out.append(tag('<div style="white-space:normal">{}</div>', _esc(line, cells)))
     if block:
-        out.append(tag(pre, _esc("\n".join(block), cells)))
+        out.append(_pre(block, cells))
     return _join(out)
+
+
+def _pre(lines: list[str], cells: dict) -> Markup:
+    return tag('<pre style="margin:2px 0; white-space:pre; overflow-x:auto">{}</pre>', _esc("\n".join(lines), cells))
 
 
 def render_html(result: GradeResult, shown_name: str, cells: dict | None = None,
