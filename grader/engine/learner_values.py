@@ -11,8 +11,9 @@ admitted only in the form of the reference's own answer on the same inputs:
   ``SCALE`` times the largest size the call can name (the reference's answer, every integer and
   array dimension among the call's inputs): a size the question's own shapes allow;
 - a real number where the reference answers one; a bool where it answers a bool;
-- an array of the reference answer's shape (numbers or bools), a sequence of its length, a dict
-  of its keys, each item held to the same rules; anything else only as the same type.
+- an array of the reference answer's shape (numbers or bools; a 0-d array and a number stand
+  for each other), a sequence of its length, a dict of its keys, each item held to the same
+  rules; anything else only as the same type.
 
 What fails is refused with a sentence (``NotAdmitted``), and the grader does not compute with it.
 """
@@ -58,6 +59,9 @@ def admit(got, want, inputs, depth: int = 0):
     the same call, whose inputs are ``inputs``); else ``NotAdmitted``."""
     if depth > _DEPTH:
         raise NotAdmitted("it is nested deeper than the reference's answer")
+    if isinstance(want, np.ndarray) and want.ndim == 0 and want.dtype.kind in "biuf":
+        return np.asarray(admit(_scalar(got), want[()], inputs, depth + 1))  # a 0-d array is a number
+    got = _scalar(got)
     if isinstance(want, (bool, np.bool_)):
         if not isinstance(got, (bool, np.bool_)):
             raise NotAdmitted(f"it returned {_kind(got)} where the reference's returns True or False")
@@ -91,6 +95,13 @@ def admit(got, want, inputs, depth: int = 0):
     if type(got) is not type(want):
         raise NotAdmitted(f"it returned {_kind(got)} where the reference's returns {_kind(want)}")
     return got
+
+
+def _scalar(value):
+    """A 0-d numeric array as the number it holds; anything else as it is."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf":
+        return value[()]
+    return value
 
 
 def _kind(value) -> str:
