@@ -108,4 +108,4 @@ def interview(ctx, question, answer_file, as_json, mock, minutes, questions_dir)
     known = rehearsal.rehearsable(root)
     if known:
         say(f"\nNext due: `grade interview {review.Review(history).pick(known, review.SPOKEN)}` "
-                   "(or just `grade interview`); `grade next` shows everything due.")
+            "(or just `grade interview`); `grade next` shows everything due.")

@@ -45,11 +45,11 @@ def next_due(show_all, questions_dir):
     if untouched:
         first = untouched[0]
         say(f"\nNew: {first} ({len(untouched)} question{'s' * (len(untouched) != 1)} not started): "
-                   f"`{_command(first, 'code', notebooks[first])}`, then `grade interview {first}`.")
+            f"`{_command(first, 'code', notebooks[first])}`, then `grade interview {first}`.")
     elif fresh:
         c = fresh[0]
         say(f"\nNot yet reviewed: {c.question}'s {c.kind} ({c.why}): `{_command(c.question, c.kind, notebooks[c.question])}`.")
     if later:
         shown = later if show_all else later[:3]
         say("\nComing up: " + "; ".join(f"{c.question} {c.kind} {c.when(moment)}" for c in shown)
-                   + ("" if show_all or len(later) <= 3 else f"; and {len(later) - 3} more (`grade next --all`)."))
+            + ("" if show_all or len(later) <= 3 else f"; and {len(later) - 3} more (`grade next --all`)."))

@@ -22,7 +22,6 @@ import ast
 import csv
 import io
 import json
-import os
 from html.parser import HTMLParser
 from pathlib import Path
 
