@@ -12,7 +12,8 @@ index under the simulator, and a wrapped, wrong one on a GPU.
 ``widen(module)`` rewrites the grader's own copy of the kernel's syntax tree (after
 ``kernel_rules`` accepted it, before it is compiled) so that every such operation, unary ``-``
 and ``~``, and ``name op= value`` go through ``int_op``, which computes the exact result and
-wraps it to int64 (uint64 when both operands are unsigned numpy integers), as the GPU would.
+wraps it to int64 (a numpy uint64 when both operands are unsigned numpy integers, so that it
+stays unsigned), as the GPU would; compiled numba is the tests' oracle for the results.
 Operands that are not both integers (floats, arrays) take Python's own operator unchanged.
 An element update ``a[i] op= v`` is left to numpy, which stores at the array's dtype and wraps
 as the GPU's store does. Runs in the harness child as text (standard library only).
@@ -49,9 +50,9 @@ def int_op(name: str, a, b=None, unary: bool = False):
     fn = _FUNCTIONS[name]
     if unary:
         is_int, unsigned = _integer(a)
-        if not is_int or isinstance(a, bool):
+        if not is_int or isinstance(a, bool) or unsigned:  # numpy wraps an unsigned -a or ~a itself
             return fn(a)
-        return wrap(fn(int(a)), unsigned)
+        return wrap(fn(int(a)))
     (a_int, a_unsigned), (b_int, b_unsigned) = _integer(a), _integer(b)
     both_bool = isinstance(a, bool) and isinstance(b, bool)
     if not (a_int and b_int) or both_bool:
@@ -59,7 +60,10 @@ def int_op(name: str, a, b=None, unary: bool = False):
     result = fn(int(a), int(b))
     if not isinstance(result, int):  # ``2 ** -1``: a float, as numba's int ** negative int
         return result
-    return wrap(result, a_unsigned and b_unsigned)
+    if a_unsigned and b_unsigned:  # stays unsigned for the next operation, as a uint64 does
+        import numpy
+        return numpy.uint64(wrap(result, True))
+    return wrap(result)
 
 
 def _call(name: str, *args, unary: bool = False):

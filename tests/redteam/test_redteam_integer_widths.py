@@ -5,7 +5,8 @@ cuda's typing: every integer operation gives at least 64 bits, signed when eithe
 ``(cuda.grid(1) << 62) >> 62`` scored 12/12 under the simulator and is wrong on a GPU. The
 grader now rewrites its own copy of the kernel's syntax tree so that every integer operation
 wraps as the GPU's does (grader/sandbox/kernel_integers.py): the kernel scores 0, the solution
-keeps full marks, and the arithmetic agrees with numpy's int64 and uint64 on generated operands.
+keeps full marks, and the arithmetic agrees with numpy's int64 and uint64 and with what numba itself
+compiles (its CPU target types integers by the same NBEP as numba-cuda) on generated operands.
 """
 from __future__ import annotations
 
@@ -86,3 +87,42 @@ def test_a_kernel_right_only_on_unbounded_integers_scores_nothing(tmp_path, mode
     result = grade(build("kernel_int64_wrap", tmp_path))
     assert result.error is None and result.max_score == 12
     assert result.score == 0, [(t.name, t.points, t.feedback[:200]) for t in result.tests if t.passed]
+
+
+def _compiled():
+    """The same operations compiled by numba (its CPU target types integers by the same integer
+    typing NBEP as numba-cuda: the oracle for what a compiled kernel computes)."""
+    from numba import njit
+
+    @njit(cache=False)
+    def ops(a, b, s):
+        return a + b, a - b, a * b, (a << s) >> s, a ^ b
+    return ops
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=INT64, b=INT64, s=st.integers(0, 63))
+def test_the_wrap_is_what_numba_compiles_for_int64(a, b, s):
+    got = _ops()(np.int64(a), np.int64(b), np.int64(s))
+    mine = (int_op("add", a, b), int_op("sub", a, b), int_op("mul", a, b),
+            int_op("rshift", int_op("lshift", a, s), s), int_op("xor", a, b))
+    assert tuple(int(v) for v in got) == mine
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=UINT64, b=UINT64, s=st.integers(0, 63))
+def test_the_wrap_is_what_numba_compiles_for_uint64(a, b, s):
+    ua, ub, us = np.uint64(a), np.uint64(b), np.uint64(s)
+    got = _ops()(ua, ub, us)
+    mine = (int_op("add", ua, ub), int_op("sub", ua, ub), int_op("mul", ua, ub),
+            int_op("rshift", int_op("lshift", ua, us), us), int_op("xor", ua, ub))
+    assert tuple(int(v) for v in got) == mine
+
+
+_cache: list = []
+
+
+def _ops():
+    if not _cache:
+        _cache.append(_compiled())
+    return _cache[0]
