@@ -201,7 +201,7 @@ def _explain(ctx, failure: Fail) -> Fail | None:
                 continue
             upstream, sentence = found
             kept = failure.trap if failure.trap in _named(ctx).get(upstream, ()) else None
-            rebuilt = _told(ctx, fn, upstream, sentence, args, answer, kept) if answered is True else None
+            rebuilt = _told(ctx, fn, upstream, sentence, args, answer, budget, kept) if answered is True else None
         told = rebuilt or (
             f"This check compares {fn} with the reference's, which is built from the reference's "
             f"{upstream}, and {sentence}. With it, your {fn} did not answer: "
@@ -243,7 +243,7 @@ def _upstream_wrong(ctx, fn: str, upstreams, args, budget):
     return None
 
 
-def _told(ctx, fn: str, upstream: str, sentence: str, args, answer, trap: str | None = None) -> str:
+def _told(ctx, fn: str, upstream: str, sentence: str, args, answer, budget, trap: str | None = None) -> str:
     """The feedback: upstream first, then how ``fn`` compares with a reference built from the
     learner's own upstream function."""
     head = (f"This check compares {fn} with the reference's, which is built from the reference's "
@@ -252,6 +252,8 @@ def _told(ctx, fn: str, upstream: str, sentence: str, args, answer, trap: str | 
     reference = getattr(ctx.ref, upstream)
 
     def yours(*a):
+        if budget.over():
+            raise _Refused("out of the time feedback may take")
         result = ctx.sandbox.call(upstream, *a)
         if not result.ok:
             raise _Refused(result.error)
