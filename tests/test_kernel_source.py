@@ -109,7 +109,8 @@ def test_the_compiled_kernel_sees_only_what_it_reads(monkeypatch):
     program = extract("SECRET = 7\nN = 2\n" + ACCEPTED["constants and a device function"])
     kernel = kernel_source.build(program)["k"]
     namespace = kernel.py_func.__globals__
-    assert set(namespace) - {"__builtins__", "__name__"} == {"k", "f", "cuda", "math", "np", "N", "M", "SHAPE"}
+    assert set(namespace) - {"__builtins__", "__name__"} == {"k", "f", "cuda", "math", "np", "N", "M", "SHAPE",
+                                                           kernel_source.kernel_integers.HELPER}  # the GPU's integer widths
     assert set(namespace["__builtins__"]) == set(kernel_source.kernel_rules.BUILTINS)
     b = np.zeros(1)
     kernel[1, 1](np.array([1.0]), b)

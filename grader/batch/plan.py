@@ -64,8 +64,8 @@ class Batch:
                                                      "unreadable, or is no longer a regular file)")
             if not self.regrades(job) and self.store.done(job, seed, digest):
                 continue
-            if job.error:
-                self.record(Pending(job, seed, digest, question), {
+            if job.error:  # a draw all the same: its report names the run by a token, never the seed
+                self.record(Pending(job, seed, digest, question, new_draw()), {
                     "result": {"submission": str(job.path), "question": job.question, "score": 0.0,
                                "max_score": max_score(job.question, self.root), "error": job.error,
                                "tests": [], "seed": seed},

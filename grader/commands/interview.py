@@ -12,7 +12,8 @@ class _OneSentence(click.UsageError):
     """A usage error told in one sentence, without the usage block (exit status 2)."""
 
     def show(self, file=None):
-        click.echo(f"Error: {self.format_message()}", err=True)
+        from backprop_traps.grader.learner.terminal import say  # it may name what the history holds
+        say(f"Error: {self.format_message()}", err=True)
 
 
 def _ask(prompt):
@@ -48,6 +49,7 @@ def interview(ctx, question, answer_file, as_json, mock, minutes, questions_dir)
     question never rehearsed; else the one due soonest."""
     from backprop_traps.grader.learner.history import FILENAME, History
     from backprop_traps.grader.learner import mock_clock, rehearsal, review
+    from backprop_traps.grader.learner.terminal import inert_json, say  # answers and history: inert
     from backprop_traps.grader.loading.questions import questions_root
 
     if mock:
@@ -70,7 +72,7 @@ def interview(ctx, question, answer_file, as_json, mock, minutes, questions_dir)
     history = History.load()  # --json reads it (a running mock refuses) but writes nothing
     refused = mock_clock.refusal(history, "rehearsing an interview (it shows the answers)")
     if refused:
-        click.echo(refused, err=True)
+        say(refused, err=True)
         sys.exit(1)
     if question is None:
         known = rehearsal.rehearsable(root)
@@ -87,7 +89,7 @@ def interview(ctx, question, answer_file, as_json, mock, minutes, questions_dir)
         history.record_interview(chosen.question, hit, of, rehearsal.today())
         review.record_spoken(history, chosen.question, hit, of)
         if history.save():
-            click.echo(f"Recorded in {FILENAME}.")
+            say(f"Recorded in {FILENAME}.")
 
     if answer_file is not None:
         try:
@@ -100,14 +102,14 @@ def interview(ctx, question, answer_file, as_json, mock, minutes, questions_dir)
             raise _OneSentence(f"{inert(e)}: give the file that holds your answer, or - to read it from stdin.")
         result = rehearsal.check(chosen, text)
         if as_json:
-            click.echo(json.dumps(result, indent=1, ensure_ascii=False))
+            click.echo(inert_json(json.dumps(result, indent=1, ensure_ascii=False)))
             return
-        click.echo(rehearsal.report(result, chosen.number))
+        say(rehearsal.report(result, chosen.number))
         if result["of"]:
             record(result["hit"], result["of"])
         return
-    rehearsal.rehearse(chosen, _ask, click.echo, record)
+    rehearsal.rehearse(chosen, _ask, say, record)
     known = rehearsal.rehearsable(root)
     if known:
-        click.echo(f"\nNext due: `grade interview {review.Review(history).pick(known, review.SPOKEN)}` "
-                   "(or just `grade interview`); `grade next` shows everything due.")
+        say(f"\nNext due: `grade interview {review.Review(history).pick(known, review.SPOKEN)}` "
+            "(or just `grade interview`); `grade next` shows everything due.")

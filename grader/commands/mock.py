@@ -15,7 +15,8 @@ WARNINGS = (600, 300, 60)
 
 class _OneSentence(click.UsageError):
     def show(self, file=None):
-        click.echo(f"Error: {self.format_message()}", err=True)
+        from backprop_traps.grader.learner.terminal import say  # it may name what the history holds
+        say(f"Error: {self.format_message()}", err=True)
 
 
 def _timed_ask(clock):
@@ -77,6 +78,7 @@ def mock(question, minutes, questions_dir):
     from backprop_traps.grader.learner import mock as flow
     from backprop_traps.grader.learner import mock_clock, rehearsal, review
     from backprop_traps.grader.learner.history import FILENAME, History
+    from backprop_traps.grader.learner.terminal import say  # history and answers: inert on the terminal
     from backprop_traps.grader.loading.questions import questions_root
 
     root = questions_root(questions_dir)
@@ -103,9 +105,9 @@ def mock(question, minutes, questions_dir):
         def grade(path):
             from backprop_traps.grader.engine.run import grade_path
             return grade_path(path, question=chosen.question, root=questions_dir)
-        outcome = flow.run(chosen, notebook, minutes, _timed_ask(clock), click.echo, grade, clock)
+        outcome = flow.run(chosen, notebook, minutes, _timed_ask(clock), say, grade, clock)
     except KeyboardInterrupt:
-        click.echo("\nMock stopped: nothing recorded.")
+        say("\nMock stopped: nothing recorded.")
     finally:
         history = History.load()  # what other commands wrote meanwhile stays
         mock_clock.stop(history)
@@ -115,9 +117,9 @@ def mock(question, minutes, questions_dir):
             pick = next_up.due_now(known)
             due_next = (f"{pick[0].question}'s {pick[0].kind} ({pick[0].when(next_up.moment)}): `grade next`"
                         if pick else "nothing is due now; `grade next` shows what comes up")
-            click.echo(flow.summary(outcome, chosen, due_next))
+            say(flow.summary(outcome, chosen, due_next))
         if history.save() and outcome is not None:
-            click.echo(f"\nRecorded in {FILENAME}.")
+            say(f"\nRecorded in {FILENAME}.")
     if outcome is None:
         sys.exit(1)
 

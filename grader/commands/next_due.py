@@ -21,11 +21,12 @@ def next_due(show_all, questions_dir):
     interview checklists in this folder. Then the next new question, and what comes up."""
     from backprop_traps.grader.learner.history import History
     from backprop_traps.grader.learner.review import Review
+    from backprop_traps.grader.learner.terminal import say  # history text: inert on the terminal
     from backprop_traps.grader.loading.questions import questions_root, solution_notebooks
 
     notebooks = solution_notebooks(questions_root(questions_dir))
     if not notebooks:
-        click.echo("No questions found.")
+        say("No questions found.")
         return
     schedule = Review(History.load())
     moment, cards = schedule.moment, schedule.schedule(list(notebooks))
@@ -34,21 +35,21 @@ def next_due(show_all, questions_dir):
     fresh = [c for c in cards if c.due is None]
     width = max(len(q) for q in notebooks)
     if due:
-        click.echo(f"Due now ({len(due)}), most overdue first:")
+        say(f"Due now ({len(due)}), most overdue first:")
         for c in due:
-            click.echo(f"  {c.question:{width}}  {c.kind:6}  {c.when(moment):15}  last: {c.why}")
-            click.echo(f"  {'':{width}}  -> {_command(c.question, c.kind, notebooks[c.question])}")
+            say(f"  {c.question:{width}}  {c.kind:6}  {c.when(moment):15}  last: {c.why}")
+            say(f"  {'':{width}}  -> {_command(c.question, c.kind, notebooks[c.question])}")
     else:
-        click.echo("Nothing is due for review now.")
+        say("Nothing is due for review now.")
     untouched = [q for q in notebooks if all(c.question != q for c in due + later)]
     if untouched:
         first = untouched[0]
-        click.echo(f"\nNew: {first} ({len(untouched)} question{'s' * (len(untouched) != 1)} not started): "
-                   f"`{_command(first, 'code', notebooks[first])}`, then `grade interview {first}`.")
+        say(f"\nNew: {first} ({len(untouched)} question{'s' * (len(untouched) != 1)} not started): "
+            f"`{_command(first, 'code', notebooks[first])}`, then `grade interview {first}`.")
     elif fresh:
         c = fresh[0]
-        click.echo(f"\nNot yet reviewed: {c.question}'s {c.kind} ({c.why}): `{_command(c.question, c.kind, notebooks[c.question])}`.")
+        say(f"\nNot yet reviewed: {c.question}'s {c.kind} ({c.why}): `{_command(c.question, c.kind, notebooks[c.question])}`.")
     if later:
         shown = later if show_all else later[:3]
-        click.echo("\nComing up: " + "; ".join(f"{c.question} {c.kind} {c.when(moment)}" for c in shown)
-                   + ("" if show_all or len(later) <= 3 else f"; and {len(later) - 3} more (`grade next --all`)."))
+        say("\nComing up: " + "; ".join(f"{c.question} {c.kind} {c.when(moment)}" for c in shown)
+            + ("" if show_all or len(later) <= 3 else f"; and {len(later) - 3} more (`grade next --all`)."))

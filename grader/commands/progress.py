@@ -16,17 +16,18 @@ def progress(plot_file, questions_dir):
     from backprop_traps.grader.learner import progress as view
     from backprop_traps.grader.learner.history import History
     from backprop_traps.grader.learner.mock import SECTION
+    from backprop_traps.grader.learner.terminal import say  # history text: inert on the terminal
     from backprop_traps.grader.loading import persisted
     from backprop_traps.grader.loading.questions import questions_root, solution_notebooks
 
     notebooks = solution_notebooks(questions_root(questions_dir))
     if not notebooks:
-        click.echo("No questions found.")
+        say("No questions found.")
         return
     history = History.load()
     mocks = persisted.mock_summaries(history.sections.get(SECTION, []), persisted.SetAside())
     found = view.rows(history, notebooks)
-    click.echo(view.table(found, mocks))
+    say(view.table(found, mocks))
     if plot_file:
         target = Path(plot_file)
         if not target.suffix:
@@ -35,4 +36,4 @@ def progress(plot_file, questions_dir):
             view.plot(found, target)
         except OSError as e:
             raise click.ClickException(f"cannot write {target}: {e.strerror or e}")
-        click.echo(f"\nDrawn into {target}.")
+        say(f"\nDrawn into {target}.")

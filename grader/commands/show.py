@@ -15,6 +15,7 @@ def show(outdir, student):
     from backprop_traps.grader.batch.store import ResultStore
     from backprop_traps.grader.engine.results import CheckResult, GradeResult
     from backprop_traps.grader.learner.report import render
+    from backprop_traps.grader.learner.terminal import say  # stored reports: inert on the terminal
 
     if not (Path(outdir) / "results").is_dir():
         raise click.UsageError(f"{outdir} holds no batch results (no results/ folder)")
@@ -35,8 +36,22 @@ def show(outdir, student):
                              isolation=str(meta.get("isolation") or ""), memory=str(doc.get("memory") or ""),
                              warnings=[str(w) for w in doc.get("warnings") or []],
                              token=meta.get("token") if isinstance(meta.get("token"), str) else None)
-        replay = meta.get("replay_by_token") if result.token else meta.get("replay", "")
-        secret = result.token and meta.get("seeded_by") == "course secret"
-        note = " (needs the course secret: --secret-file or BACKPROP_TRAPS_SECRET)" if secret else ""
-        reports.append(render(result, color=False) + "\n  replay: " + _shown(replay or "") + note)
-    click.echo("\n\n".join(reports))
+        replay = _replay_line(result, meta, job.student)  # first: it may withhold the seed from the report
+        reports.append(render(result, color=False) + "\n  replay: " + replay)
+    say("\n\n".join(reports))
+
+
+def _replay_line(result, meta: dict, student: str) -> str:
+    """How the report is replayed, never with a course's seed: a report shown here may be handed
+    back to the student, so a run seeded by the course secret is named by its replay token
+    (batch/replay_token.py); one without a token (an unreadable file, a result from before
+    tokens) is regraded by the batch, which derives the seed from the secret again."""
+    from backprop_traps.grader.batch.gradebook import _shown
+    secret = meta.get("seeded_by") == "course secret"
+    note = " (needs the course secret: --secret-file or BACKPROP_TRAPS_SECRET)" if secret else ""
+    if result.token and isinstance(meta.get("replay_by_token"), str):
+        return _shown(meta["replay_by_token"]) + note
+    if secret:
+        result.seed = None  # nor in the report's own score line
+        return (f"`grade batch SOURCE -o OUTDIR --student {_shown(student)}` regrades it" + note)
+    return _shown(meta.get("replay") or "")

@@ -255,15 +255,16 @@ def smallest_failure(sandbox, rng: np.random.Generator, fn: str, build: Callable
     value is shown in preference to an exception (the check failed on a value, so a value
     illustrates it best). Returns None when every small input passes, or when a call times
     out or crashes (we do not pay for a broken function twice)."""
+    from backprop_traps.grader.engine.search_budget import SearchBudget
+    with SearchBudget(sandbox) as budget:  # inside the submission's budget, and charged to it
+        return _smallest_failure(sandbox, rng, fn, build, sizes, expected, pick, name, tries, rtol, atol, budget)
+
+
+def _smallest_failure(sandbox, rng, fn, build, sizes, expected, pick, name, tries, rtol, atol, budget):
     raised = None
-    # Feedback must not cost points: stay well inside the submission's total time budget.
-    start = getattr(sandbox, "spent", 0.0)
-    limits = getattr(sandbox, "limits", None)
-    left = (limits.total_seconds - start) if limits is not None else SECONDS
-    allowance = min(SECONDS, 0.1 * left)
     for size in sizes:
         for _ in range(tries):
-            if getattr(sandbox, "spent", 0.0) - start > allowance:
+            if budget.over():
                 return raised
             built = build(rng, size)
             args, shown = built if isinstance(built, tuple) else (built, built)

@@ -13,7 +13,9 @@ After a failure, ``smallest`` takes the learner's last call of that function in 
 cuts each size in turn, smallest first, keeping a cut whenever the learner's answer (the
 output the check compared) still differs from the reference's on it. Each try is one call
 of the learner's function in the sandbox and one of the reference here; the search stops at
-``MAX_CALLS`` calls or ``feedback.SECONDS`` of the sandbox's time, and only describes.
+``MAX_CALLS`` calls or its time allowance (engine/search_budget.py: the sandbox's time and the
+grader's own, charged to the submission's budget), and only describes. The reference runs on
+cuts of the check's own inputs only, never on a size the learner's code returned.
 """
 from __future__ import annotations
 
@@ -63,14 +65,21 @@ def smallest(ctx, fn: str, name: str) -> str | None:
     if outputs and index is None:
         return None
     args = list(call)
-    start = getattr(ctx.sandbox, "spent", 0.0)
+    from backprop_traps.grader.engine.search_budget import SearchBudget
+    with SearchBudget(ctx.sandbox) as budget:  # inside the submission's budget, and charged to it
+        found = _search(ctx, fn, ref, sizes, args, index, budget)
+    return _shown(ctx, fn, found, name) if found else None
+
+
+def _search(ctx, fn: str, ref, sizes, args, index, budget):
+    """(input, reference's answer, learner's) of the smallest cut that still fails, or None."""
     calls, found = 0, None
     for size, places in sizes.items():
         length = _length(args, places)
         if not length or length <= 1:
             continue
         for n in range(1, length):
-            if calls >= MAX_CALLS or getattr(ctx.sandbox, "spent", 0.0) - start > feedback.SECONDS:
+            if calls >= MAX_CALLS or budget.over():
                 break
             trial = _cut(args, places, n)
             try:
@@ -81,14 +90,14 @@ def smallest(ctx, fn: str, name: str) -> str | None:
             result = ctx.sandbox.call(fn, *trial)
             if not result.ok:
                 if getattr(result, "kind", "") in ("timeout", "crash", "budget"):
-                    return _shown(ctx, fn, found, name) if found else None
+                    return found
                 continue
             got = _pick(result.value, index)
             wrong = feedback.differing(got, want)
             if wrong is not None and wrong.any():
                 args, found = trial, (trial, want, got)
                 break
-    return _shown(ctx, fn, found, name) if found else None
+    return found
 
 
 def _shown(ctx, fn: str, found, name: str) -> str:

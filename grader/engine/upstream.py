@@ -17,7 +17,9 @@ When a check that called a downstream function ``D`` fails, ``explain``:
 2. calls the learner's ``U`` (in the sandbox) on those same inputs. If every answer is the
    reference's, the upstream function is not the cause and the check's own feedback stands;
 3. otherwise builds the reference's ``D`` again with the learner's ``U`` in place of the
-   reference's (each call of ``U`` crosses to the sandbox as data: no learner code runs here)
+   reference's (each call of ``U`` crosses to the sandbox as data: no learner code runs here,
+   and each answer must have the form of the reference's ``U``'s before the reference computes
+   with it, an integer within the sizes of the call's inputs: engine/learner_values.py)
    and compares the learner's ``D`` with that reference built from their own ``U``. The
    feedback says so, names ``U`` as what to fix, and names no trap and no dtype for ``D``.
 
@@ -37,7 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
+from backprop_traps.grader.engine.learner_values import NotAdmitted, admit
 from backprop_traps.grader.engine.question import Fail
+from backprop_traps.grader.engine.search_budget import SearchBudget
 
 MAX_VALUES = 1_000_000
 """Inputs larger than this many numbers are not replayed (a memory check's batch)."""
@@ -191,12 +195,14 @@ def _explain(ctx, failure: Fail) -> Fail | None:
             continue
         if answered is not True and answered != "exception":
             return None  # not written yet, missing or out of time: its own failure, whatever it calls
-        found = _upstream_wrong(ctx, fn, deps[fn], args)
-        if found is None:
-            continue
-        upstream, sentence = found
-        kept = failure.trap if failure.trap in _named(ctx).get(upstream, ()) else None
-        told = _told(ctx, fn, upstream, sentence, args, answer, kept) if answered is True else (
+        with SearchBudget(ctx.sandbox) as budget:  # inside the submission's budget, and charged to it
+            found = _upstream_wrong(ctx, fn, deps[fn], args, budget)
+            if found is None:
+                continue
+            upstream, sentence = found
+            kept = failure.trap if failure.trap in _named(ctx).get(upstream, ()) else None
+            rebuilt = _told(ctx, fn, upstream, sentence, args, answer, budget, kept) if answered is True else None
+        told = rebuilt or (
             f"This check compares {fn} with the reference's, which is built from the reference's "
             f"{upstream}, and {sentence}. With it, your {fn} did not answer: "
             f"{failure.feedback.rstrip('.')}. Fix {upstream} first (its own checks), then grade again.")
@@ -207,7 +213,7 @@ def _explain(ctx, failure: Fail) -> Fail | None:
     return None
 
 
-def _upstream_wrong(ctx, fn: str, upstreams, args):
+def _upstream_wrong(ctx, fn: str, upstreams, args, budget):
     """(U, what was wrong) for the first of the learner's upstream functions ``upstreams`` that
     answers a call the reference's ``fn`` makes on ``args`` differently; None if every one agrees."""
     ref_fn = getattr(ctx.ref, fn)
@@ -223,12 +229,11 @@ def _upstream_wrong(ctx, fn: str, upstreams, args):
         return record
     _rebound(ref_fn, {u: recorder(u) for u in upstreams})(*args)
     replayed: dict[str, int] = {}
-    start, allowance = _budget(ctx)
     for name, a, want in seen:
         replayed[name] = replayed.get(name, 0) + 1
         if replayed[name] > MAX_UPSTREAM_CALLS or name in getattr(ctx.sandbox, "gave_up", {}):
             continue
-        if getattr(ctx.sandbox, "spent", 0.0) - start > allowance:
+        if budget.over():
             return None  # feedback must not cost the learner points: stay inside the time budget
         result = ctx.sandbox.call(name, *a)
         if not result.ok:
@@ -238,29 +243,28 @@ def _upstream_wrong(ctx, fn: str, upstreams, args):
     return None
 
 
-def _budget(ctx) -> tuple[float, float]:
-    """(sandbox time spent so far, what replays may add): as the smallest failing input's search
-    (``feedback.smallest_failure``), a tenth of what is left, at most ``feedback.SECONDS``."""
-    from backprop_traps.grader.engine import feedback
-    spent = getattr(ctx.sandbox, "spent", 0.0)
-    limits = getattr(ctx.sandbox, "limits", None)
-    left = (limits.total_seconds - spent) if limits is not None else feedback.SECONDS
-    return spent, min(feedback.SECONDS, 0.1 * left)
-
-
-def _told(ctx, fn: str, upstream: str, sentence: str, args, answer, trap: str | None = None) -> str:
+def _told(ctx, fn: str, upstream: str, sentence: str, args, answer, budget, trap: str | None = None) -> str:
     """The feedback: upstream first, then how ``fn`` compares with a reference built from the
     learner's own upstream function."""
     head = (f"This check compares {fn} with the reference's, which is built from the reference's "
             f"{upstream}, and {sentence}. ")
 
+    reference = getattr(ctx.ref, upstream)
+
     def yours(*a):
+        if budget.over():
+            raise _Refused("out of the time feedback may take")
         result = ctx.sandbox.call(upstream, *a)
         if not result.ok:
             raise _Refused(result.error)
-        return result.value
+        # held to the reference's own answer before the grader computes with it (learner_values)
+        return admit(result.value, reference(*a), (a, args))
     try:
         rebuilt = _rebound(getattr(ctx.ref, fn), {upstream: yours})(*args)
+    except NotAdmitted as why:
+        return (head + f"A reference cannot be built from your own {upstream}: {why}, so the grader does "
+                f"not compute with it and nothing is said about {fn} itself: fix {upstream} first (its own "
+                "checks), then grade again.")
     except Exception:  # noqa: BLE001 (the learner's upstream answer breaks the reference)
         return (head + f"A reference built from your own {upstream} cannot be computed here, so "
                 f"nothing is said about {fn} itself: fix {upstream} first (its own checks), then grade again.")

@@ -34,15 +34,15 @@ def render(result: GradeResult, color: bool) -> str:
         lines.append(f"  Score: 0 / {_fmt_points(result.max_score)} points")
         return "\n".join(lines)
     lines += _warning_lines(result, style)
-    width = max((len(t.name) for t in result.tests), default=0)
+    width = max((len(inert(t.name, 200)) for t in result.tests), default=0)
     shown: set[str] = set()  # long sentences already printed: a paragraph repeated across checks is printed once
     for t in result.tests:
         mark = style("PASS", fg="green") if t.passed else style("FAIL", fg="red")
         if t.grader_error:  # the grader's fault, and it must look like it
             mark = style("BUG ", fg="magenta", bold=True)
         pts = f"{_fmt_points(t.points)}/{_fmt_points(t.max_points)}"
-        trap = style(f"  [trap: {t.trap}]", fg="yellow") if t.trap else ""
-        lines.append(f"  {mark} {pts:>7}  {t.name.ljust(width)}{trap}".rstrip())
+        trap = style(f"  [trap: {inert(t.trap, 80)}]", fg="yellow") if t.trap else ""
+        lines.append(f"  {mark} {pts:>7}  {inert(t.name, 200).ljust(width)}{trap}".rstrip())
         if not t.passed and t.feedback:
             # learner text was made inert where it left the sandbox; this is the last guard
             for fb in once(inert(t.feedback, keep_newlines=True), shown).splitlines():
@@ -95,6 +95,8 @@ def replay_text(result: GradeResult) -> str:
     (a student may read it: batch/replay_token.py); practice shows the seed that replays it."""
     if result.token:
         return f"replay token {inert(result.token, 400)}: your instructor can replay this run"
+    if result.seed is None:
+        return "a course's run: its seed is the instructor's"
     if result.draw:
         return (f"seed {result.seed}, draw {inert(result.draw, 40)}: --seed {result.seed} "
                 f"--draw {inert(result.draw, 40)} replays this run")

@@ -6,12 +6,15 @@ hard-wrapped, never a word cut in two), examples kept in their layout; cells nam
 JupyterLab numbers them (``[4]``, the execution count), not by their place in the file; no
 path outside the notebook's folder (the kit's files are offered as
 ``grade_this_notebook(solution=True)``); and the commands a terminal would need given as the
-notebook's own calls (``grade_this_notebook(hint=True)``). Every text is escaped.
+notebook's own calls (``grade_this_notebook(hint=True)``). Every text is escaped, by construction:
+markup is made only by ``tag``, from the grader's literal templates, and every value it fills in
+is escaped unless it is markup ``tag`` made (markupsafe; tests/redteam/test_redteam_surfaces.py).
 """
 from __future__ import annotations
 
-import html
 import re
+
+from markupsafe import Markup
 
 from backprop_traps.grader.engine.results import GradeResult
 from backprop_traps.grader.learner.report import counts_text, once, points_text, replay_text
@@ -23,18 +26,34 @@ _BOX = ("font-family: var(--jp-code-font-family, monospace); font-size: 13px; li
 _CELL = re.compile(r"\bcell (\d+)\b")
 
 
-def _badge(text: str, colour: str) -> str:
-    return (f'<span style="display:inline-block; min-width:3.2em; text-align:center; color:#fff; '
-            f'background:{colour}; border-radius:3px; padding:0 4px; font-weight:bold">{text}</span>')
+def tag(template: str, *values) -> Markup:
+    """The one way markup is made here (issue 43, class 2): ``template`` is the grader's own
+    literal, and every value filled into it is escaped (markupsafe's ``Markup.format``) unless it
+    is already ``Markup`` built by this same function. No text reaches the report any other way."""
+    return Markup(template).format(*values)
 
 
-def _esc(text: str, cells: dict) -> str:
-    """Escaped learner-facing text, with "cell 8" written as JupyterLab shows it ("cell [4]")."""
-    text = html.escape(inert(text, keep_newlines=True))
-    return _CELL.sub(lambda m: f"cell {cells.get(int(m.group(1)), m.group(1))}", text)
+def _join(parts) -> Markup:
+    return Markup("").join(parts)  # escapes whatever is not Markup already
 
 
-def _feedback(text: str, cells: dict) -> str:
+def _badge(text: str, colour: str) -> Markup:
+    return tag('<span style="display:inline-block; min-width:3.2em; text-align:center; color:#fff; '
+               'background:{}; border-radius:3px; padding:0 4px; font-weight:bold">{}</span>', colour, text)
+
+
+def _esc(text: str, cells: dict) -> Markup:
+    """Learner-facing text, inert and escaped, with "cell 8" written as JupyterLab shows it
+    ("cell [4]"); a label (it may quote the cell's first line) is escaped as well."""
+    text = inert(text, keep_newlines=True)
+    pieces, last = [], 0
+    for m in _CELL.finditer(text):
+        pieces += [text[last:m.start()], tag("cell {}", inert(cells.get(int(m.group(1)), m.group(1)), 80))]
+        last = m.end()
+    return _join(pieces + [text[last:]])
+
+
+def _feedback(text: str, cells: dict) -> Markup:
     """Prose lines as paragraphs the browser wraps; indented lines (examples) in a <pre>."""
     out, block = [], []
     for line in text.splitlines():
@@ -42,71 +61,79 @@ def _feedback(text: str, cells: dict) -> str:
             block.append(line)
             continue
         if block:
-            out.append(f'<pre style="margin:2px 0; white-space:pre; overflow-x:auto">{_esc(chr(10).join(block), cells)}</pre>')
+            out.append(_pre(block, cells))
             block = []
-        out.append(f'<div style="white-space:normal">{_esc(line, cells)}</div>')
+        out.append(tag('<div style="white-space:normal">{}</div>', _esc(line, cells)))
     if block:
-        out.append(f'<pre style="margin:2px 0; white-space:pre; overflow-x:auto">{_esc(chr(10).join(block), cells)}</pre>')
-    return "".join(out)
+        out.append(_pre(block, cells))
+    return _join(out)
+
+
+def _pre(lines: list[str], cells: dict) -> Markup:
+    return tag('<pre style="margin:2px 0; white-space:pre; overflow-x:auto">{}</pre>', _esc("\n".join(lines), cells))
 
 
 def render_html(result: GradeResult, shown_name: str, cells: dict | None = None,
-                stale: str = "", follow_up: str = "") -> str:
+                stale: str = "", follow_up: str = "") -> Markup:
     """The report of ``result`` as HTML. ``shown_name``: the notebook as its folder names it;
     ``cells``: {place in the file (1-based): "[4]"}; ``stale``: the sentence that leads when the
     saved file is not what the kernel ran; ``follow_up``: what comes after (hint, next steps)."""
     cells = cells or {}
-    parts = [f'<div class="backprop-traps-report" style="{_BOX}">']
+    parts = [tag('<div class="backprop-traps-report" style="{}">', _BOX)]
     if stale:
-        parts.append(f'<div style="border:2px solid {RED}; color:{RED}; padding:6px 8px; margin-bottom:6px; '
-                     f'font-weight:bold; white-space:normal">{html.escape(stale)}</div>')
-    parts.append(f'<div style="font-weight:bold">{_esc(result.question or "?", cells)} · '
-                 f'{_esc(shown_name, cells)}</div>')
+        parts.append(tag('<div style="border:2px solid {}; color:{}; padding:6px 8px; margin-bottom:6px; '
+                         'font-weight:bold; white-space:normal">{}</div>', RED, RED, inert(stale)))
+    parts.append(tag('<div style="font-weight:bold">{} · {}</div>',
+                     _esc(result.question or "?", cells), _esc(shown_name, cells)))
     if result.error:
-        parts.append(f'<div style="color:{RED}">Could not grade: {_esc(result.error, cells)}</div>')
-        parts.append(f"<div>Score: 0 / {result.max_score:g} points</div></div>")
-        return "".join(parts)
+        parts.append(tag('<div style="color:{}">Could not grade: {}</div>', RED, _esc(result.error, cells)))
+        parts.append(tag("<div>Score: 0 / {:g} points</div></div>", result.max_score))
+        return _join(parts)
     if result.warnings:
-        items = "".join(f"<li>{_esc(w, cells)}</li>" for w in result.warnings)
-        parts.append(f'<div style="color:{AMBER}">Warnings (every cell ran in order, going on past '
-                     f'errors, as nbgrader does):</div><ul style="margin:2px 0 6px 1.2em; padding:0">{items}</ul>')
-    parts.append('<table style="border-collapse:collapse; width:100%; table-layout:auto">')
+        items = _join(tag("<li>{}</li>", _esc(w, cells)) for w in result.warnings)
+        parts.append(tag('<div style="color:{}">Warnings (every cell ran in order, going on past '
+                         'errors, as nbgrader does):</div><ul style="margin:2px 0 6px 1.2em; padding:0">{}</ul>',
+                         AMBER, items))
+    parts.append(tag('<table style="border-collapse:collapse; width:100%; table-layout:auto">'))
     shown: set[str] = set()
     for t in result.tests:
         badge = (_badge("BUG", MAGENTA) if t.grader_error else
                  _badge("PASS", GREEN) if t.passed else _badge("FAIL", RED))
-        trap = (f' <span style="color:{AMBER}; white-space:nowrap">[trap: {_esc(t.trap, cells)}]</span>'
+        trap = (tag(' <span style="color:{}; white-space:nowrap">[trap: {}]</span>', AMBER, _esc(t.trap, cells))
                 if t.trap else "")
-        parts.append(f'<tr style="vertical-align:top"><td style="padding:1px 6px 1px 0">{badge}</td>'
-                     f'<td style="padding:1px 6px; text-align:right; white-space:nowrap">{t.points:g}/{t.max_points:g}</td>'
-                     f'<td style="padding:1px 0; text-align:left">{_esc(t.name, cells)}{trap}</td></tr>')
+        parts.append(tag('<tr style="vertical-align:top"><td style="padding:1px 6px 1px 0">{}</td>'
+                         '<td style="padding:1px 6px; text-align:right; white-space:nowrap">{:g}/{:g}</td>'
+                         '<td style="padding:1px 0; text-align:left">{}{}</td></tr>',
+                         badge, t.points, t.max_points, _esc(t.name, cells), trap))
         if not t.passed and t.feedback:
-            parts.append('<tr><td></td><td></td><td style="padding:0 0 6px 0; text-align:left">'
-                         f'{_feedback(once(t.feedback, shown), cells)}</td></tr>')
-    parts.append("</table>")
+            parts.append(tag('<tr><td></td><td></td><td style="padding:0 0 6px 0; text-align:left">{}</td></tr>',
+                             _feedback(once(t.feedback, shown), cells)))
+    parts.append(tag("</table>"))
     public = result.public
     if public is not None and public.error:
-        parts.append(f"<div>Visible tests (not scored): could not run ({_esc(public.error, cells)}).</div>")
+        parts.append(tag("<div>Visible tests (not scored): could not run ({}).</div>", _esc(public.error, cells)))
     elif public is not None and public.failures:
-        items = "".join(f'<li><span style="color:{RED}">x</span> {_esc(f, cells)}</li>' for f in public.failures)
-        parts.append(f"<div>Visible tests (not scored): {public.passed} of {public.total} pass; failing:</div>"
-                     f'<ul style="margin:2px 0 6px 1.2em; padding:0; list-style:none">{items}</ul>')
+        items = _join(tag('<li><span style="color:{}">x</span> {}</li>', RED, _esc(f, cells))
+                      for f in public.failures)
+        parts.append(tag('<div>Visible tests (not scored): {} of {} pass; failing:</div>'
+                         '<ul style="margin:2px 0 6px 1.2em; padding:0; list-style:none">{}</ul>',
+                         public.passed, public.total, items))
     if result.manual:
-        parts.append(f"<div>Not auto-graded (never in the score): {_esc(', '.join(result.manual), cells)}.</div>")
+        parts.append(tag("<div>Not auto-graded (never in the score): {}.</div>", _esc(", ".join(result.manual), cells)))
     colour = GREEN if result.score >= result.max_score and not stale else RED if result.score == 0 else "inherit"
-    parts.append(f'<div style="margin-top:4px">Score: <b style="color:{colour}">{html.escape(points_text(result))}'
-                 f"</b> ({html.escape(counts_text(result))}; {html.escape(replay_text(result))})</div>")
+    parts.append(tag('<div style="margin-top:4px">Score: <b style="color:{}">{}</b> ({}; {})</div>',
+                     colour, points_text(result), counts_text(result), inert(replay_text(result))))
     passed = sum(t.passed for t in result.tests)
     if public is not None and public.passed == public.total and passed < len(result.tests):
-        parts.append(f'<div style="color:{AMBER}">Every visible test passes, but {len(result.tests) - passed} '
-                     "hidden check(s) fail: the visible tests only check the basics.</div>")
+        parts.append(tag('<div style="color:{}">Every visible test passes, but {} hidden check(s) fail: '
+                         "the visible tests only check the basics.</div>", AMBER, len(result.tests) - passed))
     if any(t.grader_error for t in result.tests):
-        parts.append(f'<div style="color:{MAGENTA}">A check broke inside the grader (BUG above): not your '
-                     "answer's fault; the score may be too low. Please report it.</div>")
+        parts.append(tag('<div style="color:{}">A check broke inside the grader (BUG above): not your '
+                         "answer's fault; the score may be too low. Please report it.</div>", MAGENTA))
     if follow_up:
-        parts.append(f'<div style="margin-top:6px">{_feedback(follow_up, cells)}</div>')
-    parts.append("</div>")
-    return "".join(parts)
+        parts.append(tag('<div style="margin-top:6px">{}</div>', _feedback(follow_up, cells)))
+    parts.append(tag("</div>"))
+    return _join(parts)
 
 
 def notebook_follow_up(text: str, submission: str, question: str | None) -> str:

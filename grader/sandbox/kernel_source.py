@@ -21,9 +21,9 @@ import copy
 import importlib
 
 try:
-    kernel_rules  # noqa: B018  (in the child the harness provides it: the kit is not there)
+    kernel_rules, kernel_integers  # noqa: B018  (in the child the harness provides them: the kit is not there)
 except NameError:
-    from backprop_traps.grader.sandbox import kernel_rules
+    from backprop_traps.grader.sandbox import kernel_integers, kernel_rules
 
 Refused = kernel_rules.Refused
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
@@ -318,8 +318,13 @@ def build(program: Program) -> dict:
             namespace[name] = value
         elif kind in ("module", "object"):
             namespace[name] = _load(value)
+    used = {n.id for node, _, _ in program.functions.values() for n in ast.walk(node) if isinstance(n, ast.Name)}
+    if kernel_integers.HELPER in used | set(program.functions) | set(program.globals):
+        raise Refused(f"`{kernel_integers.HELPER}` is a name the grader keeps for itself")
+    namespace[kernel_integers.HELPER] = kernel_integers.int_op
     for name, (node, label, _) in program.functions.items():
-        module = ast.Module(body=[node], type_ignores=[])
+        # the GPU's integer widths, not Python's unbounded ints (kernel_integers)
+        module = kernel_integers.widen(ast.Module(body=[copy.deepcopy(node)], type_ignores=[]))
         exec(compile(module, f"<{label}>" if label else "<submission>", "exec"), namespace)
     for name, (_, _, device) in program.functions.items():
         namespace[name] = cuda.jit(device=True)(namespace[name]) if device else cuda.jit(namespace[name])

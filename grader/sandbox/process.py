@@ -284,6 +284,12 @@ class Sandbox(LoadsSubmission, Channel):
         return text
 
     # -- calls ------------------------------------------------------------------------
+    def charge(self, seconds: float) -> None:
+        """Count ``seconds`` of the grader's own work for this submission (a feedback search's
+        reference calls: engine/search_budget.py) against its total time budget."""
+        if seconds > 0:
+            self.spent += float(seconds)
+
     def call(self, fn: str, *args, echo_args: bool = False, measure_memory: bool = False) -> CallResult:
         """Call the learner's ``fn(*args)`` in the child; never raises for the learner's faults.
 

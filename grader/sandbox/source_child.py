@@ -50,7 +50,7 @@ def kernel_harness(names: list[str]) -> str:
     checker = Path(importlib.util.find_spec("backprop_traps.kernels.race_checker").origin)  # read, not imported
     modules = [("race_checker", checker.read_text(encoding="utf-8"))] + [
         (name, (HERE / f"{name}.py").read_text(encoding="utf-8"))
-        for name in ("kernel_rules", "kernel_source", "kernel_launch")]
+        for name in ("kernel_rules", "kernel_integers", "kernel_source", "kernel_launch")]
     entry = (f"_grader_modules['kernel_launch'].prepare()\n"
              f"def _grader_take_source(cells, _take=_grader_modules['kernel_launch'].take_source):\n"
              f"    return _take(cells, {list(names)!r})\n"

@@ -176,3 +176,25 @@ def host_functions(ctx):
     expected = probes.backward(dout, argmax, shape)
     for fn in ("maxpool2d_backward_scatter", "maxpool2d_backward_gather"):
         ctx.expect_array("dx", ctx.call(fn, dout, argmax, shape, k, s), expected, fn)
+    for which in ("scatter", "gather"):  # what the host functions launched, as a GPU computes it
+        same_on_a_gpu(ctx, which, dout, argmax, shape, k, s, expected)
+
+
+def same_on_a_gpu(ctx, which, dout, argmax, shape, k, s, expected) -> None:
+    """The host functions ran the learner's kernels in the learner's own process, under the
+    simulator's unbounded integers; a GPU computes them at 64 bits. So their dx counts only when
+    the grader's own compile of the same kernel (integers at the GPU's widths: sandbox/
+    kernel_integers.py) gives it too. Values only: races are the kernels' own checks' business."""
+    name, gather = KERNEL[which], which == "gather"
+    total = int(np.prod(shape)) if gather else int(dout.size)
+    dx = np.full(shape, np.nan) if gather else np.zeros(shape)
+    args = [np.ascontiguousarray(dout), np.ascontiguousarray(argmax), dx] + ([int(k), int(s)] if gather else [])
+    report = run_kernel(ctx, which, max(1, -(-total // 32)), 32, args)
+    arrays = report.get("arrays")
+    got = arrays[2] if isinstance(arrays, list) and len(arrays) > 2 else None
+    if report.get("error") or not (isinstance(got, np.ndarray) and got.shape == expected.shape
+                                   and np.allclose(got, expected, rtol=1e-9, atol=1e-12)):
+        raise Fail(f"{name}, compiled with a GPU's 64-bit integers (as numba types them), does not give "
+                   "this dx, so the host functions would not either on a GPU: Python's unbounded integers "
+                   "under the simulator hid it. Keep index arithmetic within int64 (no shifts or products "
+                   "that overflow).")

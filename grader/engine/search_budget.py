@@ -1,0 +1,57 @@
+"""The time a feedback search may take, and what it costs the submission (issue 43, class 3).
+
+After a check fails, three searches do extra work to explain it: the smallest failing input
+(``feedback.smallest_failure``, ``shrink.smallest``) and the upstream replay (``upstream``).
+Each calls the learner's code in the sandbox and the reference here, in the grader. Feedback
+must not cost the learner points, and it must not run outside the submission's budget, so each
+search gets a tenth of the submission's total time left, at most ``feedback.SECONDS``, counting
+both the sandbox's time and the grader's own work (the reference's calls, measured as this
+thread's CPU time, which a loaded machine does not inflate); and when it ends, the grader's own
+part is charged to the submission's total budget (``Sandbox.charge``), like its calls were.
+"""
+from __future__ import annotations
+
+import time
+
+
+class SearchBudget:
+    """One search's allowance on ``sandbox`` (a ``Sandbox`` or anything that passes its
+    ``spent``, ``limits`` and ``charge`` through)."""
+
+    def __init__(self, sandbox, most: float | None = None):
+        from backprop_traps.grader.engine import feedback
+        self.sandbox = sandbox
+        self.start = getattr(sandbox, "spent", 0.0)
+        limits = getattr(sandbox, "limits", None)
+        most = feedback.SECONDS if most is None else most
+        left = (limits.total_seconds - self.start) if limits is not None else most
+        self.allowance = min(most, 0.1 * left)
+        self._cpu = time.thread_time()
+        self._closed = False
+
+    def own(self) -> float:
+        """The grader's own CPU time in this search so far."""
+        return time.thread_time() - self._cpu
+
+    def used(self) -> float:
+        return getattr(self.sandbox, "spent", 0.0) - self.start + self.own()
+
+    def over(self) -> bool:
+        """Whether the search has used its allowance (the next step must not start)."""
+        return self.used() > self.allowance
+
+    def close(self) -> None:
+        """Charge the grader's own time in the search to the submission's total budget (once)."""
+        if self._closed:
+            return
+        self._closed = True
+        charge = getattr(self.sandbox, "charge", None)
+        if callable(charge):
+            charge(self.own())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
