@@ -166,7 +166,8 @@ def test_next_and_progress_print_history_text_inert(here, monkeypatch, args):
     out = CliRunner().invoke(main, args)
     assert out.exit_code == 0, out.output
     assert_inert_text(out.output)
-    assert "\\x1b" in out.output  # shown, escaped
+    if args[0] == "next":  # a card's why is shown, escaped; progress sets the hostile mock aside
+        assert "\\x1b" in out.output  # (the persisted-state schema: its date is not a day)
 
 
 def test_interview_report_and_json_are_inert(here):
@@ -226,7 +227,7 @@ def _batch_with_hostile_results(tmp_path, monkeypatch) -> Path:
         doc = json.loads(path.read_text())
         doc.update(error=None, question="routing_trap", warnings=[HOSTILE],
                    tests=[{"name": f"check {HOSTILE}", "points": 0, "max_points": 12, "passed": False,
-                           "trap": HOSTILE, "feedback": f"f() raised {HOSTILE}"}])
+                           "trap": HOSTILE[:200], "feedback": f"f() raised {HOSTILE}"}])  # a name: 200 at most
         path.write_text(json.dumps(doc))
     return out
 
