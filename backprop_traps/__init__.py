@@ -17,8 +17,9 @@ is the checkout's mark: it never travels in a wheel, whose package is left as it
 import os as _os
 
 _here = _os.path.dirname(__file__)
-_root = _os.path.dirname(_here)
-if (_os.path.isfile(_os.path.join(_here, "_build.py"))
-        and _os.path.isfile(_os.path.join(_root, "grader", "__init__.py"))):
-    __path__.append(_root)  # noqa: F821  (a package's own __path__)
-del _here, _root
+if _os.path.isfile(_os.path.join(_here, "_build.py")):
+    _root = _os.path.dirname(_os.path.realpath(_here))  # also through a link to this folder
+    if _os.path.isfile(_os.path.join(_root, "grader", "__init__.py")):
+        __path__.append(_root)  # noqa: F821  (a package's own __path__)
+    del _root
+del _here
