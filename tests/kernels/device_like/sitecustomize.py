@@ -6,15 +6,14 @@ packages' .pth files ran. It undoes what an install of the kit did there, so the
 stand on its own as it does on the device, where nothing of the kit is installed:
 - an editable install's finder and path hook (setuptools' ``__editable__`` .pth), and the old
   names' finder (backprop_traps/old_names.py), with the modules they already imported;
-- any other copy of ``backprop_traps`` on sys.path (a wheel), by taking its folder off the
-  path only for that name (see _OnlyTheArchive);
+- any other copy of ``backprop_traps`` in a site-packages folder (a wheel), for that name only;
 and it refuses the kit's dependencies that the device image does not hold
-(/work/.library/device/KINDS.md's package list: numpy, numba, numba-cuda, torch, pytest,
+(the image's package list when issue 45 was written: numpy, numba, numba-cuda, torch, pytest,
 pytest-xdist, hypothesis and click are there; the notebook, sandbox and interview packages
 are not), so a session step that needs one fails here as it would there.
 """
-import os
 import sys
+from importlib.machinery import PathFinder
 
 ABSENT_ON_DEVICE = frozenset({
     "nbformat", "nbgrader", "nbclient", "ipykernel", "jupyter_client", "jupyter_core", "traitlets",
@@ -28,34 +27,25 @@ def _from_the_install(thing) -> bool:
     return name.startswith("__editable___backprop_traps") or name == "backprop_traps.old_names"
 
 
-class _Absent:
-    """First on sys.meta_path: the packages the device image lacks do not import."""
+class _DeviceImagePaths(PathFinder):
+    """sys.meta_path's path finder, less what the device image lacks: the kit's absent
+    dependencies are not found (an import raises ModuleNotFoundError, importlib.util.find_spec
+    answers None), and ``backprop_traps`` itself is looked for only outside every site-packages
+    (the archive, PYTHONPATH), as where nothing of the kit is installed."""
 
     @classmethod
     def find_spec(cls, name, path=None, target=None):
         if name.partition(".")[0] in ABSENT_ON_DEVICE:
-            raise ModuleNotFoundError(f"No module named {name!r} (not in the GPU machine's image)", name=name)
-        return None
-
-
-class _OnlyTheArchive:
-    """First on sys.meta_path: ``backprop_traps`` (the top-level package) only from the archive
-    or from a folder outside every site-packages (as plain Python finds it there)."""
-
-    @classmethod
-    def find_spec(cls, name, path=None, target=None):
-        if name != "backprop_traps":
             return None
-        from importlib.machinery import PathFinder
-        entries = [p for p in sys.path if "-packages" not in p and not p.startswith("__editable__")]
-        return PathFinder.find_spec(name, entries)
+        if name == "backprop_traps":
+            path = [p for p in sys.path if "-packages" not in p]
+        return super().find_spec(name, path, target)
 
 
-sys.meta_path[:] = [f for f in sys.meta_path if not _from_the_install(f)]
+sys.meta_path[:] = [_DeviceImagePaths if f is PathFinder else f for f in sys.meta_path if not _from_the_install(f)]
 sys.path_hooks[:] = [h for h in sys.path_hooks if not _from_the_install(getattr(h, "__self__", h))]
 sys.path[:] = [p for p in sys.path if not p.startswith("__editable__")]
 sys.path_importer_cache.clear()
 for _name in [m for m in sys.modules if m == "backprop_traps" or m.startswith("backprop_traps.")
-              or m.startswith("__editable___backprop_traps")]:
+              or m.startswith("__editable___backprop_traps") or m.partition(".")[0] in ABSENT_ON_DEVICE]:
     del sys.modules[_name]
-sys.meta_path[:0] = [_Absent, _OnlyTheArchive]
