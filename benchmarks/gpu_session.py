@@ -120,21 +120,15 @@ def numpy_numba_mismatch(version=None, requires=None) -> str | None:
     return None
 
 
-PROBE = """import importlib.metadata as md, json, platform
+PROBE = """import importlib.metadata as md, importlib.util as iu, json, platform
 out = {"python": platform.python_version(), "missing": []}
-for name in ("pytest", "xdist", "click", "torch"):
-    try:
-        __import__(name)
-    except Exception as exc:
-        out["missing"].append(f"{name} ({type(exc).__name__}: {exc})")
+for name in ("pytest", "xdist", "click", "torch"):  # found, not imported: torch alone takes seconds
+    if iu.find_spec(name) is None:
+        out["missing"].append(name)
 import numpy, numba
 from backprop_traps.kernels.device import BACKEND, cuda
-out.update(numpy=numpy.__version__, numba=numba.__version__, numba_cuda=md.version("numba-cuda"), backend=BACKEND)
-try:
-    import torch
-    out["torch"] = torch.__version__ + ("" if torch.cuda.is_available() else " (no CUDA)")
-except Exception:
-    out["torch"] = "none"
+out.update(numpy=numpy.__version__, numba=numba.__version__, numba_cuda=md.version("numba-cuda"), backend=BACKEND,
+           torch="none" if "torch" in out["missing"] else md.version("torch"))
 gpu = BACKEND != "numba-cuda simulator" and cuda.is_available() and cuda.get_current_device().name
 out["gpu"] = gpu.decode() if isinstance(gpu, bytes) else gpu
 print(json.dumps(out))
@@ -155,8 +149,8 @@ def preflight(env: dict, simulate: bool) -> tuple[list[str], dict]:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return [f"numba.cuda or the kit does not import here: {last}"], {}
     found = json.loads(done.stdout.strip().splitlines()[-1])
-    needed = [m for m in found["missing"] if not (simulate and m.startswith("torch"))]
-    reasons = [f"{m.split(' ')[0]} does not import here: the steps need it." for m in needed]
+    needed = [m for m in found["missing"] if not (simulate and m == "torch")]
+    reasons = [f"{m} is not installed here: the steps need it." for m in needed]
     if not simulate and not found["gpu"]:
         reasons.append("numba.cuda sees no GPU (no NVIDIA driver, or no device visible): nothing to measure "
                        "(--simulate rehearses the session without one).")
@@ -227,11 +221,12 @@ def plan(skip: set, bench_out: Path, questions: tuple | None = None, simulate: b
     py, budget = sys.executable, SIMULATE_BUDGET if simulate else BUDGET
     steps = []
     if "tests" not in skip:
-        files = ["tests/kernels"] if questions is None else \
-            [f"tests/kernels/test_{q}_kernels.py" for q in questions if (REPO / f"tests/kernels/test_{q}_kernels.py").is_file()]
+        files = ["tests/kernels"] if questions is None else ["tests/kernels/test_patterns.py"] + [
+            name for name in (f"tests/kernels/test_{q}_kernels.py" for q in questions) if (REPO / name).is_file()]
         steps.append(Step("tests", [py, "-m", "pytest", *files, "-q", "-p", "no:cacheprovider", "-n",
                                     "0" if simulate else "8", "--deselect", "tests/kernels/test_kernels_static.py"],
-                          budget["tests"], what="the kernel tests" + (" of " + ", ".join(questions) if questions else "")))
+                          budget["tests"], what="the kernel tests" + (f" of {', '.join(questions)} and the shared "
+                                                                      "patterns" if questions else "")))
     chosen = ["--questions", ",".join(questions)] if questions else []
     if "bench" not in skip:
         timing = ["--runs", "2", "--warmup", "1", "--simulate"] if simulate else ["--runs", "10", "--warmup", "2"]
@@ -240,7 +235,8 @@ def plan(skip: set, bench_out: Path, questions: tuple | None = None, simulate: b
                           budget["bench"], what="the benchmark: tiny checks, then every case timed"))
     sanitized = tuple(q for q in (questions or SHARED_MEMORY) if q in SHARED_MEMORY)
     if "sanitize" not in skip and sanitized:
-        check = [py, "benchmarks/kernels_gpu.py", "--check-only", "--dtypes", "float32", "--questions", ",".join(sanitized)]
+        check = [py, "benchmarks/kernels_gpu.py", "--check-only", "--dtypes", "float32",
+                 "--questions", ",".join(sanitized)]
         front = [py, str(REPO / "benchmarks" / "sanitizer_stand_in.py")] if simulate else [sanitizer_argv0]
         for tool in ("racecheck", "memcheck"):
             steps.append(Step(tool, [*front, "--tool", tool, "--target-processes", "all", "--error-exitcode",

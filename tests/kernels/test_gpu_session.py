@@ -71,15 +71,15 @@ def test_the_rehearsal_is_the_gpu_plan_with_three_substitutions(tmp_path):
     gpu = {s.name: s for s in gpu_session.plan(set(), tmp_path / "b.md", questions)}
     sim = {s.name: s for s in gpu_session.plan(set(), tmp_path / "b.md", questions, simulate=True)}
     assert list(gpu) == list(sim) == ["tests", "bench", "racecheck", "memcheck"]
-    n = gpu["tests"].argv.index("-n")
-    assert gpu["tests"].argv[:n + 1] == sim["tests"].argv[:n + 1] and gpu["tests"].argv[n + 2:] == sim["tests"].argv[n + 2:]
-    assert "tests/kernels/test_adamw_step_kernels.py" in gpu["tests"].argv
+    tests, n = gpu["tests"].argv, gpu["tests"].argv.index("-n")
+    assert tests[:n + 1] == sim["tests"].argv[:n + 1] and tests[n + 2:] == sim["tests"].argv[n + 2:]
+    assert "tests/kernels/test_adamw_step_kernels.py" in tests and "tests/kernels/test_patterns.py" in tests
 
     def without_timing(argv):
-        return [a for i, a in enumerate(argv) if a not in ("--simulate",)
-                and not (i and argv[i - 1] in ("--runs", "--warmup", "--max-seconds")) and a not in
-                ("--runs", "--warmup", "--max-seconds")]
-    assert without_timing(gpu["bench"].argv) == without_timing(sim["bench"].argv) and "--simulate" in sim["bench"].argv
+        timing = ("--runs", "--warmup", "--max-seconds")
+        return [a for i, a in enumerate(argv) if a != "--simulate" and a not in timing and argv[i - 1] not in timing]
+    assert without_timing(gpu["bench"].argv) == without_timing(sim["bench"].argv)
+    assert "--simulate" in sim["bench"].argv
     for tool in ("racecheck", "memcheck"):
         assert gpu[tool].argv[1:] == sim[tool].argv[2:]
         assert sim[tool].argv[1].endswith("sanitizer_stand_in.py") and sim[tool].env == {"NUMBA_ENABLE_CUDASIM": "1"}
@@ -163,7 +163,8 @@ def _alive(pid: int) -> bool:
 def test_the_sanitizer_stand_in_takes_the_planned_options_and_refuses_others(capsys):
     from benchmarks import sanitizer_stand_in
     ok = [sys.executable, "-c", "print('target ran')"]
-    assert sanitizer_stand_in.main(["--tool", "racecheck", "--target-processes", "all", "--error-exitcode", "86", *ok]) == 0
+    planned = ["--tool", "racecheck", "--target-processes", "all", "--error-exitcode", "86"]
+    assert sanitizer_stand_in.main([*planned, *ok]) == 0
     assert "STAND-IN SUMMARY: racecheck not run (no GPU); the target exited 0" in capsys.readouterr().out
     assert sanitizer_stand_in.main(["--tool", "memcheck", sys.executable, "-c", "raise SystemExit(3)"]) == 3
     for wrong in (["--tool", "nosuch", *ok], ["--leak-check", "full", *ok], ["--tool", "memcheck"]):
