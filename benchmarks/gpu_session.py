@@ -67,10 +67,10 @@ SHARED_MEMORY = ("adamw_step", "attention_backward", "batchnorm_backward", "bptt
                  "gradient_clinic", "layernorm_backward", "loss_scaling", "per_step_update_trap",
                  "reparameterisation", "residual_backward", "softmax_ce", "training_symptoms", "vram_trap")
 SHARED_BY = {"tiled_matmul": ("forward_vs_reverse", "residual_backward", "training_symptoms")}
-# A sanitizer step compiles before it checks: the 175 kernels of these modules' cases took 50-60 s
-# in two dtypes on the H200 (issue 45), 0.64 s a case a dtype. In float32 alone, with half as
-# much again for the sanitizer's own start and instrumentation (tests/kernels/test_gpu_session.py
-# keeps SANITIZED_CASES equal to the cases' count):
+# A sanitizer step compiles before it checks: the 175 kernels of these modules' 43 cases, in two
+# dtypes, were put at 50-60 s on the H200 (issue 45's estimate: 0.64 s a case a dtype). The steps
+# check float32 alone, and get half as much again for the sanitizer's own start and
+# instrumentation (tests/kernels/test_gpu_session.py keeps SANITIZED_CASES the cases' count):
 SANITIZED_CASES, COMPILE_S_PER_CASE, SANITIZER_START_S = 43, 0.64, 15
 SANITIZE_S = math.ceil(SANITIZER_START_S + 1.5 * COMPILE_S_PER_CASE * SANITIZED_CASES)
 BUDGET = {"preflight": PREFLIGHT_S, "tests": 140, "bench": 170, "racecheck": SANITIZE_S, "memcheck": SANITIZE_S}
