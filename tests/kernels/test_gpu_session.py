@@ -151,6 +151,32 @@ def test_a_step_stopped_at_its_budget_takes_its_whole_process_group(tmp_path):
         assert not _alive(pid), f"process {pid} outlived its step"
 
 
+def test_a_stopped_session_stops_its_running_step_first(tmp_path):
+    """SIGTERM to the session (a device run at its time limit, say) takes the running step's
+    whole group with it: nothing is left on the GPU."""
+    import signal
+    import time
+    pids = tmp_path / "pids"
+    step = ("import subprocess, sys, time\n"
+            "kids = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)']) for _ in range(2)]\n"
+            f"open({str(pids)!r}, 'w').write(' '.join(str(k.pid) for k in kids))\n"
+            "time.sleep(300)\n")
+    session = (f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
+               "from pathlib import Path\n"
+               "from benchmarks import session_steps as s\n"
+               "s.stop_on_signals()\n"
+               f"s.run(s.Step('tests', [sys.executable, '-c', {step!r}], 300), Path('.'), {{}}, "
+               f"Path({str(tmp_path / 'r.tests.log')!r}))\n")
+    proc = subprocess.Popen([sys.executable, "-c", session], cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while not (pids.exists() and len(pids.read_text().split()) == 2) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=120) == 128 + signal.SIGTERM
+    for pid in map(int, pids.read_text().split()):
+        assert not _alive(pid), f"process {pid} outlived the stopped session"
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
