@@ -24,7 +24,7 @@ attention, JVP/VJP, the naive matrix product) are compute-bound: judged by GFLOP
 this rule. Not predicted: coalescing (a thread reading 8 neighbours strides its warp by 8),
 bank conflicts, divergence, atomics' contention, L2 hits. The inputs are the float32 sm_90
 compile's PTX (float64 where a kernel has no float32 launch) and benchmarks/simulated_facts.py;
-a GPU run (benchmarks/gpu_session.sh) says how far off each prediction was. The column
+a GPU run (benchmarks/gpu_session.py) says how far off each prediction was. The column
 "H200, issue 34" holds the measurements that calibrated the rule (fp32, % of copy bandwidth,
 kernels timed alone in their case); a GPU run replaces it with its own table.
 """

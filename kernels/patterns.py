@@ -12,9 +12,15 @@ Why each one pays, on a GPU:
   compares uint64 with int64 as float64: compare signed positions with ``i64(size)``.
 - ``load4`` / ``store4``: four neighbouring elements in 128-bit transactions (one
   ``ld.global.v4.f32``, or two ``.v2.f64``; float16's four are one 64-bit ``.v4.f16``): a
-  quarter of the load instructions, which is what a device-to-device copy does. The offset must be a multiple of 4 and the array's
-  start 16-byte aligned (``aligned(...)`` checks device arrays on the host; every
-  allocation is, a slice may not be). The simulator runs plain element loads and checks both.
+  quarter of the load instructions, which is what a device-to-device copy does. On a GPU they
+  read the array's memory from its start, flat: the array must be contiguous (its strides are
+  not looked at), the offset a multiple of 4, and the start aligned to the vector's size,
+  ``vector_bytes``: 16 bytes, 8 for 16-bit types (each instruction claims exactly that much
+  alignment, no more, so the compiler cannot widen two 64-bit vectors into a 128-bit one that
+  only 8 bytes of alignment would fault). ``aligned(...)`` checks device arrays on the host
+  (every allocation is; a slice may not be, a strided view never is). The simulator runs
+  plain element loads and refuses what a GPU would get wrong: a strided, non-flat or
+  misaligned array, an offset that is not a multiple of 4 (issue 45).
 - ``warp_sum``: 32 lanes add their values in five register shuffles (``shfl_down_sync``),
   no shared memory and no barrier; ``block_sum`` adds the warps' sums through 32 shared
   slots and one barrier (a shared-memory tree takes log2(threads) barriers). ``warp_allsum``
@@ -120,12 +126,35 @@ def block_sum(shared, value, zero, tid, threads):
     return total
 
 
+def vector_bytes(itemsize: int) -> int:
+    """The bytes one load4/store4 vector instruction moves, and so the alignment it needs and
+    claims: 16 (four float32, or each of two float64 pairs), 8 for 16-bit types, 4 for bytes."""
+    return min(16, VECTOR * itemsize)
+
+
+def _contiguous(shape, strides, itemsize) -> bool:
+    """Row-major with no gaps (strides None says so in both array interfaces)."""
+    if strides is None:
+        return True
+    expected = itemsize
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size > 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def aligned(*arrays) -> bool:
-    """True when every device array starts on a 16-byte boundary: load4 and store4 may read it."""
+    """True when every device array is contiguous and starts on its vector's boundary
+    (``vector_bytes``): load4 and store4 may read it, flat, from its start."""
     for array in arrays:
         interface = (getattr(array, "__cuda_array_interface__", None)     # a GPU's device array
                      or getattr(array, "__array_interface__", None))      # the simulator's: numpy's
-        if interface is not None and interface["data"][0] % 16:          # None: a dry run's stand-in
+        if interface is None:                                            # a dry run's stand-in
+            continue
+        itemsize = int(interface["typestr"][2:])
+        if (interface["data"][0] % vector_bytes(itemsize)
+                or not _contiguous(interface["shape"], interface.get("strides"), itemsize)):
             return False
     return True
 
@@ -168,13 +197,18 @@ def _checked_access():
 
 
 def _check_vector(a, i):
-    """Simulator only: what a GPU would fault on (a misaligned vector access)."""
+    """Simulator only: what a GPU would get wrong. It faults on a misaligned vector access, and
+    reads a strided or many-axis array flat from its start (the simulator would honour strides)."""
     if not isinstance(i, np.unsignedinteger):
         raise TypeError(f"load4/store4 take a u64 offset, got {type(i).__name__}")
-    start = a._item._ary.__array_interface__["data"][0]
-    if i % VECTOR or start % 16:
-        raise ValueError(f"a 128-bit access at element {i} of an array starting {start % 16} bytes "
-                         "past a 16-byte boundary: a GPU faults on it")
+    ary = a._item._ary
+    if ary.ndim != 1 or ary.strides[0] != ary.itemsize:
+        raise ValueError(f"a vector access to an array of shape {ary.shape} and strides {ary.strides}: a GPU reads "
+                         "it flat from its start, ignoring strides; pass a contiguous flat array (aligned() checks)")
+    start, need = ary.__array_interface__["data"][0], vector_bytes(ary.itemsize)
+    if i % VECTOR or start % need:
+        raise ValueError(f"a {need * 8}-bit access at element {i} of an array starting {start % need} bytes "
+                         f"past a {need}-byte boundary: a GPU faults on it")
 
 
 def _gpu_access():
@@ -191,6 +225,10 @@ def _gpu_access():
         return [(builder.bitcast(builder.gep(data, [builder.add(index, ir.Constant(index.type, part))]), vector),
                  lanes) for part in range(0, VECTOR, lanes)]
 
+    def alignment(array_type):
+        """What an access may claim: its own size, 16 bytes at most (8 for 16-bit types)."""
+        return vector_bytes(array_type.dtype.bitwidth // 8)
+
     @intrinsic
     def load4(typingctx, array, index):
         sig = types.UniTuple(array.dtype, VECTOR)(array, index)
@@ -198,7 +236,7 @@ def _gpu_access():
         def codegen(context, builder, sig, args):
             values = []
             for pointer, lanes in pointers(context, builder, sig.args[0], args[0], args[1]):
-                vector = builder.load(pointer, align=16)
+                vector = builder.load(pointer, align=alignment(sig.args[0]))
                 values += [builder.extract_element(vector, ir.Constant(ir.IntType(32), k)) for k in range(lanes)]
             return context.make_tuple(builder, sig.return_type, values)
         return sig, codegen
@@ -214,7 +252,7 @@ def _gpu_access():
                 vector = ir.Constant(pointer.type.pointee, ir.Undefined)
                 for k in range(lanes):
                     vector = builder.insert_element(vector, values[part * lanes + k], ir.Constant(ir.IntType(32), k))
-                builder.store(vector, pointer, align=16)
+                builder.store(vector, pointer, align=alignment(sig.args[0]))
             return context.get_dummy_value()
         return sig, codegen
 

@@ -40,7 +40,7 @@ import math
 from backprop_traps.kernels.device import cuda
 from backprop_traps.kernels.launch_limits import MAX_GRID
 from backprop_traps.kernels.patterns import VECTOR, WARP, aligned, block_sum, bounded_jit, load4, u64, warp_sum
-from backprop_traps.kernels.tiled_matmul import BK, BM, BN, R, T, THREADS, grid, matmul, product_tile
+from backprop_traps.kernels.tiled_matmul import BM, BN, R, T, THREADS, TILE_A, TILE_B, grid, matmul, product_tile
 
 NORM_THREADS = 256         # kernel 6's block: whole warps (block_sum)
 NORM_TARGET_BLOCKS = 2048  # kernel 6's blocks over all layers: 8 of 256 threads a multiprocessor, twice
@@ -52,8 +52,8 @@ PART_WARPS = 8             # sum_parts_kernel: block (32, 8), a warp an item
 @bounded_jit(T * T, 2)  # at most 128 registers a thread
 def hidden_forward_kernel(h, W1, a, n_rows, d, hid):
     # h: N*D, W1: D*H; a: N*H (written), a = relu(h W1); sizes u64. Grid (H / 64, N / 64 strided).
-    a_tile = cuda.shared.array((BK, BM), h.dtype)
-    b_tile = cuda.shared.array((BK, BN), h.dtype)
+    a_tile = cuda.shared.array(TILE_A, h.dtype)
+    b_tile = cuda.shared.array(TILE_B, h.dtype)
     acc = cuda.local.array((R, R), h.dtype)
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
     tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, h.dtype.type(0)
@@ -73,8 +73,8 @@ def hidden_forward_kernel(h, W1, a, n_rows, d, hid):
 @bounded_jit(T * T, 2)
 def output_forward_kernel(h, a, W2, out, skip, n_rows, d, hid):
     # h: N*D, a: N*H, W2: H*D; out: N*D (written), out = skip * h + a W2; skip in h's dtype.
-    a_tile = cuda.shared.array((BK, BM), h.dtype)
-    b_tile = cuda.shared.array((BK, BN), h.dtype)
+    a_tile = cuda.shared.array(TILE_A, h.dtype)
+    b_tile = cuda.shared.array(TILE_B, h.dtype)
     acc = cuda.local.array((R, R), h.dtype)
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
     tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, h.dtype.type(0)
@@ -96,8 +96,8 @@ def output_forward_kernel(h, a, W2, out, skip, n_rows, d, hid):
 def hidden_backward_kernel(g, a, W2, dz, n_rows, d, hid):
     # g: N*D, the gradient at the block's output; a: N*H; W2: H*D; dz: N*H (written),
     # dz = (g W2^T) * [a > 0]. Grid (H / 64, N / 64 strided).
-    a_tile = cuda.shared.array((BK, BM), g.dtype)
-    b_tile = cuda.shared.array((BK, BN), g.dtype)
+    a_tile = cuda.shared.array(TILE_A, g.dtype)
+    b_tile = cuda.shared.array(TILE_B, g.dtype)
     acc = cuda.local.array((R, R), g.dtype)
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
     tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, g.dtype.type(0)
@@ -117,8 +117,8 @@ def hidden_backward_kernel(g, a, W2, dz, n_rows, d, hid):
 @bounded_jit(T * T, 2)
 def input_backward_kernel(g, dz, W1, dh, skip, n_rows, d, hid):
     # g: N*D; dz: N*H; W1: D*H; dh: N*D (written), dh = skip * g + dz W1^T. Grid (D / 64, N / 64).
-    a_tile = cuda.shared.array((BK, BM), g.dtype)
-    b_tile = cuda.shared.array((BK, BN), g.dtype)
+    a_tile = cuda.shared.array(TILE_A, g.dtype)
+    b_tile = cuda.shared.array(TILE_B, g.dtype)
     acc = cuda.local.array((R, R), g.dtype)
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
     tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, g.dtype.type(0)

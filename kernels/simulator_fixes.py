@@ -11,11 +11,16 @@ benchmark's simulator smoke pass and ``python -m backprop_traps.kernels.<id>`` a
 
 2. ``cuda.shfl_down_sync(mask, value, delta)`` and ``cuda.shfl_xor_sync(mask, value, lane_mask)``:
 the simulator has no warp shuffles, which the fast kernels' reductions use (kernels/patterns.py).
-Here the lanes of a warp (32 consecutive threads of the block, fewer in a last partial warp)
-meet at a barrier, post their values, meet again once each has read lane + delta's, or
-lane ^ lane_mask's (its own where that lane is past the warp).
-A lane that never comes (it returned early) breaks the barrier within WARP_TIMEOUT seconds
-with an error: on a GPU the full mask names it, which is undefined behaviour.
+Here the 32 lanes of a warp (32 consecutive threads of the block) meet at a barrier, post their
+values, meet again once each has read lane + delta's, or lane ^ lane_mask's (its own where
+lane + delta is past the warp, as a GPU answers).
+What a GPU leaves undefined is refused, with an error, not simulated (issue 45):
+- a shuffle in a partial warp (the last warp of a block whose threads are not a multiple of
+  32): the full mask names lanes that do not exist;
+- any mask but the full one (0xFFFFFFFF): the kernels here shuffle whole warps only, and a
+  partial mask's lanes would have to be the very lanes that call it;
+- a lane that never comes (it returned early) breaks the barrier within WARP_TIMEOUT seconds:
+  the full mask names it.
 
 3. The switch interval. The simulator runs each CUDA thread as a Python thread, so how often
 the interpreter hands the GIL over decides its speed: too long and a barrier waits for every
@@ -66,26 +71,41 @@ WARP_TIMEOUT = 120.0  # seconds: the simulator runs a block's threads as Python 
 _warps_lock = threading.Lock()
 
 
+FULL_MASK = 0xFFFFFFFF
+WARP = 32
+
+
 def shfl_down_sync(mask, value, delta):
     """The simulator's warp shuffle: lane + delta's value (see the module's docstring)."""
-    return _exchange(value, lambda lane: lane + delta)
+    return _exchange(mask, value, lambda lane: lane + delta)
 
 
 def shfl_xor_sync(mask, value, lane_mask):
     """The simulator's butterfly shuffle: lane ^ lane_mask's value."""
-    return _exchange(value, lambda lane: lane ^ lane_mask)
+    return _exchange(mask, value, lambda lane: lane ^ lane_mask)
 
 
-def _exchange(value, source):
+class WarpShuffleError(RuntimeError):
+    """A warp shuffle whose result a GPU leaves undefined."""
+
+
+def _exchange(mask, value, source):
     """Post this lane's value, read lane source(lane)'s (its own past the warp), then meet again."""
     me = threading.current_thread()
-    manager, lane, warp = me._manager, me.thread_id % 32, me.thread_id // 32
+    manager, lane, warp = me._manager, me.thread_id % WARP, me.thread_id // WARP
+    threads = int(np.prod(manager._block_dim))
+    if int(mask) != FULL_MASK:
+        raise WarpShuffleError(f"warp shuffle with mask {int(mask):#x}: the simulator takes only the full mask "
+                               f"{FULL_MASK:#x} (whole warps), the only one these kernels may use")
+    if threads % WARP and warp == threads // WARP:  # the block's last warp, short of lanes
+        raise WarpShuffleError(f"warp shuffle in a partial warp: a block of {threads} threads leaves warp "
+                               f"{threads // WARP} with {threads % WARP} lanes, and the full mask names 32, so a "
+                               "GPU's result is undefined: launch whole warps (a multiple of 32 threads)")
     with _warps_lock:
         warps = manager.__dict__.setdefault("_warps", {})
         state = warps.get((tuple(me.blockIdx), warp))
         if state is None:
-            size = min(32, int(np.prod(manager._block_dim)) - 32 * warp)
-            state = warps[(tuple(me.blockIdx), warp)] = (threading.Barrier(size, timeout=WARP_TIMEOUT), [None] * size)
+            state = warps[(tuple(me.blockIdx), warp)] = (threading.Barrier(WARP, timeout=WARP_TIMEOUT), [None] * WARP)
     barrier, slots = state
     try:
         slots[lane] = value

@@ -10,6 +10,13 @@ from shared memory feed 16 multiply-adds. Thread (tx, ty) owns rows m0 + ty + 16
 columns n0 + tx + 16j: a warp's threads read 16 consecutive B columns (no bank conflict)
 and two A rows (a broadcast), and write 16 consecutive elements of each row of C.
 
+Shared tiles are (BK, 64 + 1): one column of padding (TILE_A, TILE_B; every kernel built from
+these pieces allocates its tiles with them). ``load_rows`` stores a warp's 16 consecutive k of
+one row m down a column, tile[k, m]: with rows of 64 elements those 16 stores all fall in one
+32-bit bank (64 is a multiple of 32), a 16-way bank conflict on every store (issue 45); with
+rows of 65 they fall in 16 banks (float64: 16 bank pairs a half-warp). Only the layout changes:
+no index reaches the padding, and every sum is the same sum in the same order.
+
 A product with few output tiles and a long shared axis (a JVP step at B = 64: 128 tiles
 along an 8,192-long axis) would leave most of a GPU idle, so ``matmul`` splits the shared
 axis over grid z as well (``splits``): block z sums its stretch into a partial tile of a
@@ -45,6 +52,9 @@ BM = BN = 64        # a block's tile of C
 BK = 16             # the shared axis, a step at a time
 T, R = 16, 4        # block (T, T); each thread R x R outputs
 THREADS = (T, T)
+PAD = 1             # a column of padding a tile row: stores down a column hit 16 banks, not 1
+TILE_A = (BK, BM + PAD)  # a kernel's shared tiles: cuda.shared.array(TILE_A, dtype), (TILE_B, dtype)
+TILE_B = (BK, BN + PAD)
 TARGET_BLOCKS = 1024  # split the shared axis until about this many blocks run (8 per SM)
 MAX_SPLITS = 64
 SUM_THREADS = 256
@@ -53,7 +63,7 @@ SUM_THREADS = 256
 @cuda.jit(device=True)
 def load_rows(tile, src, rows, cols, r0, c0, tid, zero, ld):
     """tile[k, m] = src[r0 + m, c0 + k] (zero past rows or cols): a 64 x 16 block of a flat
-    row-major matrix with rows of ld elements, stored transposed in a (BK, 64) shared tile.
+    row-major matrix with rows of ld elements, stored transposed in a (BK, 64 + PAD) shared tile.
     Thread tid of 256 copies 4; consecutive threads read consecutive k (16 contiguous a row)."""
     for e in range(tid, BM * BK, T * T):
         m, k = u64(e // BK), u64(e % BK)                 # constant divisor: a shift and a mask
@@ -113,8 +123,8 @@ def matmul_kernel(a, b, out, a_transposed, b_transposed, m_rows, n_cols, k_len, 
     # a: M*K (or K*M, a_transposed), b: K*N (or N*K, b_transposed), flat, row-major; out: S*M*N,
     # split z's partial product over its stretch k_chunk of the shared axis (S = 1: out is C
     # itself); sizes: u64. Grid (N / 64 column tiles, M / 64 row tiles strided past 65,535, S splits).
-    a_tile = cuda.shared.array((BK, BM), a.dtype)         # op(A)[m0 + m, k0 + k] at [k, m]
-    b_tile = cuda.shared.array((BK, BN), a.dtype)         # op(B)[k0 + k, n0 + n] at [k, n]
+    a_tile = cuda.shared.array(TILE_A, a.dtype)           # op(A)[m0 + m, k0 + k] at [k, m]
+    b_tile = cuda.shared.array(TILE_B, a.dtype)           # op(B)[k0 + k, n0 + n] at [k, n]
     acc = cuda.local.array((R, R), a.dtype)               # registers: every loop over it unrolls
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
     tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, a.dtype.type(0)

@@ -68,7 +68,7 @@ from backprop_traps.kernels.patterns import FULL_MASK, VECTOR, aligned, bounded_
 from backprop_traps.kernels.residual_backward import (THREADS, _blocks, _u, hidden_backward_device,
                                                       hidden_forward_device, input_backward_device,
                                                       weight_grad_device)
-from backprop_traps.kernels.tiled_matmul import BK, BM, BN, R, T, THREADS as TILE_THREADS, grid, product_tile
+from backprop_traps.kernels.tiled_matmul import BM, BN, R, T, TILE_A, TILE_B, THREADS as TILE_THREADS, grid, product_tile
 
 LANES, GROUPS = 8, 32     # gain_partials_kernel's block: 8 lanes of rows by 32 groups of 4 channels
 ROWS_PER_LANE = 8         # at least, so a part is 64 rows or more
@@ -117,8 +117,8 @@ def scale_rows_kernel(dout, gain, g, rows, D):
 def gated_output_tiled_kernel(h, a, W2, gain, f, out, n_rows, d, hid):
     # h: N*D; a: N*H; W2: H*D; gain: D; f, out: N*D (written), f = a @ W2, out = h + gain * f;
     # sizes u64. Grid (D / 64, N / 64 strided): the tile, then the gain in the epilogue.
-    a_tile = cuda.shared.array((BK, BM), h.dtype)
-    b_tile = cuda.shared.array((BK, BN), h.dtype)
+    a_tile = cuda.shared.array(TILE_A, h.dtype)
+    b_tile = cuda.shared.array(TILE_B, h.dtype)
     acc = cuda.local.array((R, R), h.dtype)
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
     tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, h.dtype.type(0)

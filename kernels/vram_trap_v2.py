@@ -36,7 +36,8 @@ import numpy as np
 from backprop_traps.kernels.device import cuda
 from backprop_traps.kernels.launch_limits import MAX_GRID
 from backprop_traps.kernels.patterns import WARP, bounded_jit, u32, u64, warp_sum
-from backprop_traps.kernels.tiled_matmul import BK, BM, BN, R, T, THREADS, grid, load_cols, load_rows, multiply_tiles
+from backprop_traps.kernels.tiled_matmul import (BK, BM, BN, R, T, THREADS, TILE_A, TILE_B, grid, load_cols, load_rows,
+                                                multiply_tiles)
 from backprop_traps.kernels.vram_trap import THREADS_PER_BLOCK, linear_params_sum_kernel, partials_shape
 
 
@@ -96,8 +97,8 @@ def clear(acc, zero):
 def linear_relu_forward_kernel(h, W, b, a, mask, n_rows, d_in, d_out):
     # h: N*D_in, W: D_in*D_out, b: D_out; a: N*D_out, mask: ceil(N*D_out/8) (written); sizes u64.
     # Grid (D_out / 64, N / 64 strided): thread (tx, ty) a[m0 + ty + 16i, n0 + tx + 16j].
-    h_tile = cuda.shared.array((BK, BM), h.dtype)
-    w_tile = cuda.shared.array((BK, BN), h.dtype)
+    h_tile = cuda.shared.array(TILE_A, h.dtype)
+    w_tile = cuda.shared.array(TILE_B, h.dtype)
     on = cuda.shared.array((BM, BN), np.uint8)             # z > 0 for the block's outputs
     acc = cuda.local.array((R, R), h.dtype)
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
@@ -147,8 +148,8 @@ def linear_relu_forward_kernel(h, W, b, a, mask, n_rows, d_in, d_out):
 @bounded_jit(T * T, 2)
 def linear_forward_kernel(h, W, b, z, n_rows, d_in, d_out):
     # h: N*D_in, W: D_in*D_out, b: D_out; z: N*D_out (written); sizes u64. Grid as kernel 1.
-    h_tile = cuda.shared.array((BK, BM), h.dtype)
-    w_tile = cuda.shared.array((BK, BN), h.dtype)
+    h_tile = cuda.shared.array(TILE_A, h.dtype)
+    w_tile = cuda.shared.array(TILE_B, h.dtype)
     acc = cuda.local.array((R, R), h.dtype)
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
     tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, h.dtype.type(0)
@@ -177,8 +178,8 @@ def linear_forward_kernel(h, W, b, z, n_rows, d_in, d_out):
 def linear_backward_input_kernel(dout, mask, relu, W, dh, n_rows, d_in, d_out):
     # dout: N*D_out, mask as kernel 1's, relu: bool; W: D_in*D_out; dh: N*D_in (written).
     # dh = dz W^T: grid (D_in / 64, N / 64 strided).
-    g_tile = cuda.shared.array((BK, BM), dout.dtype)      # dz[m0 + m, k0 + k] at [k, m]
-    w_tile = cuda.shared.array((BK, BN), dout.dtype)      # W[n0 + n, k0 + k] at [k, n]: W^T's tile
+    g_tile = cuda.shared.array(TILE_A, dout.dtype)      # dz[m0 + m, k0 + k] at [k, m]
+    w_tile = cuda.shared.array(TILE_B, dout.dtype)      # W[n0 + n, k0 + k] at [k, n]: W^T's tile
     acc = cuda.local.array((R, R), dout.dtype)
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
     tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, dout.dtype.type(0)
@@ -205,8 +206,8 @@ def linear_backward_input_kernel(dout, mask, relu, W, dh, n_rows, d_in, d_out):
 def linear_params_partials_kernel(dout, mask, relu, h, partials, n_rows, d_in, d_out, rows_per_part):
     # partials: P*(D_in + 1)*D_out, part p = blockIdx.z: sum over its rows of [h | 1]^T dz,
     # accumulated in the partials' dtype. Grid (D_out / 64, (D_in + 1) / 64, P).
-    h_tile = cuda.shared.array((BK, BM), h.dtype)         # [h | 1]^T[i0 + m, r0 + k] at [k, m]
-    g_tile = cuda.shared.array((BK, BN), h.dtype)         # dz[r0 + k, n0 + n] at [k, n]
+    h_tile = cuda.shared.array(TILE_A, h.dtype)         # [h | 1]^T[i0 + m, r0 + k] at [k, m]
+    g_tile = cuda.shared.array(TILE_B, h.dtype)         # dz[r0 + k, n0 + n] at [k, n]
     acc = cuda.local.array((R, R), partials.dtype)
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
     tid, zero, one = cuda.threadIdx.y * T + cuda.threadIdx.x, h.dtype.type(0), h.dtype.type(1)

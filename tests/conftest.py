@@ -83,6 +83,7 @@ LONGEST_FIRST = [
     "test_redteam_host.py",
     "test_bench_smoke.py",
     "test_kernels_static.py",  # 37 s to compile on a cold cache (~/.cache/backprop-traps), else none
+    "test_gpu_session_archive.py",  # 100 s on 2 cores: a git archive's collection, then a --simulate run
     "tests/kernels/test_per_step_update_trap_kernels.py::test_tiles_with_edges",
     "tests/kernels/test_residual_backward_kernels.py::test_gradient_norms_match_the_reference_and_run_in_a_fixed_order",
     "tests/test_grad_accumulation.py::test_grad_accumulation_is_sound",

@@ -117,3 +117,37 @@ def test_the_rnn_reference_hands_cudnn_contiguous_weights(monkeypatch):
     for case in kernel_cases.build_cases("tiny", np.float32, questions=("bptt",))[:2]:
         case.torch_op("cpu")()
     assert seen and all(seen)
+
+
+@pytest.mark.skipif(REAL_GPU, reason="the rehearsal runs under the simulator")
+def test_a_failing_case_is_a_row_and_the_table_is_written_as_it_goes(tmp_path, monkeypatch):
+    """Issue 45: one failing case aborted the run and nothing was written until the end. Now it
+    is a row saying why, the next case still runs, and the file holds every row so far."""
+    out = tmp_path / "table.md"
+    seen = []
+    real = bench.measure_one
+
+    def flaky(case, *args):
+        if not seen:
+            seen.append(out.read_text())  # written before the first case was timed
+            case.launch = lambda: (_ for _ in ()).throw(RuntimeError("CUDA_ERROR_ILLEGAL_ADDRESS"))
+        return real(case, *args)
+
+    monkeypatch.setattr(bench, "measure_one", flaky)
+    args = types.SimpleNamespace(runs=1, warmup=0, out=out, only="", max_seconds=0)
+    text, passed = bench.timed_run("the simulator", ("straight_through",), args, simulated=True)
+    assert not passed and "Timing in progress" in seen[0] and "straight_through" in seen[0]
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "sim." in line or "FAILED" in line]
+    assert "FAILED: RuntimeError: CUDA_ERROR_ILLEGAL_ADDRESS" in rows[0] and len(rows) == 2, rows
+    assert out.read_text() == text and "in progress" not in text and bench.MEASURED_MARK not in text
+
+
+@pytest.mark.skipif(REAL_GPU, reason="the rehearsal runs under the simulator")
+def test_the_time_cap_counts_from_the_process_start(tmp_path):
+    """--max-seconds counted only after the tiny checks (60-90 s on the device): a session's
+    budget ran out first. It counts from the process's start now, imports and checks included."""
+    assert bench.elapsed() > 0
+    args = types.SimpleNamespace(runs=1, warmup=0, out=tmp_path / "t.md", only="",
+                                 max_seconds=bench.elapsed() / 2)  # already spent before any check
+    text, _ = bench.timed_run("the simulator", ("straight_through", "custom_function"), args, simulated=True)
+    assert "| straight_through: not timed (--max-seconds" in text and "| custom_function: not timed" in text

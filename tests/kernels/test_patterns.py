@@ -1,13 +1,16 @@
 """kernels/patterns.py under the simulator (and on a GPU with BACKPROP_TRAPS_REAL_GPU=1):
 the warp-shuffle sums, the 128-bit loads and stores, the flat unsigned offset; and the
-simulator's own warp shuffle (kernels/simulator_fixes.py). Blocks stay at 64 threads."""
+simulator's own warp shuffle (kernels/simulator_fixes.py). Blocks stay at 64 threads, but for
+the simulator's refusals (issue 45) of what a GPU gets wrong: shuffles in a partial warp or
+with a partial mask, vector accesses to strided, many-axis or misaligned arrays."""
 import numpy as np
 import pytest
 
 from conftest import REAL_GPU
 from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.patterns import (aligned, block_allsum2, block_sum, flat4, load4, store4, u64, warp_max,
-                                             warp_sum)
+from backprop_traps.kernels import patterns
+from backprop_traps.kernels.patterns import (FULL_MASK, aligned, block_allsum2, block_sum, flat4, load4, store4, u64,
+                                             vector_bytes, warp_max, warp_sum)
 
 
 @cuda.jit
@@ -58,6 +61,82 @@ def test_a_misaligned_vector_access_fails_in_the_simulator_as_on_a_gpu():
     with pytest.raises(Exception, match="16-byte boundary"):
         double4[1, 2](d_x[1:9], cuda.to_device(np.zeros(8, np.float32)))
     assert aligned(d_x) and not aligned(d_x[1:])
+
+
+SIMULATOR_ONLY = pytest.mark.skipif(REAL_GPU, reason="the simulator's refusal: on a GPU this is undefined or faults")
+
+
+@SIMULATOR_ONLY
+@pytest.mark.parametrize("view", ["strided", "two axes"])
+def test_a_vector_access_to_a_strided_or_many_axis_array_is_refused(view):
+    """On a GPU load4/store4 read the array flat from its start, whatever its strides: x[::2]
+    would read x[0:4], not x[0], x[2], x[4], x[6]. The simulator honours strides, so it refuses."""
+    d_x = cuda.to_device(np.arange(32, dtype=np.float32))
+    source = d_x[::2] if view == "strided" else cuda.to_device(np.arange(16, dtype=np.float32).reshape(2, 8))
+    with pytest.raises(Exception, match="ignoring strides"):
+        double4[1, 4](source, cuda.to_device(np.zeros(16, np.float32)))
+    assert not aligned(d_x[::2])
+
+
+@SIMULATOR_ONLY
+def test_16_bit_vectors_need_8_byte_alignment_and_no_more():
+    """float16's four elements are one 64-bit vector: 8-byte aligned is enough, 2 bytes off faults."""
+    d_h = cuda.to_device(np.arange(24, dtype=np.float16))
+    d_y = cuda.to_device(np.zeros(16, np.float16))
+    double4[1, 4](d_h[4:20], d_y)  # 8 bytes past the allocation's start
+    np.testing.assert_array_equal(d_y.copy_to_host(), 2 * np.arange(4, 20, dtype=np.float16))
+    with pytest.raises(Exception, match="8-byte boundary"):
+        double4[1, 4](d_h[1:17], d_y)
+    assert aligned(d_h[4:]) and not aligned(d_h[1:])
+
+
+def test_aligned_checks_the_layout_as_well_as_the_start():
+    d_x = cuda.to_device(np.zeros((8, 12), np.float32))
+    assert aligned(d_x, d_x[2:], d_x.reshape(96)[4:])   # rows of 48 bytes; 16 bytes in
+    assert not aligned(d_x[:, :8])                      # rows with gaps: strided
+    assert not aligned(d_x.T) and not aligned(d_x, d_x[:, 1:])
+    assert aligned(cuda.to_device(np.zeros((1, 8), np.float32))[:, :4])  # one row: no gap to skip
+    assert [vector_bytes(n) for n in (1, 2, 4, 8)] == [4, 8, 16, 16]
+
+
+def test_the_gpu_vector_instructions_claim_only_their_own_alignment():
+    """A 64-bit float16 vector claimed 16 bytes (issue 45): the compiler may then merge two of
+    them into one 128-bit access, which faults where only 8 bytes are guaranteed."""
+    import inspect
+    source = inspect.getsource(patterns._gpu_access)
+    assert "align=16" not in source and source.count("align=alignment(") == 2
+    assert "vector_bytes(array_type.dtype.bitwidth // 8)" in source
+
+
+@cuda.jit
+def partial_warp_sum(x, out):
+    # x, out: one element per thread; every thread calls warp_sum
+    tid = cuda.threadIdx.x
+    out[tid] = warp_sum(x[tid])
+
+
+@cuda.jit
+def half_mask_shuffle(x, out):
+    tid = cuda.threadIdx.x
+    out[tid] = cuda.shfl_down_sync(0x0000FFFF, x[tid], 1)
+
+
+@SIMULATOR_ONLY
+def test_a_shuffle_in_a_partial_warp_is_refused():
+    """48 threads: warp 1 has 16 lanes, and the full mask names 32 (undefined on a GPU)."""
+    x = cuda.to_device(np.ones(48))
+    with pytest.raises(Exception, match="partial warp: a block of 48 threads leaves warp 1 with 16 lanes"):
+        partial_warp_sum[1, 48](x, cuda.to_device(np.zeros(48)))
+    d_out = cuda.to_device(np.zeros(64))
+    partial_warp_sum[1, 64](cuda.to_device(np.ones(64)), d_out)  # whole warps: lane 0 of each holds 32
+    assert d_out.copy_to_host()[[0, 32]].tolist() == [32.0, 32.0]
+
+
+@SIMULATOR_ONLY
+def test_a_shuffle_with_a_partial_mask_is_refused():
+    assert FULL_MASK == 0xFFFFFFFF
+    with pytest.raises(Exception, match="mask 0xffff: the simulator takes only the full mask"):
+        half_mask_shuffle[1, 32](cuda.to_device(np.ones(32)), cuda.to_device(np.zeros(32)))
 
 
 @cuda.jit

@@ -10,7 +10,7 @@ from backprop_traps.kernels import race_checker
 pytestmark = [pytest.mark.races_expected,  # these tests read the flags themselves
               pytest.mark.skipif(REAL_GPU, reason="the race checker logs the Numba CUDA simulator's threads: "
                                                   "on a real GPU compute-sanitizer's racecheck does this "
-                                                  "(benchmarks/gpu_session.sh)")]
+                                                  "(benchmarks/gpu_session.py)")]
 if not REAL_GPU:
     race_checker.install()  # idempotent: also with BACKPROP_TRAPS_NO_RACE_CHECK=1
 

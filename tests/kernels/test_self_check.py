@@ -48,8 +48,8 @@ def test_an_in_place_kernel_is_checked_on_fresh_inputs_however_many_timed_runs()
 def test_a_kernel_file_checks_itself_from_a_folder_outside_the_repository(question, tmp_path):
     """Issue 34: it imported benchmarks/, which only the repository root has. From elsewhere,
     with nothing of the repository on sys.path, the tiny cases come with the package."""
-    # PYTHONPATH less any folder that holds benchmarks/ (benchmarks/gpu_session.py puts the
-    # clone there, beside its links that make the kit importable)
+    # PYTHONPATH less any folder that holds benchmarks/ (the repository's root, where a caller put
+    # it; benchmarks/gpu_session.py's own holds only a link to backprop_traps/, which stays)
     env = dict(os.environ)
     kept = [p for p in env.pop("PYTHONPATH", "").split(os.pathsep)
             if p and not os.path.isdir(os.path.join(p, "benchmarks"))]
