@@ -88,3 +88,29 @@ def test_reveal_prints_text_not_latex(tmp_path, monkeypatch):
     assert out.exit_code == 0, out.output
     assert "∂L/∂Wₕₕ" in out.output and "\\frac" not in out.output and "$" not in out.output
     assert "plot below" not in out.output
+
+
+def test_reveal_without_an_id_shows_the_question_you_are_on(tmp_path, monkeypatch):
+    """Issue 51: `grade reveal` with no id picks the question you are on, as `grade interview`
+    picks one: the one graded last without full marks, else a notebook here, else the first new."""
+    from backprop_traps.grader.learner import review
+    from backprop_traps.grader.learner.history import History
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("BACKPROP_TRAPS_QUESTIONS", raising=False)
+    first = next(iter(solution_notebooks()))
+    out = CliRunner().invoke(main, ["reveal"])
+    assert out.exit_code == 0 and f"({first}: the first question not started" in out.output, out.output
+    (tmp_path / solution_notebooks()["bptt"].name).write_text("{}")
+    out = CliRunner().invoke(main, ["reveal"])
+    assert "(bptt: its notebook" in out.output and "bptt: derivation step 1 of" in out.output, out.output
+    h = History.load()
+    for qid, score, moment in [("softmax_ce", 1, "2026-03-02T10:00"), ("residual_backward", 0, "2026-03-02T11:00"),
+                               ("layernorm_backward", 6, "2026-03-02T12:00")]:
+        monkeypatch.setenv("BACKPROP_TRAPS_NOW", moment)
+        h.record_score(qid, score, 6 if qid == "layernorm_backward" else 23)
+        review.record_code(h, qid, score, 6 if qid == "layernorm_backward" else 23)
+    h.save()  # layernorm_backward, graded last, has full marks: residual_backward is the one you are on
+    out = CliRunner().invoke(main, ["reveal"])
+    assert "(residual_backward: graded last" in out.output, out.output
+    assert "residual_backward: derivation step" in out.output
