@@ -8,6 +8,13 @@ import os
 
 import backprop_traps.grader  # noqa: F401  (before numpy loads: one BLAS thread for the checks run here, see grader/__init__.py)
 
+# Run as <venv>/bin/python -m pytest without activating the venv (IDEs, CI), PATH holds none of
+# its tools, yet nbgrader starts `alembic` by name and tests start `grade` and `jupyter`: this
+# Python's scripts go first on PATH, as activating the venv would (grader/batch/own_scripts.py).
+from backprop_traps.grader.batch.own_scripts import put_own_scripts_first  # noqa: E402
+
+put_own_scripts_first()
+
 REAL_GPU = os.environ.get("BACKPROP_TRAPS_REAL_GPU") == "1"
 if not REAL_GPU:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
