@@ -115,7 +115,59 @@ def _rank(nodeid: str) -> int:
     return len(LONGEST_FIRST)
 
 
+# -- The simulator's kernel tests: their own run (issue 51) --------------------------------------
+# tests/kernels runs every kernel under the Numba CUDA simulator (each CUDA thread a Python
+# thread): a large share of the suite's time. They carry the `kernels` mark. The README's
+# `python -m pytest` (no path, no -m) leaves them out; `python -m pytest -m kernels` runs them,
+# and a path (`python -m pytest tests`, `tests/kernels/test_x.py`) or any -m runs what it names.
+# CI (.ci/run) runs both.
+KERNEL_TESTS = "tests/kernels/"
+
+
+def leaves_out_kernels(config) -> bool:
+    """True for the README's plain run: no test path given and no -m expression."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller decided
+        return bool(config.workerinput.get("leave_out_kernels"))
+    return not config.option.markexpr and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput["leave_out_kernels"] = leaves_out_kernels(node.config)
+
+
+def start_heartbeat(config):
+    """The progress line once a minute (tests/heartbeat.py), in the process that reports."""
+    if not hasattr(config, "workerinput") and not config.option.collectonly:
+        from heartbeat import Heartbeat
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            beat = Heartbeat(reporter.write_line)
+            config.pluginmanager.register(beat, "heartbeat")
+            beat.start()
+
+
+def pytest_report_header(config):
+    if leaves_out_kernels(config):
+        return ["the simulator's kernel tests (tests/kernels) run apart: `python -m pytest -m kernels`"]
+    return []
+
+
+@pytest.hookimpl(tryfirst=True)  # the mark before pytest's own -m selection reads it
 def pytest_collection_modifyitems(config, items):
+    kept, left_out = [], []
+    leave_out = config is not None and leaves_out_kernels(config)
+    for item in items:
+        if item.nodeid.startswith(KERNEL_TESTS):
+            if hasattr(item, "add_marker"):
+                item.add_marker(pytest.mark.kernels)
+            if leave_out:
+                left_out.append(item)
+                continue
+        kept.append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
     items.sort(key=lambda item: _rank(item.nodeid))  # stable: collection order within a rank
 
 
@@ -156,8 +208,10 @@ if RACE_CHECKING:
     race_checker.install()
 
 
+@pytest.hookimpl(trylast=True)  # after the terminal reporter is there
 def pytest_configure(config):
     config.addinivalue_line("markers", "races_expected: the test plants a race or barrier bug on purpose")
+    start_heartbeat(config)
 
 
 @pytest.fixture(autouse=True)
