@@ -137,8 +137,11 @@ def pytest_configure_node(node):
 
 
 def start_heartbeat(config):
-    """The progress line once a minute (tests/heartbeat.py), in the process that reports."""
-    if not hasattr(config, "workerinput") and not config.option.collectonly:
+    """The progress line once a minute (tests/heartbeat.py), in the xdist controller, which
+    runs no test itself. In one process (-n 0) pytest names each file as it starts it, and
+    what the line wrote would land in the running test's captured output (unless -s)."""
+    controller = config.pluginmanager.has_plugin("dsession") or config.option.capture == "no"
+    if controller and not hasattr(config, "workerinput") and not config.option.collectonly:
         from heartbeat import Heartbeat
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
