@@ -8,6 +8,13 @@ import os
 
 import backprop_traps.grader  # noqa: F401  (before numpy loads: one BLAS thread for the checks run here, see grader/__init__.py)
 
+# Run as <venv>/bin/python -m pytest without activating the venv (IDEs, CI), PATH holds none of
+# its tools, yet nbgrader starts `alembic` by name and tests start `grade` and `jupyter`: this
+# Python's scripts go first on PATH, as activating the venv would (grader/batch/own_scripts.py).
+from backprop_traps.grader.batch.own_scripts import put_own_scripts_first  # noqa: E402
+
+put_own_scripts_first()
+
 REAL_GPU = os.environ.get("BACKPROP_TRAPS_REAL_GPU") == "1"
 if not REAL_GPU:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
@@ -109,7 +116,62 @@ def _rank(nodeid: str) -> int:
     return len(LONGEST_FIRST)
 
 
+# -- The simulator's kernel tests: their own run (issue 51) --------------------------------------
+# tests/kernels runs every kernel under the Numba CUDA simulator (each CUDA thread a Python
+# thread): a large share of the suite's time. They carry the `kernels` mark. The README's
+# `python -m pytest` (no path, no -m) leaves them out; `python -m pytest -m kernels` runs them,
+# and a path (`python -m pytest tests`, `tests/kernels/test_x.py`) or any -m runs what it names.
+# CI (.ci/run) runs both.
+KERNEL_TESTS = "tests/kernels/"
+
+
+def leaves_out_kernels(config) -> bool:
+    """True for the README's plain run: no test path given and no -m expression."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller decided
+        return bool(config.workerinput.get("leave_out_kernels"))
+    return not config.option.markexpr and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput["leave_out_kernels"] = leaves_out_kernels(node.config)
+
+
+def start_heartbeat(config):
+    """The progress line once a minute (tests/heartbeat.py), in the xdist controller, which
+    runs no test itself. In one process (-n 0) pytest names each file as it starts it, and
+    what the line wrote would land in the running test's captured output (unless -s)."""
+    controller = config.pluginmanager.has_plugin("dsession") or config.option.capture == "no"
+    if controller and not hasattr(config, "workerinput") and not config.option.collectonly:
+        from heartbeat import Heartbeat
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            beat = Heartbeat(reporter.write_line)
+            config.pluginmanager.register(beat, "heartbeat")
+            beat.start()
+
+
+def pytest_report_header(config):
+    if leaves_out_kernels(config):
+        return ["the simulator's kernel tests (tests/kernels) run apart: `python -m pytest -m kernels`"]
+    return []
+
+
+@pytest.hookimpl(tryfirst=True)  # the mark before pytest's own -m selection reads it
 def pytest_collection_modifyitems(config, items):
+    kept, left_out = [], []
+    leave_out = config is not None and leaves_out_kernels(config)
+    for item in items:
+        if item.nodeid.startswith(KERNEL_TESTS):
+            if hasattr(item, "add_marker"):
+                item.add_marker(pytest.mark.kernels)
+            if leave_out:
+                left_out.append(item)
+                continue
+        kept.append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
     items.sort(key=lambda item: _rank(item.nodeid))  # stable: collection order within a rank
 
 
@@ -150,8 +212,10 @@ if RACE_CHECKING:
     race_checker.install()
 
 
+@pytest.hookimpl(trylast=True)  # after the terminal reporter is there
 def pytest_configure(config):
     config.addinivalue_line("markers", "races_expected: the test plants a race or barrier bug on purpose")
+    start_heartbeat(config)
 
 
 @pytest.fixture(autouse=True)

@@ -198,3 +198,58 @@ def test_grade_interview_mock_is_grade_mock(here):
     assert out.exit_code == 2 and "--minutes goes with --mock" in out.output
     out = CliRunner().invoke(main, ["interview", "routing_trap", "--mock", "--minutes", "5"], input="")
     assert "Mock interview · routing_trap" in out.output and "05:00 on the clock" in out.output
+
+
+@pytest.mark.parametrize("seconds, words", [(119, "1 min 59 s"), (60, "1 min"), (59.2, "1 min"), (45, "45 s"),
+                                            (0.4, "1 s"), (599.5, "10 min"), (601, "11 min"), (2700, "45 min")])
+def test_the_time_left_in_words_is_never_less_than_it_is(seconds, words):
+    """Issue 51: at 1:59 left a refusal said "(1 min left)"."""
+    assert mock_clock.time_left_words(seconds) == words
+
+
+def test_a_refusal_at_1_59_left_says_so(here, monkeypatch):
+    h = History.load(here)
+    mock_clock.start(h, "routing_trap", 5, dt.datetime(2026, 3, 2, 10, 0, tzinfo=dt.timezone.utc))
+    h.save()
+    monkeypatch.setenv("BACKPROP_TRAPS_NOW", "2026-03-02T10:03:01+00:00")
+    out = CliRunner().invoke(main, ["reveal", "routing_trap"])
+    assert out.exit_code == 1 and "(1 min 59 s left)" in out.output, out.output
+
+
+def test_the_minute_left_notice_redraws_the_prompt_with_the_clock_of_now(monkeypatch, capsys):
+    """Issue 51: the "1 minute left" notice redrew the prompt of when it was first drawn
+    ([01:19] with 1:00 left). A fake clock moves 7 s at every look; stdin never answers."""
+    from backprop_traps.grader.commands.mock import _timed_ask
+    clock = FakeClock(1.5)
+    real = clock.monotonic
+    clock.monotonic = lambda: (setattr(clock, "t", clock.t + 7.0), real())[1]
+    read, write = os.pipe()
+    try:
+        with os.fdopen(read) as stdin:
+            monkeypatch.setattr(sys, "stdin", stdin)
+            ask = _timed_ask(clock)
+            assert ask(f"[{clock.shown()}] > ", clock.left()) is mock.TIMEOUT
+    finally:
+        os.close(write)
+    out = capsys.readouterr().out
+    notice = out.split("(1 minute left)\n", 1)[1]
+    shown = notice.split("]", 1)[0].lstrip("[")
+    minutes, seconds = map(int, shown.split(":"))
+    assert minutes * 60 + seconds <= 60, out
+
+
+def test_follow_ups_the_clock_left_no_time_for_are_in_the_summary(here):
+    """Issue 51: when the time ran out the follow-ups were skipped and the summary had none."""
+    notebook = here / "01_routing_trap.ipynb"
+    notebook.write_text("{}")
+    chosen = rehearsal.load("routing_trap", REPO)
+    clock = FakeClock(1)
+    ask, say, said, _ = script([SPOKEN, ""], clock, step=25.0)
+    outcome = mock.run(chosen, notebook, 1, ask, say, lambda p: Result(), clock)
+    assert outcome.timed_out and len(outcome.skipped) == len(chosen.interview.follow_ups) > 0
+    summary = mock.summary(outcome, chosen, "-")
+    assert f"Follow-ups the clock left no time for ({len(outcome.skipped)})" in summary
+    flat = " ".join(summary.split())
+    for question, ours in chosen.interview.follow_ups:
+        assert " ".join(question.split())[:40] in flat and " ".join(ours.split())[:40] in flat
+    assert outcome.record("2026-03-02")["follow_ups_skipped"] == len(outcome.skipped)

@@ -75,3 +75,32 @@ def test_matplotlib_is_imported_only_to_plot(here, args, plotted):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=here, timeout=120)
     assert done.returncode == 0, done.stderr
     assert f"MATPLOTLIB {plotted} {plotted}" in done.stdout
+
+
+def test_the_plot_spans_the_data_shows_every_attempt_and_tells_zero_from_not_started(here, monkeypatch):
+    """Issue 51: one day of data drew an axis over 2025-2029, two scores of one day a vertical
+    line hiding a third, and a 0/23 question no bar, like one never attempted."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.dates as mdates
+    from backprop_traps.grader.learner import progress
+    from backprop_traps.grader.loading.questions import solution_notebooks
+
+    h = History.load(here)
+    h.record_score("residual_backward", 0, 23, "a")
+    h.record_score("bptt", 4, 10, "b")
+    for hit in (2, 4, 4):  # three of one day, two with the same score
+        h.record_interview("routing_trap", hit, 5, "2026-03-10")
+    found = progress.rows(h, solution_notebooks())
+    fig = progress.figure(found)
+    spoken, code = fig.axes
+    low, high = (mdates.num2date(x) for x in spoken.get_xlim())
+    assert (high - low).days <= 2, (low, high)
+    (line,) = spoken.get_lines()
+    xs = line.get_xdata()
+    assert len(set(xs)) == 3 and line.get_marker() not in (None, "None", "")
+    heights = {name: bar.get_height() for name, bar in zip([r.question for r in found], code.patches)}
+    assert heights["residual_backward"] > 0 and heights["bptt"] == pytest.approx(40)
+    assert heights["softmax_ce"] == 0
+    labels = [t.get_text() for t in code.texts]
+    assert "0/23" in labels and labels.count("not started") == len(found) - 2
+    fig.clf()

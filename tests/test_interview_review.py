@@ -50,12 +50,55 @@ def test_what_you_get_wrong_comes_back_sooner(here):
     assert schedule.due_of("bptt", review.CODE).due is None  # new
 
 
-def test_one_review_a_day_the_first_outcome_counts_and_later_ones_lift_it_to_hard_at_most(here, monkeypatch):
+def test_what_you_got_wrong_comes_back_this_session_as_in_anki(here, monkeypatch):
+    """Issue 51: on day one a 0/23 card (Again) and a 16/16-with-hints card (Hard) were both
+    "due in 24 hours". With a learning step, Again comes back in 10 minutes, Hard in 15, and a
+    first-try Good in days; `grade next` says so in those words."""
     h = History.load()
-    assert review.record_code(h, "bptt", 2, 10) == review.AGAIN
-    assert review.record_code(h, "bptt", 10, 10) == review.HARD  # fixed the same day: Hard, not Good
+    assert review.record_code(h, "residual_backward", 0, 23) == review.AGAIN
+    h.questions["bptt"] = {"hints_seen": {"a check": 1}}
+    assert review.record_code(h, "bptt", 16, 16) == review.HARD
+    assert review.record_code(h, "softmax_ce", 10, 10) == review.GOOD
+    schedule = review.Review(h)
+    moment = schedule.moment
+    assert schedule.due_of("residual_backward", review.CODE).when(moment) == "due in 10 minutes"
+    assert schedule.due_of("bptt", review.CODE).when(moment) == "due in 15 minutes"
+    assert schedule.due_of("softmax_ce", review.CODE).when(moment) == "due in 2 days"
+    h.save()
+    out = CliRunner().invoke(main, ["next"])
+    assert "residual_backward code due in 10 minutes" in out.output, out.output
+    at(monkeypatch, "2026-03-02T10:12")
+    out = CliRunner().invoke(main, ["next"])
+    assert "Due now (1)" in out.output and "residual_backward" in out.output, out.output
+
+
+@pytest.mark.parametrize("ahead_s, words", [(30, "due in 1 minute"), (600, "due in 10 minutes"),
+                                            (3540, "due in 59 minutes"), (3600, "due in 1 hour"),
+                                            (5 * 3600, "due in 5 hours"), (86400, "due in 1 day"),
+                                            (3 * 86400 + 7200, "due in 3 days")])
+def test_when_a_card_is_due_in_words(ahead_s, words):
+    import datetime as dt
+    moment = dt.datetime(2026, 3, 2, 10, tzinfo=dt.timezone.utc)
+    due = review.Due("q", review.CODE, moment + dt.timedelta(seconds=ahead_s), "")
+    assert due.when(moment) == words
+
+
+def test_a_failed_try_moves_on_the_same_day_and_a_review_past_its_step_is_not_raised(here, monkeypatch):
+    h = History.load()
+    assert review.record_code(h, "bptt", 2, 10) == review.AGAIN  # a learning step: 10 minutes
+    at(monkeypatch, "2026-03-02T10:20")
+    assert review.record_code(h, "bptt", 10, 10) == review.GOOD  # fixed after the step: moves on
     entry = h.sections["review"]["cards"]["bptt:code"]
-    assert entry["reviews"] == 1 and entry["first"] == review.AGAIN and entry["rating"] == review.HARD
+    assert entry["reviews"] == 1 and entry["first"] == review.AGAIN and entry["rating"] == review.GOOD
+    fixed = review.Review(h).due_of("bptt", review.CODE)
+    clean = History.load()
+    review.record_code(clean, "softmax_ce", 10, 10)
+    first_try = review.Review(clean).due_of("softmax_ce", review.CODE)
+    assert fixed.due < first_try.due  # what went wrong today comes back sooner than a clean first try
+    at(monkeypatch, "2026-03-02T11:00")
+    assert review.record_code(h, "bptt", 10, 10) == review.GOOD  # past its step: the day's review stands
+    assert review.record_code(h, "bptt", 4, 10) == review.AGAIN  # a worse try the same day lowers it
+    assert review.record_code(h, "bptt", 10, 10) == review.GOOD  # and its learning step goes on
     at(monkeypatch, "2026-03-09T10:00")
     assert review.record_code(h, "bptt", 10, 10) == review.GOOD  # another day, a clean recall
     assert h.sections["review"]["cards"]["bptt:code"]["reviews"] == 2

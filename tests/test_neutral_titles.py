@@ -20,6 +20,7 @@ QUESTIONS = list(solution_notebooks())
     "dW_xh, dW_hh and db sum over every step (full BPTT, k = T)",
     "conv1d backward: the last-step-only case",
     "a JVP costs one pass: vectors, not matrices",
+    "a pre-activation at exactly 0: the ReLU's derivative there is 0",  # issue 51: the answer itself
 ])
 def test_the_issues_give_aways_are_caught(title):
     traps = [Trap("last-step-only", "dw holds one position's contribution.")]
@@ -29,7 +30,9 @@ def test_the_issues_give_aways_are_caught(title):
 @pytest.mark.parametrize("title", ["max-pool backward: overlapping windows (k=3, s=2 and k=3, s=1)",
                                    "accumulated_grads: an uneven last micro-batch",
                                    "inputs left unchanged (and the answers right)",
-                                   "backward: finite differences, causal and not"])
+                                   "backward: finite differences, causal and not",
+                                   "a pre-activation at exactly 0: the gradients through the ReLU",
+                                   "edge shapes: N = 1, K = 1, K = 2"])
 def test_neutral_titles_pass(title):
     assert not leaks(title, [Trap("lost-overlap", "Overlapping windows overwrite.")])
 

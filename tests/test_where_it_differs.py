@@ -113,3 +113,30 @@ def test_the_bptt_example_of_the_issue_shows_the_smallest_input_and_where():
     assert "`dW_hh` differs at" in weights.feedback and "The largest difference is at [" in weights.feedback
     hints = " ".join(weights.hints).lower()
     assert "every step" not in hints and "never assign" not in hints and "sum" not in hints, weights.hints
+
+
+def test_hints_for_an_unnamed_mistake_follow_what_differs_and_never_repeat_the_title():
+    """Issue 51: question 21's ReLU mask taken as z >= 0 got three generic hints, the third the
+    check's title, and the title gave the answer. Now each hint quotes what differs: the entry
+    and its two values, the entries that share the difference and what is special about the input."""
+    from conftest import ANSWERS
+    result = graded_in_process("residual_backward", (ANSWERS / "residual_backward" / "wrong_relu_mask_at_zero.py").read_text())
+    (kink,) = [t for t in result.tests if not t.passed]
+    assert kink.trap is None and len(kink.hints) == 3
+    assert not any(kink.name in hint for hint in kink.hints)
+    where = re.search(r"`([^`]+)` differs at [^\n]*The largest difference is at \[([\d, ]+)\] \([^)]*\): "
+                      r"expected (\S+), yours ([^\s,]+)", kink.feedback)
+    assert f"`{where[1]}[{where[2]}]` should be {where[3]}, yours is {where[4]}" in kink.hints[0], kink.hints
+    assert kink.hints[1].startswith("Only ") and "pre-activations exactly 0 in places" in kink.hints[1]
+    assert "(of 0 to" not in kink.hints[1]
+
+
+@pytest.mark.parametrize("got, want, words", [(0.2, 0.1, "off by +0.1 (100% of the expected value)"),
+                                              (1.1, 1.0, "off by +0.1 (10% of the expected value)"),
+                                              (3.0, 1.0, "off by +2 (2 times the expected value)"),
+                                              (1.0, 1.0005, "(0.05% of the expected value)")])
+def test_a_relative_difference_reads_as_a_share(got, want, words):
+    """Issue 51: "off by +0.1, 1 of the expected value" read oddly."""
+    import numpy as np
+    from backprop_traps.grader.engine.feedback import locate
+    assert words in locate("x", np.array(got), np.array(want), rtol=0, atol=0)

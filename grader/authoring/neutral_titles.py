@@ -7,7 +7,8 @@ when it holds:
 
 1. a trap id of its question, hyphenated or as words (``last-step-only``, "last step only");
 2. a rule word (``RULES``): a property the right answer has ("accumulate", "sums over",
-   "unbiased variance", "through atomics", "shrinks directly", "carried back");
+   "unbiased variance", "through atomics", "shrinks directly", "carried back"), or a value it
+   must give, stated as a fact ("its derivative there is 0");
 
 The list is curated: a new question whose rule no entry catches adds its words here.
 Code names (``accumulated_grads``, ``max_norm``) are not words here. Only the standard library
@@ -27,6 +28,8 @@ RULES = [
     r"backs? off", r"detach\w*", r"recomput\w*", r"averaged", r"one bit", r"gated", r"packed",
     r"routes?", r"flows?", r"in place", r",\s*not", r"global norm", r"one factor", r"master copy",
     r"10\^9", r"2\^30", r"every saved tensor", r"use the",
+    # a value the answer must give, stated as a fact ("the ReLU's derivative there is 0")
+    r"(?:is|are|equals?|becomes?)\s+(?:[-+]?\d+(?:\.\d+)?|zero|one|none|nothing)",
 ]
 """Words and phrases that state a rule the right answer follows (regular expressions, matched
 as whole words, case-insensitive)."""

@@ -130,7 +130,11 @@ class VisibleTestsCarryNoPoints(NbGraderPreprocessor):
 
 
 def configure(c, secret_file: str | None = None, questions_dir: str | None = None) -> None:
-    """Set up an nbgrader config ``c`` (a ``traitlets.config.Config``) as the docstring says."""
+    """Set up an nbgrader config ``c`` (a ``traitlets.config.Config``) as the docstring says.
+    nbgrader then finds the tools it starts by name (``alembic``) beside the Python that runs
+    it, even from a venv that is not activated (grader/batch/own_scripts.py)."""
+    from backprop_traps.grader.batch.own_scripts import put_own_scripts_first
+    put_own_scripts_first()
     from nbgrader.converters import Autograde, GenerateAssignment
     from nbgrader.preprocessors import SaveAutoGrades
 

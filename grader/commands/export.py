@@ -20,6 +20,7 @@ def export(outdir, fmt, due, output, questions_dir, roster):
     total, the maximum and the percentage (and `late` with --due), and a status that says
     why a 0 is a 0 (could not grade, missing, untouched stub). Every flagged student is
     also named on the terminal."""
+    import sys
     from pathlib import Path
 
     from backprop_traps.grader.batch.export import export_table
@@ -55,7 +56,8 @@ def export(outdir, fmt, due, output, questions_dir, roster):
     flagged = flagged_lines(rows, _shown)
     # on the instructor's terminal only: a CSV on stdout stays exactly the CSV for whatever
     # reads it (a pipe, a test harness that merges the two streams)
-    if flagged and (output or click.get_text_stream("stderr").isatty()):
+    # (sys.stderr itself: Click 9 removes click's text-stream getter)
+    if flagged and (output or sys.stderr.isatty()):
         click.echo(f"{len(flagged)} of {len(rows)} students flagged (the status column says the same):", err=True)
         for line in flagged:
             click.echo(f"  {line}", err=True)

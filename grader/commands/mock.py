@@ -47,7 +47,7 @@ def _timed_ask(clock):
                 if w not in warned and clock.left() <= w:
                     warned.add(w)
                     minutes = w // 60
-                    sys.stdout.write(f"\n  ({minutes} minute{'s' * (minutes != 1)} left)\n{prompt}")
+                    sys.stdout.write(f"\n  ({minutes} minute{'s' * (minutes != 1)} left)\n{clock.redrawn(prompt)}")
                     sys.stdout.flush()
     return ask
 

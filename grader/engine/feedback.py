@@ -153,7 +153,8 @@ def locate(name: str, got, expected, axes=None, rtol: float = RTOL, atol: float 
     if g.ndim == 0 or size == 1:
         mine, want = g.reshape(-1)[0], e.reshape(-1)[0]
         return (f"`{name}` is {mine:.6g}, expected {want:.6g}: off by {mine - want:+.3g}"
-                + (f", {abs(mine - want) / abs(want):.2g} of the expected value." if want and np.isfinite(mine) else "."))
+                + (f" ({share(abs(mine - want) / abs(want))} the expected value)." if want and np.isfinite(mine)
+                   else "."))
     names = _axis_names(g.ndim, axes)
     confined = []
     for k in range(g.ndim):
@@ -174,7 +175,7 @@ def locate(name: str, got, expected, axes=None, rtol: float = RTOL, atol: float 
     mine, want = g[at], e[at]
     scale = float(np.max(np.abs(e[np.isfinite(e)]), initial=0.0))
     off = mine - want
-    size_of = f", {abs(off) / scale:.2g} of the largest expected entry" if np.isfinite(off) and scale > 0 else ""
+    size_of = f" ({share(abs(off) / scale)} the largest expected entry)" if np.isfinite(off) and scale > 0 else ""
     if count == size:
         text = f"`{name}` differs at all {size} entries"
     elif confined:
@@ -184,6 +185,19 @@ def locate(name: str, got, expected, axes=None, rtol: float = RTOL, atol: float 
             n for n, d in zip(names, wrong.shape) if d > 1)
     return (text + f". The largest difference is at [{where}] ({labels}): expected {want:.6g}, yours "
             f"{mine:.6g}, off by {off:+.3g}{size_of}.")
+
+
+def share(ratio: float) -> str:
+    """A relative difference in words that read as one: "53% of", "100% of", "2.5 times",
+    "0.04% of" (never "1 of" or "1.2e+02 of")."""
+    percent = ratio * 100
+    if ratio >= 2:
+        return f"{ratio:.2g} times" if ratio < 100 else f"{ratio:,.0f} times"
+    if percent >= 10:
+        return f"{percent:.0f}% of"
+    if percent >= 0.01:
+        return f"{percent:.2g}% of"
+    return "under 0.01% of"
 
 
 def differs_only_in(got, expected, mask, rtol: float = RTOL, atol: float = ATOL) -> bool:

@@ -6,13 +6,14 @@ follows the trap that was recognised: the question to ask yourself, the rule, th
 trap may author its own three hints; otherwise they are built from the failing check's hints
 (its first, a question, and its last, a pointer) around the rule, the explanation's sentences
 after the symptom. A failure that names no trap but says where the values differ gets hints
-that start from that difference (``from_difference``), never the check's own, which may point at
-a mistake this answer does not make.
+that start from that difference (grader/engine/difference_hints.py), never the check's own, which
+may point at a mistake this answer does not make.
 """
 from __future__ import annotations
 
 import re
 
+from backprop_traps.grader.engine.difference_hints import from_difference  # noqa: F401 (named here too)
 from backprop_traps.grader.engine.question import Fail
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
@@ -26,26 +27,6 @@ def first_sentence(text: str) -> str:
 def rest_after_first(text: str) -> str:
     parts = _SENTENCE_END.split(text.strip(), maxsplit=1)
     return parts[1] if len(parts) > 1 else ""
-
-
-_LOCATED = re.compile(r"`[^`\n]+` (?:differs at [^\n]*?entries|is \S+, expected \S+)")
-
-
-def from_difference(check, feedback: str) -> tuple[str, ...] | None:
-    """Hints for a failure that names no trap but says where the values differ: they start from
-    that difference and assert no particular mistake (the check's own hints may point at one
-    this answer does not make). None when the feedback locates nothing."""
-    if not _LOCATED.search(feedback):
-        return None
-    example = "The smallest input where yours is still wrong" in feedback
-    start = ("Start from the smallest input shown above" if example else
-             "Start from the position the feedback names")
-    return (f"{start}: work out the expected value there by hand, term by term, and compare it "
-            "with yours. Which terms of your formula reach that position?",
-            "Look at the pattern of the differences: which entries, rows or steps are wrong and "
-            "which are right? What do the wrong ones share that the right ones do not?",
-            f"This check covers: {check.name}. Once the first differing entry is right, grade again: "
-            "the feedback then shows the next difference, if any.")
 
 
 def split(question, check, feedback: str, trap_id: str | None) -> tuple[str, tuple[str, ...]]:

@@ -5,9 +5,12 @@ learner's path): Greek letters and operators as their Unicode characters (≈, �
 superscripts and subscripts as Unicode ones where every character has one (Wₕₕ, hₜ₋₁ᵀ, β₁ᵗ,
 σ²), else as ``^(...)`` / ``_(...)``; ``\\frac{a}{b}`` as ``a/b`` (parenthesised when either
 side is more than one term), ``\\sqrt{x}`` as ``√x``, accents as combining marks (v̂, x̄),
-``\\text{...}`` as its text, sizing commands dropped. Display math (``$$...$$``) stands on
-its own indented line. Text outside ``$...$`` is left alone, code spans included; an unknown
-command keeps its name.
+``\\text{...}`` as its text, sizing commands dropped, ``\\underbrace{a}_{why}`` as ``a (why)``,
+a matrix (``\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}``) as numpy writes one,
+``[[1, 2], [3, 4]]``. Display math (``$$...$$``) stands on its own indented line. Text
+outside ``$...$`` is left alone, code spans included; an unknown command keeps its name
+(``KNOWN`` lists every command this module renders; tests/test_latex_text.py checks that the
+derivations use no other).
 """
 from __future__ import annotations
 
@@ -47,6 +50,9 @@ AS_TEXT = {"text", "mathrm", "operatorname", "texttt", "mathbf", "mathit", "math
 ACCENTS = {"hat": "\u0302", "widehat": "\u0302", "bar": "\u0304", "overline": "\u0305",
            "tilde": "\u0303", "widetilde": "\u0303", "dot": "\u0307", "ddot": "\u0308", "vec": "\u20d7"}
 FRACTIONS = {"frac", "tfrac", "dfrac", "cfrac"}
+BRACES = {"underbrace", "overbrace"}  # \underbrace{a}_{why}: "a (why)"
+MATRICES = {"matrix", "pmatrix", "bmatrix", "Bmatrix", "vmatrix", "Vmatrix", "smallmatrix", "array"}
+ROWS = {"aligned", "align", "align*", "cases", "gathered", "split"}  # one formula per line
 TIGHT = {"partial", "nabla", "lVert", "langle", "lfloor", "lceil", "neg"}
 
 SUPER = dict(zip("0123456789+-=()abcdefghijklmnoprstuvwxyzABDEGHIJKLMNOPRTUVWβγδθφχ′−",
@@ -56,7 +62,10 @@ SUPER["*"] = "*"
 SUB = dict(zip("0123456789+-=()aehijklmnoprstuvxβγρφχ−",
                "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓᵦᵧᵨᵩᵪ₋"))
 SCRIPT = {"B": "ℬ", "E": "ℰ", "F": "ℱ", "H": "ℋ", "I": "ℐ", "L": "ℒ", "M": "ℳ", "R": "ℛ"}
-DOUBLE = {"C": "ℂ", "H": "ℍ", "N": "ℕ", "P": "ℙ", "Q": "ℚ", "R": "ℝ", "Z": "ℤ"}
+DOUBLE = {"1": "𝟙", "C": "ℂ", "H": "ℍ", "N": "ℕ", "P": "ℙ", "Q": "ℚ", "R": "ℝ", "Z": "ℤ"}
+
+KNOWN = (set(SYMBOLS) | NAMES | DROPPED | AS_TEXT | set(ACCENTS) | FRACTIONS | BRACES
+         | {"sqrt", "mathcal", "mathscr", "mathbb", "substack", "begin", "end"})
 
 _TOKEN = re.compile(r"\\([A-Za-z]+)|\\(.)|([{}^_])|(\s+)|(.)", re.S)
 _MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$(?!\s)(.+?)(?<!\\)\$(?!\d)", re.S)
@@ -167,10 +176,20 @@ class _Parser:
             root = ("∛" if index == "3" else "∜" if index == "4" else f"{index}√" if index else "√")
             return root + wrap(self.argument())
         if name in ACCENTS:
-            inner = self.argument()
-            if len(inner) == 1:
-                return inner + ACCENTS[name]
-            return f"{name}({inner})"
+            return accent(self.argument(), ACCENTS[name])
+        if name in BRACES:
+            body = self.argument().strip()
+            self.skip_spaces()
+            token = self.peek()
+            if token is not None and token.group(3) in ("_", "^"):  # the label under the brace
+                self.i += 1
+                return f"{body} ({self.argument().strip()})"
+            return body
+        if name == "begin":
+            return self.environment(self.argument().strip())
+        if name == "end":  # an \end without its \begin
+            self.argument()
+            return ""
         if name in AS_TEXT:
             return self.argument()
         if name == "mathcal" or name == "mathscr":
@@ -190,6 +209,41 @@ class _Parser:
         if name in TIGHT:  # ∂L, ∇f: the operator binds to what follows
             self.skip_spaces()
         return SYMBOLS.get(name, name)
+
+    def environment(self, kind: str) -> str:
+        """The inside of ``\\begin{kind}`` up to its ``\\end``: a matrix as numpy writes one,
+        aligned rows one per line (``&`` dropped)."""
+        if kind == "array":
+            self.argument()  # the column spec, {cc}
+        rows, cells, parts = [], [], []
+        while (token := self.peek()) is not None:
+            if token.group(1) == "end":
+                self.i += 1
+                self.argument()
+                break
+            if token.group(2) == "\\" or token.group(5) == "&":
+                self.i += 1
+                cells.append("".join(parts).strip())
+                parts = []
+                if token.group(2) == "\\":
+                    rows.append(cells)
+                    cells = []
+                continue
+            parts.append(self.sequence_item())
+        cells.append("".join(parts).strip())
+        rows.append(cells)
+        rows = [row for row in rows if any(row)]
+        if kind in MATRICES:
+            return "[" + ", ".join("[" + ", ".join(row) + "]" for row in rows) + "]"
+        return "\n".join(" ".join(cell for cell in row if cell) for row in rows)
+
+    def sequence_item(self) -> str:
+        """One atom, or a ``^``/``_`` script attached to what came before."""
+        token = self.peek()
+        if token.group(3) in ("^", "_"):
+            self.i += 1
+            return script(self.argument(), SUPER if token.group(3) == "^" else SUB, token.group(3))
+        return self.atom()
 
     def skip_spaces(self) -> None:
         while (token := self.peek()) is not None and token.group(4) is not None:
@@ -235,6 +289,16 @@ def _balanced(text: str) -> bool:
         if depth < 0:
             return False
     return depth == 0
+
+
+def accent(text: str, mark: str) -> str:
+    """``text`` with a combining accent: on its one character (v̂), or, for a wide accent over
+    several (``\\widetilde{dy_1}``), on each letter of the base, not on its scripts (d̃ỹ₁)."""
+    text = text.strip()
+    if len(text) == 1:
+        return text + mark
+    return "".join(c + mark if c.isalpha() and c not in SUB.values() and c not in SUPER.values() else c
+                   for c in text)
 
 
 def script(text: str, table: dict, mark: str) -> str:

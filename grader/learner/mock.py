@@ -12,6 +12,7 @@ command gives it a terminal and the sandboxed grader, and tests a script.
 """
 from __future__ import annotations
 
+import re
 import textwrap
 import time
 from dataclasses import dataclass, field
@@ -46,6 +47,11 @@ class Clock:
         seconds = int(round(self.left()))
         return f"{seconds // 60:02d}:{seconds % 60:02d}"
 
+    def redrawn(self, prompt: str) -> str:
+        """``prompt`` with its ``[mm:ss]`` showing the time left now (a prompt drawn again after
+        a notice must not show the time of when it was first drawn)."""
+        return re.sub(r"^\[\d+:\d\d\]", lambda _: f"[{self.shown()}]", prompt, count=1)
+
 
 @dataclass
 class Outcome:
@@ -59,6 +65,8 @@ class Outcome:
     when nothing was graded."""
     follow_ups: list = field(default_factory=list)
     """``(question, the learner's answer, ours)`` for each follow-up asked."""
+    skipped: list = field(default_factory=list)
+    """``(question, ours)`` for each follow-up the clock left no time for."""
     timed_out: bool = False
     elapsed_s: float = 0.0
 
@@ -67,6 +75,7 @@ class Outcome:
         code = None if self.code is None else {k: self.code[k] for k in ("score", "max_score")}
         return {"date": date, "question": self.question, "minutes": self.minutes,
                 "elapsed_s": round(self.elapsed_s), "timed_out": self.timed_out,
+                "follow_ups_skipped": len(self.skipped),
                 "spoken": {"hit": self.spoken.get("hit", 0), "of": self.spoken.get("of", 0)}, "code": code,
                 "missed": [p["point"] for p in self.spoken.get("points", []) if not p["hit"]]
                 + (self.code or {}).get("failed", [])}
@@ -150,7 +159,8 @@ def run(chosen: rehearsal.Rehearsal, notebook: Path, minutes: float, ask, say, g
     for n, (question, ours) in enumerate(it.follow_ups, 1):
         if outcome.timed_out or clock.left() <= 0:
             outcome.timed_out = True
-            break
+            outcome.skipped.append((question, ours))
+            continue
         say(f"\n  {n}/{len(it.follow_ups)}  {question}")
         said, outcome.timed_out, _ = _lines(ask, prompt, clock)
         outcome.follow_ups.append((question, " ".join(said), ours))
@@ -185,5 +195,10 @@ def summary(outcome: Outcome, chosen: rehearsal.Rehearsal, due_next: str) -> str
         for question, yours, ours in outcome.follow_ups:
             lines += [rehearsal._block(question), rehearsal._block("you: " + (inert(yours, 400) or "(aloud)"), "      "),
                       rehearsal._block("us: " + ours, "      ")]
+    if outcome.skipped:
+        lines += ["", f"Follow-ups the clock left no time for ({len(outcome.skipped)}): "
+                      "answer them aloud now, then read ours."]
+        for question, ours in outcome.skipped:
+            lines += [rehearsal._block(question), rehearsal._block("us: " + ours, "      ")]
     lines += ["", f"Due next: {due_next}"]
     return "\n".join(lines)

@@ -10,6 +10,7 @@ The mock writes ``{"question", "started", "deadline"}`` (ISO times) under the hi
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 SECTION = "mock"
 
@@ -27,6 +28,18 @@ def running(history, moment: dt.datetime | None = None) -> dict | None:
     if deadline <= moment:
         return None
     return {"question": mark["question"], "deadline": deadline, "left": deadline - moment}
+
+
+def time_left_words(seconds: float) -> str:
+    """The time left in words, never rounded down to less than it is: "44 min" (whole minutes,
+    rounded up, from 10 minutes on), "1 min 59 s", "45 s"."""
+    seconds = max(0, math.ceil(seconds))
+    if seconds >= 600:
+        return f"{math.ceil(seconds / 60)} min"
+    minutes, rest = divmod(seconds, 60)
+    if not minutes:
+        return f"{rest} s"
+    return f"{minutes} min {rest:02d} s" if rest else f"{minutes} min"
 
 
 def start(history, question: str, minutes: float, moment: dt.datetime) -> dt.datetime:
@@ -47,6 +60,6 @@ def refusal(history, what: str, question: str | None = None) -> str | None:
     mock = running(history)
     if mock is None or (question is not None and question != mock["question"]):
         return None
-    left = max(1, int(mock["left"].total_seconds() // 60))
-    return (f"A mock interview of {mock['question']} is running ({left} min left): {what} waits until "
+    left = time_left_words(mock["left"].total_seconds())
+    return (f"A mock interview of {mock['question']} is running ({left} left): {what} waits until "
             "it ends. Finish it in its terminal (or press Ctrl-C there to stop it).")

@@ -79,40 +79,86 @@ def table(found: list[Row], mocks: list[dict]) -> str:
 
 
 def plot(found: list[Row], path: Path) -> None:
-    """Write a PNG: the interview scores over time (one line per question), and the best code
-    score per question."""
+    """Write ``figure(found)`` as a PNG."""
+    import matplotlib.pyplot as plt
+    fig = figure(found)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def spread_over_the_day(runs: list) -> list[tuple[dt.datetime, float]]:
+    """``(when, share of key points)`` per rehearsal: the runs of one day spread evenly across
+    it (the history keeps dates only), so that each attempt is its own point."""
+    days: dict[dt.date, list[float]] = {}
+    for date, hit, of in runs:
+        try:
+            day = dt.date.fromisoformat(date[:10])
+        except ValueError:
+            continue
+        days.setdefault(day, []).append(hit / of if of else 0.0)
+    points = []
+    for day, shares in sorted(days.items()):
+        start = dt.datetime.combine(day, dt.time())
+        points += [(start + dt.timedelta(days=(k + 1) / (len(shares) + 1)), y) for k, y in enumerate(shares)]
+    return points
+
+
+def figure(found: list[Row]):
+    """The picture: the interview scores over time (one line per question, a marker per
+    attempt, the axis spanning the data's days), and the best code score per question (a bar
+    per question; a score of 0 is a red stub marked 0, a question never graded says so)."""
     import matplotlib
     matplotlib.use("Agg")
+    import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
     fig, (spoken, code) = plt.subplots(2, 1, figsize=(10, 8), constrained_layout=True)
-    drawn = 0
+    drawn, when = 0, []
+    markers = "osD^v<>ph*"
     for r in found:
-        points = []
-        for date, hit, of in r.interviews:
-            try:
-                points.append((dt.date.fromisoformat(date[:10]), hit / of if of else 0.0))
-            except ValueError:
-                continue
+        points = spread_over_the_day(r.interviews)
         if points:
             xs, ys = zip(*points)
-            spoken.plot(xs, [100 * y for y in ys], marker="o", label=r.question)
+            spoken.plot(xs, [100 * y for y in ys], marker=markers[drawn % len(markers)], label=r.question)
             drawn += 1
-    spoken.set_title("Interview checklist over time")
+            when += xs
+    spoken.set_title("Interview checklist over time (each point one rehearsal)")
     spoken.set_ylabel("key points said (%)")
     spoken.set_ylim(-5, 105)
     if drawn:
+        first = dt.datetime.combine(min(when).date(), dt.time())
+        last = dt.datetime.combine(max(when).date(), dt.time()) + dt.timedelta(days=1)
+        spoken.set_xlim(first, last)  # the data's days, never the years matplotlib's default spans
+        if (last - first).days <= 14:  # a tick per day at its middle, a grid line between days
+            spoken.xaxis.set_major_locator(mdates.HourLocator(byhour=[12]))
+            spoken.xaxis.set_major_formatter(mdates.DateFormatter("%b %d"))
+            spoken.xaxis.set_minor_locator(mdates.DayLocator())
+            spoken.grid(axis="x", which="minor", alpha=0.4)
+            spoken.tick_params(axis="x", which="major", length=0)
+        else:
+            locator = mdates.AutoDateLocator(minticks=2, maxticks=8)
+            spoken.xaxis.set_major_locator(locator)
+            spoken.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        spoken.set_xlabel("day (a day's rehearsals in order across it)")
         spoken.legend(fontsize="small", ncol=2)
-        spoken.tick_params(axis="x", labelrotation=30)
     else:
         spoken.text(0.5, 0.5, "no interview rehearsed yet", ha="center", va="center",
                     transform=spoken.transAxes)
     names = [r.question for r in found]
     shares = [100 * r.best[0] / r.best[1] if r.best and r.best[1] else 0.0 for r in found]
-    colours = ["tab:green" if r.full_marks else "tab:orange" for r in found]
-    code.bar(range(len(found)), shares, color=colours)
+    shown = [max(share, 1.5) if r.best else 0.0 for r, share in zip(found, shares)]  # 0 points: a stub
+    colours = ["tab:green" if r.full_marks else "tab:red" if r.best and share == 0 else "tab:orange"
+               for r, share in zip(found, shares)]
+    code.bar(range(len(found)), shown, color=colours)
+    for i, r in enumerate(found):
+        if r.best:
+            code.text(i, shown[i] + 1, f"{r.best[0]:g}/{r.best[1]:g}", ha="center", va="bottom",
+                      fontsize="x-small", rotation=90)
+        else:
+            code.text(i, 1, "not started", ha="center", va="bottom", fontsize="x-small", rotation=90,
+                      color="grey")
     code.set_xticks(range(len(found)), names, rotation=60, ha="right", fontsize="small")
     code.set_ylabel("best code score (%)")
-    code.set_ylim(0, 105)
-    code.set_title(f"Code: {sum(r.full_marks for r in found)}/{len(found)} at full marks")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    code.set_ylim(0, 118)
+    code.set_title(f"Code: {sum(r.full_marks for r in found)}/{len(found)} at full marks "
+                   f"(green: full marks, orange: partly, red: 0 points)")
+    return fig

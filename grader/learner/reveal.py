@@ -67,3 +67,29 @@ def render(shown: Revealed) -> str:
         parts.append(f"(That was the last step. Write the derivation in your own words in the "
                      f"notebook's \"Your derivation\" cell; `grade interview {q}` rehearses it aloud.)")
     return "\n\n".join(parts)
+
+
+def question_you_are_on(history, known: dict, folder: Path) -> tuple[str, str] | None:
+    """The question `grade reveal` with no id shows, and why in a few words: the question
+    graded last here that has no full marks yet; else the first whose notebook is in
+    ``folder`` without full marks (started, not yet graded); else the first never graded.
+    None when every question has full marks (then the learner names one)."""
+    from backprop_traps.grader.learner.review import CODE, Review
+
+    def done(qid):
+        best = history.best(qid)
+        return best is not None and best[1] > 0 and best[0] >= best[1]
+
+    schedule = Review(history)
+    graded = [(entry["card"].get("last_review") or "", key.rpartition(":")[0])
+              for key, entry in schedule.cards.items() if key.endswith(":" + CODE)]
+    for _, qid in sorted(graded, reverse=True):
+        if qid in known and not done(qid):
+            return qid, "graded last, not yet at full marks"
+    for qid, notebook in known.items():
+        if not done(qid) and (folder / Path(notebook).name).is_file():
+            return qid, f"its notebook {Path(notebook).name} is here"
+    for qid in known:
+        if history.best(qid) is None:
+            return qid, "the first question not started"
+    return None

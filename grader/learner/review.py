@@ -4,9 +4,12 @@ what you know comes back late.
 
 A grade or an interview score becomes a rating (``code_rating``, ``spoken_rating``): full marks
 at the first try is Good, full marks after a hint or a failed try the same day is Hard, a
-partial score Hard, under half Again. One review per card per day: the day's first outcome is
-the recall test, and later tries that day lift it at most to Hard (the card is re-reviewed from
-its state before the day).
+partial score Hard, under half Again. As in Anki, a card rated Again or Hard while new (or
+Again once learnt) goes through a learning step first: it comes back the same session
+(``LEARNING_STEP`` later, Hard half as late again), and a try after that moves it on with the
+rating it earns (Good: back in about a day after an Again, in days otherwise). Once a card is
+past its learning step for the day, the day's review stands: a later try that day can lower
+its rating (it is redone from the card before it), never raise it.
 
 The cards live in the history file (grader/learner/history.py) under ``review``::
 
@@ -39,6 +42,9 @@ RATING_NAMES = {AGAIN: "Again", HARD: "Hard", GOOD: "Good", EASY: "Easy"}
 REPLAYED = 20
 """The dated interviews of a history from before spaced review that are replayed into a spoken
 card: the last ones (older ones barely move its schedule, and the replay's cost stays fixed)."""
+LEARNING_STEP = dt.timedelta(minutes=10)
+"""How soon a card rated Again comes back (a learning step, Anki's word): within the session,
+long enough to reread the feedback and try again."""
 
 
 def now() -> dt.datetime:
@@ -88,7 +94,8 @@ class Due:
         return None if self.due is None else moment - self.due
 
     def when(self, moment: dt.datetime) -> str:
-        """"overdue 3 days", "due now", "due in 2 days", or "new"."""
+        """"overdue 3 days", "due now", "due in 10 minutes", "due in 5 hours", "due in 2 days",
+        or "new"."""
         if self.due is None:
             return "new"
         late = moment - self.due
@@ -97,7 +104,10 @@ class Due:
         if late >= dt.timedelta(0):
             return "due now"
         ahead = -late
-        if ahead < dt.timedelta(days=1):
+        if ahead < dt.timedelta(minutes=59, seconds=30):  # a learning step: comes back this session
+            minutes = max(1, round(ahead.total_seconds() / 60))
+            return f"due in {minutes} minute{'s' * (minutes != 1)}"
+        if ahead < dt.timedelta(hours=23, minutes=30):
             hours = max(1, round(ahead.total_seconds() / 3600))
             return f"due in {hours} hour{'s' * (hours != 1)}"
         days = round(ahead / dt.timedelta(days=1))
@@ -106,10 +116,11 @@ class Due:
 
 @functools.lru_cache(maxsize=1)
 def _scheduler():
-    """FSRS-6 with its default weights, days as the unit (no same-session learning steps: a
-    question is practised once a day at most) and no random fuzz (a schedule you can explain)."""
+    """FSRS-6 with its default weights, one learning step (``LEARNING_STEP``, for new cards and
+    for lapses: what you got wrong comes back this session, as in Anki) and no random fuzz (a
+    schedule you can explain)."""
     from fsrs import Scheduler
-    return Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False)
+    return Scheduler(learning_steps=(LEARNING_STEP,), relearning_steps=(LEARNING_STEP,), enable_fuzzing=False)
 
 
 class Review:
@@ -166,21 +177,25 @@ class Review:
 
     # -- rating ----------------------------------------------------------------------
     def rate(self, question: str, kind: str, rating: int, why: str, hints: int = 0) -> int:
-        """Review ``question``'s ``kind`` card with ``rating`` now; returns the rating used
-        (the day's first outcome caps later ones at Hard)."""
-        from fsrs import Card, Rating
+        """Review ``question``'s ``kind`` card with ``rating`` now; returns the rating used: the
+        rating itself, but a card already past its learning step today is re-reviewed from its
+        card before that review, with the lower of the two ratings (see the module docstring)."""
+        from fsrs import Card, Rating, State
         if kind == SPOKEN:
             self._replay_old_interviews(question)
         key = f"{question}:{kind}"
         today = self.moment.date().isoformat()
         entry = self.cards.get(key)
-        if entry is not None and entry["day"] == today:
-            first = entry["first"]
-            used = rating if rating <= first else max(first, min(rating, HARD))
-            start = _card(entry["before"]) if entry["before"] else Card()
-        else:
+        if entry is None or entry["day"] != today:
             first = used = rating
             start = _card(entry["card"]) if entry else Card()
+        else:
+            first, current = entry["first"], _card(entry["card"])
+            if current.state in (State.Learning, State.Relearning):  # the next learning step
+                used, start = rating, current
+            else:
+                used = min(rating, entry["rating"])
+                start = _card(entry["before"]) if entry["before"] else Card()
         before = start.to_dict()
         card, _ = _scheduler().review_card(start, Rating(used), self.moment.astimezone(dt.timezone.utc))
         self.cards[key] = {"card": card.to_dict(), "before": before, "day": today, "first": first,

@@ -138,7 +138,7 @@ def without_skip(ctx):
     run_backward(ctx, 3, 3, 4, 5, False)
 
 
-@QUESTION.check("a pre-activation at exactly 0: the ReLU's derivative there is 0", points=1,
+@QUESTION.check("a pre-activation at exactly 0: the gradients through the ReLU", points=1,
                 kinks=("relu-at-0",), hints=(
     "Which comparison makes the forward's max(z, 0) pass nothing at z = 0?",
     "The mask is z > 0: at exactly 0 no gradient passes, as in PyTorch.",
@@ -157,8 +157,10 @@ def relu_kink(ctx):
             for index, name in ((1, f"dW2[{layer}]"), (0, f"dW1[{layer}]")):
                 try:
                     ctx.expect_array(name, grads[layer][index], expected[layer][index], BWD)
-                except Fail as failure:
-                    raise Fail(f"{failure.feedback.rstrip('.')} ({at}).", failure.trap) from None
+                except Fail as failure:  # the input on the first line, as for dhs
+                    head, _, rest = failure.feedback.partition("\n")
+                    raise Fail(f"{head.rstrip('.')} ({at})." + (f"\n{rest}" if rest else ""),
+                               failure.trap) from None
 
 
 @QUESTION.check("gradient norms through 20 blocks, with the skip and without it", points=2, hints=(
