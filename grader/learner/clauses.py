@@ -32,12 +32,12 @@ Standard library only, plus the word lexicon (grader/learner/lexicon.py).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from backprop_traps.grader.learner import clause_ends as ends
 from backprop_traps.grader.learner import imperatives
 from backprop_traps.grader.learner import lexicon as lx
-from backprop_traps.grader.learner import lists
+from backprop_traps.grader.learner import lists, polarity
 from backprop_traps.grader.learner.said import Token, tokens
 
 CLAIM, CONDITION, CONTEXT, ASKED, FRAGMENT, LISTED = (
@@ -75,6 +75,10 @@ class Reading:
     negated_by: list[int]
     """For a negated token, the index of the negator that denies it (else -1)."""
     lemmas: list[frozenset]
+    predicates: list[int] = field(default_factory=list)
+    """The token that makes each clause a statement (a verb, a copula, a relation), in order."""
+    clause: list[int] = field(default_factory=list)
+    """For each token, the number of its clause in the answer (-1 for a mark between clauses)."""
 
     def span(self, first: int, last: int) -> str:
         """The original text from token ``first`` to token ``last``, both included."""
@@ -302,6 +306,8 @@ def read(text: str) -> Reading:
     n = len(toks)
     reading = Reading(str(text), toks, [-1] * n, [FRAGMENT] * n, [False] * n, [-1] * n,
                       [lx.lemmas(t.text) if t.kind == "word" else frozenset({t.text}) for t in toks])
+    reading.clause = [-1] * n
+    clause_count = 0
     for s, (sentence, question) in enumerate(_sentences(toks)):
         for i in sentence:
             reading.sentence[i] = s
@@ -318,12 +324,16 @@ def read(text: str) -> Reading:
                 labels.add(len(clause_roles) - 1)
                 after_colon.add(len(clause_roles))
                 continue
+            for i in clause:
+                reading.clause[i] = clause_count
+            clause_count += 1
             segments = _segments(toks, clause)
             predicates = [_predicate(toks, seg, reading.text, n == 0, lambda at, n=n: not related and imperatives.weak(
                 toks, segments, n, at)) for n, seg in enumerate(segments)]  # "Decouple the weight decay." names
             if naming and len(segments) > 1:  # a list after a lead-in: only what cannot be a noun phrase claims
                 predicates = [at if at is not None and (lists.asserts(toks, seg) or imperatives.imperative(
                     toks, seg, at)) else None for seg, at in zip(segments, predicates)]
+            reading.predicates += [at for at in predicates if at is not None]
             with_predicate = [at is not None for at in predicates]
             first = toks[clause[0]].text
             if question or _asked(toks, sentence, clause):
@@ -356,6 +366,7 @@ def read(text: str) -> Reading:
                     if reading.role[i] == FRAGMENT:
                         reading.role[i] = CONTEXT
         _read_counterfactuals(reading, clause_roles)
+        polarity.deny_framed(reading, [i for i in range(n) if reading.sentence[i] == s and toks[i].kind != "stop"])
     return reading
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from backprop_traps.grader.learner import clauses, lexicon
+from backprop_traps.grader.learner import clauses, lexicon, polarity
 from backprop_traps.grader.learner.glossary import glossary
 from backprop_traps.grader.learner.patterns import Element, Index, compile_part
 from backprop_traps.grader.learner.said import normalise  # noqa: F401  (the spelling rules, re-exported)
@@ -42,11 +42,12 @@ POINTS = (4, 7)
 
 _WHY = {clauses.ASKED: "asked, not said", clauses.FRAGMENT: "named, not claimed (no statement)",
         clauses.LISTED: "listed, not claimed", "negated": "denied", clauses.CONDITION: "only in a condition",
-        clauses.CONTEXT: "only beside the claim", "question": "only the question's own words"}
+        clauses.CONTEXT: "only beside the claim", "question": "only the question's own words",
+        "inverted": "says the other way round"}
 _OPERATORS = clauses.RELATIONS | frozenset({"+", "-", "*", "/", "^", "@"})
 """Operators that say something of their own: a formula's relation or arithmetic."""
 _RANK = {clauses.CLAIM: 0, clauses.CONDITION: 1, clauses.CONTEXT: 1, clauses.LISTED: 2, clauses.FRAGMENT: 2,
-         clauses.ASKED: 3, "negated": 4}
+         clauses.ASKED: 3, "negated": 4, "inverted": 4}
 
 
 @dataclass
@@ -69,6 +70,12 @@ class KeyPoint:
             self._compiled = [a for a in self._compiled if a]
         return self._compiled
 
+    def directions(self) -> frozenset:
+        """The directions the phrase states ("outside", "accumulate"; grader/learner/polarity.py)."""
+        if getattr(self, "_directions", None) is None:
+            self._directions = polarity.stated(self.point)
+        return self._directions
+
     def matches(self, text: str, question: str = "") -> bool:
         """Whether ``text`` says this point in one of the ways that count."""
         return check([self], text, question)[0].hit
@@ -83,6 +90,8 @@ class Verdict:
     """The words of the answer that say it (parts joined by " … "), or None."""
     why_not: str | None = None
     """When it does not count: why, with the words that came closest ("denied: «...»")."""
+    spans: tuple = ()
+    """Where the evidence is: ``(start, end)`` token spans of the answer's reading (clauses.read)."""
 
 
 def _parts(alternative: str) -> list[str]:
@@ -228,9 +237,12 @@ def _judge(answer: _Answer, point: KeyPoint) -> Verdict:
             evidence = " … ".join(r.span(a, b - 1) for a, b in sorted(set(chosen)))
             worst = max(states, key=_RANK.get)
             if _RANK[worst] <= _RANK[clauses.CONDITION] and clauses.CLAIM in states:
-                if any(answer.new_words(a, b) for a, b in chosen):
-                    return Verdict(point.point, True, evidence)
-                worst = "question"
+                if polarity.inverted(r, chosen, point.directions()):
+                    worst = "inverted"
+                elif any(answer.new_words(a, b) for a, b in chosen):
+                    return Verdict(point.point, True, evidence, spans=tuple(sorted(set(chosen))))
+                else:
+                    worst = "question"
             elif worst == clauses.CONDITION:
                 worst = clauses.CONDITION
             rank = _RANK.get(worst, 1)

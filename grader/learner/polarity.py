@@ -1,0 +1,90 @@
+"""Denials that words alone do not show: a frame that denies a whole sentence, and a claim
+that states the other side of a point's direction.
+
+- **A denying frame** scopes over everything after it, commas and conditions included: "It is
+  not true that, where windows overlap, the gradients add up", "There's no need to say that ...",
+  "Nobody should claim that ...", "You mustn't believe that ...". The clause reader
+  (grader/learner/clauses.py) marks a negator's stretch up to the next comma; a frame's stretch
+  runs to the end of its sentence, or to a connective that starts a claim of its own ("but",
+  "because", "so"...).
+- **An inverted direction**: a point whose phrase states a side (``outside``, ``accumulate``,
+  ``higher``, ``first``, ``input``; grader/learner/directions.py) is denied by a claim whose
+  clauses say the other side and not this one ("eps goes *inside* the root", "the variance is
+  *lower*", "the *last* maximum wins"). Negated words do not count ("not inside").
+
+Standard library only, plus the answer reader.
+"""
+from __future__ import annotations
+
+import re
+
+from backprop_traps.grader.learner import directions
+
+_FRAME = re.compile(
+    r"^(?:(?:so|well|and|but|no|okay|ok) )*(?:"
+    r"(?:it|that|this) is (?:not|never) (?:true|the case|correct|right|so|how it works)(?: that)?"
+    r"|(?:it|that) is (?:false|untrue|a myth|wrong|a mistake) (?:that|to say)"
+    r"|there is no (?:need|reason|point) (?:to|in) (?:say|claim|believe|think|assume|pretend)\w*(?: that)?"
+    r"|(?:you|we|one|i|they) (?:do not|does not|did not|never|must not|should not|need not|can not|will not"
+    r"|would not|shall not)(?: (?:need|have|ever))?(?: to)? (?:say|claim|believe|think|assume|pretend)\w*(?: that)?"
+    r"|(?:nobody|no one|none of us)(?: (?:should|would|will|can|could|must|ever))? "
+    r"(?:say|claim|believe|think|assume|pretend)\w*(?: that)?"
+    r"|(?:do not|never) (?:say|claim|believe|think|assume|pretend)(?: that)?"
+    r"|not (?:true|so|really)"
+    r")(?= |$)")
+_OWN_CLAIM = frozenset({"but", "because", "since", "whereas", "however", "although", "though", "yet", "so",
+                        "instead", "rather"})
+"""Connectives after which a sentence says something of its own, out of the frame's reach."""
+_NEGATORS = frozenset({"not", "no", "never", "nobody", "none", "false", "untrue", "myth", "wrong", "mistake"})
+
+
+def frame(words: list[str]) -> tuple[int, int] | None:
+    """Where a sentence (its words, as read) opens with a frame that denies what follows: the
+    frame's negator and the number of words the frame takes; None without one."""
+    m = _FRAME.match(" ".join(words))
+    if not m:
+        return None
+    size = len(m.group().split())
+    if size >= len(words):
+        return None
+    negator = next((n for n, w in enumerate(words[:size]) if w in _NEGATORS), 0)
+    return negator, size
+
+
+def deny_framed(reading, sentence: list[int]) -> None:
+    """Mark the tokens a denying frame at the start of ``sentence`` denies (see the module)."""
+    found = frame([reading.tokens[i].text for i in sentence])
+    if found is None:
+        return
+    negator, size = found
+    by = sentence[negator]
+    for n, i in enumerate(sentence[size:]):
+        if n and reading.tokens[i].text in _OWN_CLAIM:
+            break
+        reading.negated[i], reading.negated_by[i] = True, by
+    for i in sentence[:size]:
+        reading.role[i] = "fragment"
+
+
+_REACH = (3, 5)
+"""How far a direction word may stand before and after the words that say the point."""
+
+
+def inverted(reading, spans, stated: frozenset) -> bool:
+    """Whether, near ``spans`` (in their clauses), the answer states the other side of a
+    direction in ``stated`` and not that side itself (negated words aside)."""
+    if not stated:
+        return False
+    held = {reading.clause[i] for a, b in spans for i in range(a, b) if reading.clause[i] >= 0}
+    first, last = min(a for a, _ in spans) - _REACH[0], max(b for _, b in spans) + _REACH[1]
+    said = {reading.tokens[i].text for i in range(max(0, first), min(len(reading.tokens), last))
+            if reading.clause[i] in held and not reading.negated[i] and reading.tokens[i].kind in ("word", "op")}
+    return any(w not in stated and directions.opposite(w) in stated and directions.opposite(w) not in said
+               for w in said)
+
+
+def stated(phrase: str) -> frozenset:
+    """The directions a point's phrase states (not those it denies: "x, not the output")."""
+    from backprop_traps.grader.learner import clauses
+    reading = clauses.read(phrase)
+    return directions.stated(t.text for t, negated in zip(reading.tokens, reading.negated) if not negated)
