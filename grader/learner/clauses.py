@@ -235,7 +235,8 @@ def _predicate(toks: list[Token], segment: list[int], text: str = "", first: boo
             nxt = toks[segment[n + 1]] if n + 1 < len(segment) else None
             compounded = text[t.end:t.end + 1] == "-" and text[t.end + 1:t.end + 2].isalpha() or (
                 t.start > 1 and text[t.start - 1] == "-" and text[t.start - 2].isalpha() and prev not in _PREFIXES)
-            if t.text not in lx.NEGATORS and not compounded and _verbal(prev, t.text, nxt, prev2, len(segment) >= 5, len(segment) >= 3, spoken, first,
+            coordinated = prev in ("and", "or")  # "overlap and sum": a verb after "and" needs its own signs
+            if t.text not in lx.NEGATORS and not compounded and _verbal(None if coordinated else prev, t.text, nxt, prev2, len(segment) >= 5, len(segment) >= 3, spoken, first,
                                                     toks[segment[0]].text in lx.SETTINGS and n > 1):
                 if not weak(i):
                     return i
@@ -330,9 +331,10 @@ def read(text: str) -> Reading:
             segments = _segments(toks, clause)
             predicates = [_predicate(toks, seg, reading.text, n == 0, lambda at, n=n: not related and imperatives.weak(
                 toks, segments, n, at)) for n, seg in enumerate(segments)]  # "Decouple the weight decay." names
-            if naming and len(segments) > 1:  # a list after a lead-in: only what cannot be a noun phrase claims
+            if naming:  # after a lead-in: only what cannot be a noun phrase claims, and no embedded question
                 predicates = [at if at is not None and (lists.asserts(toks, seg) or imperatives.imperative(
-                    toks, seg, at)) else None for seg, at in zip(segments, predicates)]
+                    toks, seg, at)) and not lists.embedded_question(toks, seg) else None
+                    for seg, at in zip(segments, predicates)]
             reading.predicates += [at for at in predicates if at is not None]
             with_predicate = [at is not None for at in predicates]
             first = toks[clause[0]].text

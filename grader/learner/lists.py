@@ -49,6 +49,10 @@ _LEAD_IN = re.compile(
     rf"(?: would| will| should| must| need to| want to| just| also)* "
     rf"(?:mention|list|name|bring up|talk about|cover|touch on|discuss|note|think about|think of|say)"
     rf"|(?:think about|think of|remember|recall|mention|keep in mind|key words?|keywords?)"
+    rf"|(?:let|let us|we can|we could|we should|i want to|i would like to|time to)"
+    rf" (?:talk about|discuss|cover|look at|go over|go through|consider|touch on|think about|start with)"
+    rf"|(?:there is|there are|we have|you have)(?: also)? (?:the|a) (?:question|issue|matter|topic|problem|subject|story)"
+    rf"s? of|what about|how about|regarding|as for|topics?|tags?"
     rf")(?: that)?(?: :)?(?= |$)")
 _LEAD_OUT = re.compile(
     rf"(?:^| )(?:(?:are|is|would be|will be|were)(?: all| really)? (?:(?:{_QUALIFIERS}) )*(?:{_META})(?: (?:{_AFTER}))*"
@@ -170,6 +174,16 @@ def listed(toks, segments: list[list[int]], predicates: list[int | None], elabor
     if len(segments) - tails < 3 or 2 * sum(items) < len(segments) - tails:
         return [False] * len(segments)
     return [at is None for at in predicates]
+
+
+_WH = frozenset({"where", "how", "why", "what", "which", "whether", "when", "who"})
+
+
+def embedded_question(toks, segment: list[int]) -> bool:
+    """"the question of A *and where B goes*": a wh-word after "and", "or", "of" or "about"
+    opens a question named, not a claim."""
+    words = [toks[i].text for i in segment]
+    return any(w in _WH and n and words[n - 1] in ("and", "or", "of", "about") for n, w in enumerate(words))
 
 
 def _contrast(toks, segment: list[int]) -> bool:

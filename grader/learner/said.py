@@ -103,17 +103,27 @@ _SPACED_SLASH = re.compile(r"(\S+) / (?=(\S+))")
 _WORDY = re.compile(r"[a-z]{3,}")
 
 
+_SPACED_PIPE = re.compile(r"(?<=[\w`'\")\]]) \| (?=[\w`'\"(\[])")
+_HASHTAG = re.compile(r"(?:^|(?<=\s))#(?=[^\W\d])")
+
+
 def _slash_lists(text: str, where: list[int]) -> tuple[str, list[int]]:
     """"bias correction / decoupled decay / eps outside": where a stretch between sentence marks
     holds two slashes with spaces round them, each between words (not formula terms, as in
-    ``loss / n``), its spaced slashes separate the items of a list, as commas do."""
+    ``loss / n``), or one between two words ("gather / each input"), its spaced slashes separate
+    the items of a list, as commas do. So does a pipe with spaces round it between two terms
+    ("overlap | sum"; ``| x |`` stays a bar), and a hashtag opens an item ("#eps #outside")."""
     out = list(text)
     for chunk in re.finditer(r"[^.!?;\n]+", text):
         slashes = [m for m in _SPACED_SLASH.finditer(chunk.group())]
         wordy = [m for m in slashes if _WORDY.fullmatch(m.group(1).strip("(),")) and _WORDY.match(m.group(2))]
-        if len(slashes) >= 2 and len(wordy) >= 2:
+        if len(slashes) >= 2 and len(wordy) >= 2 or len(slashes) == 1 and wordy:
             for m in slashes:
                 out[chunk.start() + m.end(1) + 1] = ","
+    for m in _SPACED_PIPE.finditer(text):
+        out[m.start() + 1] = ","
+    for m in _HASHTAG.finditer(text):
+        out[m.start()] = "."
     return "".join(out), where
 
 
