@@ -264,7 +264,8 @@ def key_terms(interview) -> dict[int, list[str]]:
         for a, b in verdict.spans:
             for i in range(a, b + 1):
                 t = reading.tokens[i] if i < b else None
-                if t is not None and t.kind in ("word", "num", "op") and t.text not in _NOT_TERMS:
+                if t is not None and t.kind in ("word", "num", "op") and t.text not in _NOT_TERMS \
+                        and t.text not in clauses.RELATIONS:  # a relation is a claim, not a term
                     run.append(i)
                     continue
                 if run:

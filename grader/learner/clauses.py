@@ -157,7 +157,11 @@ def _segments(toks: list[Token], clause: list[int]) -> list[list[int]]:
     chained = [i for n, i in enumerate(clause[:-1]) if toks[i].text in ("and", "or")
                and toks[clause[n + 1]].text in lx.DETERMINERS | {"+="} | lx.CARDINALS
                or toks[i].text in ("and", "or") and toks[clause[n + 1]].kind == "num"]
-    cuts = set(chained) if len(chained) >= 3 else set()
+    ands = [n for n, i in enumerate(clause) if toks[i].text in ("and", "or")]
+    if len(ands) >= 2 and all(b - a <= 4 for a, b in zip([-1] + ands, ands + [len(clause)])):
+        cuts = {clause[n] for n in ands}  # "overlap and sum and atomic": short items, a chain
+    else:
+        cuts = set(chained) if len(chained) >= 3 else set()
     segments, current = [], []
     for i in clause:
         if toks[i].kind == "stop" and toks[i].text == "," or i in cuts:
@@ -236,7 +240,11 @@ def _predicate(toks: list[Token], segment: list[int], text: str = "", first: boo
             compounded = text[t.end:t.end + 1] == "-" and text[t.end + 1:t.end + 2].isalpha() or (
                 t.start > 1 and text[t.start - 1] == "-" and text[t.start - 2].isalpha() and prev not in _PREFIXES)
             coordinated = prev in ("and", "or")  # "overlap and sum": a verb after "and" needs its own signs
-            if t.text not in lx.NEGATORS and not compounded and _verbal(None if coordinated else prev, t.text, nxt, prev2, len(segment) >= 5, len(segment) >= 3, spoken, first,
+            if coordinated and (nxt is None or nxt.text in ("and", "or")):
+                prev2, prev = prev, t.text
+                continue
+            if t.text not in lx.NEGATORS and not compounded and _verbal(
+                    None if coordinated else prev, t.text, nxt, prev2, len(segment) >= 5, len(segment) >= 3, spoken, first,
                                                     toks[segment[0]].text in lx.SETTINGS and n > 1):
                 if not weak(i):
                     return i

@@ -122,8 +122,6 @@ def _slash_lists(text: str, where: list[int]) -> tuple[str, list[int]]:
                 out[chunk.start() + m.end(1) + 1] = ","
     for m in _SPACED_PIPE.finditer(text):
         out[m.start() + 1] = ","
-    for m in _HASHTAG.finditer(text):
-        out[m.start()] = "."
     return "".join(out), where
 
 
@@ -155,6 +153,7 @@ def tokens(text: str) -> list[Token]:
     spelled, where = _enumerations(spelled, where)
     for pattern, repl in _STEPS:
         spelled, where = _substitute(pattern, repl, spelled, where)
+    spelled, where = _substitute(_HASHTAG, " . ", spelled, where)  # "#eps #outside": each tag a word apart
     spelled, where = _slash_lists(spelled, where)
     found: list[Token] = []
     for m in TOKEN.finditer(spelled):
