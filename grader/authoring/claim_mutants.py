@@ -252,12 +252,14 @@ def mutants(interview) -> list[Generated]:
 
 
 _NOT_TERMS = lx.FUNCTION_WORDS | lx.AUXILIARIES | lx.SUBJECT_PRONOUNS
+_ARITHMETIC = frozenset({"+", "-", "*", "/", "^", "@"})
 
 
 def key_terms(interview) -> dict[int, list[str]]:
     """For each key point, the words of the hired answer that say it (its evidence), cut into
     the runs of content words and symbols between its function words."""
     reading = clauses.read(interview.hired)
+    verbs = set(reading.predicates)
     found = {}
     for k, verdict in enumerate(keypoints.check(interview.key_points, interview.hired, interview.question)):
         runs, run = [], []
@@ -265,10 +267,10 @@ def key_terms(interview) -> dict[int, list[str]]:
             for i in range(a, b + 1):
                 t = reading.tokens[i] if i < b else None
                 if t is not None and t.kind in ("word", "num", "op") and t.text not in _NOT_TERMS \
-                        and t.text not in clauses.RELATIONS:  # a relation is a claim, not a term
+                        and t.text not in clauses.RELATIONS and i not in verbs:  # a verb or a relation claims
                     run.append(i)
                     continue
-                if run:
+                if run and not any(reading.tokens[j].text in _ARITHMETIC for j in run):  # a formula claims
                     runs.append(reading.span(run[0], run[-1]).strip(" `*\"'"))
                 run = []
         terms = [r for r in dict.fromkeys(runs) if r]

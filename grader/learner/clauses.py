@@ -254,7 +254,8 @@ def _predicate(toks: list[Token], segment: list[int], text: str = "", first: boo
             compound = t.text == "to" and 0 < t.start and text[t.start - 1:t.start] == "-"
             prev2, prev = prev, "-to-" if compound else t.text
         elif t.kind == "num":
-            if prev not in (None, "#") and prev not in lx.FUNCTION_WORDS:
+            chain = any(toks[j].text in ("and", "or") for j in segment[:n])  # "ratio and around 1e-3": items
+            if prev not in (None, "#") and prev not in lx.FUNCTION_WORDS and not chain:
                 return i  # a quantity: "bf16 weights 2 bytes", "ratio 1e-3"
             prev2, prev = prev, "#"
         else:
@@ -341,7 +342,7 @@ def read(text: str) -> Reading:
                 toks, segments, n, at)) for n, seg in enumerate(segments)]  # "Decouple the weight decay." names
             if naming:  # after a lead-in: only what cannot be a noun phrase claims, and no embedded question
                 predicates = [at if at is not None and (lists.asserts(toks, seg) or imperatives.imperative(
-                    toks, seg, at)) and not lists.embedded_question(toks, seg) else None
+                    toks, seg, at) and not lists.bare(toks, seg, at)) and not lists.embedded_question(toks, seg) else None
                     for seg, at in zip(segments, predicates)]
             reading.predicates += [at for at in predicates if at is not None]
             with_predicate = [at is not None for at in predicates]

@@ -79,7 +79,8 @@ def lead_in(toks, sentence: list[int]) -> tuple[int, bool]:
     n = len(m.group().split())
     if n >= len(words):
         return 0, False  # "That is the key point." says nothing, but introduces nothing either
-    if words[n - 1] == "about" and (words[n] in _APPROXIMATE or toks[sentence[n]].kind == "num"):
+    if words[n - 1] == "about" and (words[n] in _APPROXIMATE or toks[sentence[n]].kind == "num") \
+            and "talk" not in words[:n]:  # "it is about 16 bytes" is an amount; "let's talk about 16, ..." no
         return 0, False
     return n, words[n - 1] != "that" and words[n] not in (",", "that", "to", "how", "why", "what", "when", "where")
 
@@ -174,6 +175,13 @@ def listed(toks, segments: list[list[int]], predicates: list[int | None], elabor
     if len(segments) - tails < 3 or 2 * sum(items) < len(segments) - tails:
         return [False] * len(segments)
     return [at is None for at in predicates]
+
+
+def bare(toks, segment: list[int], at: int) -> bool:
+    """An instruction's verb with nothing to act on ("zero and almost everywhere", "clip."):
+    after a lead-in, a name, not an instruction."""
+    n = segment.index(at)
+    return n + 1 >= len(segment) or toks[segment[n + 1]].text in ("and", "or")
 
 
 _WH = frozenset({"where", "how", "why", "what", "which", "whether", "when", "who"})

@@ -101,6 +101,7 @@ def _substitute(pattern: re.Pattern, repl: str, text: str, where: list[int]) -> 
 
 _SPACED_SLASH = re.compile(r"(\S+) / (?=(\S+))")
 _WORDY = re.compile(r"[a-z]{3,}")
+_NAMED = re.compile(r"[a-z]{3,}(?:_[a-z]{3,})*")
 
 
 _SPACED_PIPE = re.compile(r"(?<=[\w`'\")\]]) \| (?=[\w`'\"(\[])")
@@ -117,7 +118,8 @@ def _slash_lists(text: str, where: list[int]) -> tuple[str, list[int]]:
     for chunk in re.finditer(r"[^.!?;\n]+", text):
         slashes = [m for m in _SPACED_SLASH.finditer(chunk.group())]
         wordy = [m for m in slashes if _WORDY.fullmatch(m.group(1).strip("(),")) and _WORDY.match(m.group(2))]
-        if len(slashes) >= 2 and len(wordy) >= 2 or len(slashes) == 1 and wordy:
+        named = [m for m in slashes if _NAMED.fullmatch(m.group(1).strip("(),")) and _NAMED.match(m.group(2))]
+        if len(slashes) >= 2 and wordy or len(slashes) == 1 and named:
             for m in slashes:
                 out[chunk.start() + m.end(1) + 1] = ","
     for m in _SPACED_PIPE.finditer(text):
