@@ -60,6 +60,11 @@ def _edit(text: str, edits: list[tuple[int, int, str]]) -> str:
     return " ".join(text.split())
 
 
+def _in_code(text: str, at: int) -> bool:
+    """Whether character ``at`` of ``text`` is inside a `code` span."""
+    return text[:at].count("`") % 2 == 1
+
+
 def _base(word: str) -> str:
     """The bare infinitive of a verb form (``keeps``: keep, ``stored``: store)."""
     if word in _PAST:
@@ -77,10 +82,14 @@ def _negation(reading, at: int, style: int) -> tuple[int, int, str] | None:
     if near:  # already denied: the mutant asserts it ("does not remember" -> "does remember")
         i = near[0]
         return toks[i].start, toks[i].end, _UNDO[toks[i].text]
+    if _in_code(text, t.start):
+        return None  # a formula's own words ("log Σ exp") are not the sentence's verb
     if t.kind == "op":
         return (t.start, t.end, " is not ") if t.text == "=" else None
-    if t.kind != "word":
-        return None
+    if t.kind == "num":  # a terse fact: "bf16 gradients 2" -> "bf16 gradients not 2"
+        return t.start, t.start, "not "
+    if t.kind != "word" or text[t.start:t.end].lower() != t.text:
+        return None  # "I'd": a contraction's word has no span of its own to negate
     word = text[t.start:t.end]
     if t.text in _TRUE_AUX:
         if style % 2 and t.text in _CONTRACTED and word.islower():
@@ -88,7 +97,10 @@ def _negation(reading, at: int, style: int) -> tuple[int, int, str] | None:
         return t.start, t.end, word + (" not" if t.text != "can" else "not")
     first = at == 0 or toks[at - 1].kind == "stop" or toks[at - 1].text in ("then", "just", "so", "and", "first")
     if first and t.text in lx.IMPERATIVES | lx.KIT_VERBS:  # an instruction: "never subtract"
-        return t.start, t.start, "never " if style % 2 else "don't "
+        lead = "never " if style % 2 else "don't "
+        if word[:1].isupper():
+            return t.start, t.end, lead.capitalize() + word.lower()
+        return t.start, t.start, lead
     base = _base(t.text)
     if t.text.endswith("ed") or t.text in _PAST:
         aux = "did not"
@@ -133,7 +145,7 @@ def swap_directions(sentence: str) -> str | None:
         elif t.kind == "word":
             other = directions.opposite(t.text, roles=True)
             word = sentence[t.start:t.end]
-            if other and word.isalpha():
+            if other and word.lower() == t.text and not _in_code(sentence, t.start):
                 edits.append((t.start, t.end, other.capitalize() if word[:1].isupper() else other))
     return _edit(sentence, edits) if edits else None
 
@@ -167,7 +179,8 @@ def scale_quantities(sentence: str) -> str | None:
             new = _tenfold(raw)
             if new:
                 edits.append((t.start, t.end, new))
-        elif t.kind == "word" and raw.isalpha() and t.text in _TENFOLD_WORDS:
+        elif t.kind == "word" and raw.lower() == t.text and t.text in _TENFOLD_WORDS and not (
+                t.text == "third" and (n == 0 or toks[n - 1].text not in ("a", "one"))):  # "Third, ..."
             edits.append((t.start, t.end, _TENFOLD_WORDS[t.text]))
         elif t.kind == "word" and t.text in ("one", "a") and raw.isalpha() and nxt in _ONE_BEFORE and (
                 t.text == "one" or nxt == "bit"):
@@ -213,12 +226,18 @@ def sentences(text: str) -> list[str]:
     return [s if s.endswith((".", "?", "!")) else s + "." for s in found if s]
 
 
+_OPENERS = frozenset({"and", "but", "so", "then", "which", "or", "also", "because", "since", "first", "second",
+                      "third", "finally", ","})
+
+
 def _claim(reading, spans) -> str:
     """The clauses of ``reading`` from the first that holds one of ``spans`` to the last."""
     held = sorted({reading.clause[i] for a, b in spans for i in range(a, b) if reading.clause[i] >= 0})
     if not held:
         return ""
     members = [i for i, c in enumerate(reading.clause) if held[0] <= c <= held[-1]]
+    while len(members) > 1 and reading.tokens[members[0]].text in _OPENERS:
+        members = members[1:]  # "and ties need one rule": the claim, not its link to the last
     text = reading.span(members[0], members[-1]).strip(' "`,;:')
     text = text[:1].upper() + text[1:]
     return text if text.endswith((".", "?", "!")) else text + "."
@@ -244,15 +263,46 @@ def mutants(interview) -> list[Generated]:
     """Every operator applied to every point's claim (where it changes the claim)."""
     out = []
     for k, sentence in claims(interview).items():
+        reach = _evidence_words(interview.key_points[k], sentence, interview.question)
         for kind, operator in OPERATORS.items():
             text = operator(sentence, k)
-            if text and text != sentence:
+            if text and text != " ".join(sentence.split()) and (kind == "prohibited" or _touches(sentence, text, reach)):
                 out.append(Generated(kind, k, text))
     return out
 
 
+_REACH = 3
+"""How many words either side of a point's evidence a mutation may change and still be about it."""
+
+
+def _evidence_words(point, sentence: str, question: str) -> set[int]:
+    """The word positions of ``sentence`` (split on spaces) near the words that say ``point``."""
+    reading = clauses.read(sentence)
+    verdict = keypoints.check([point], sentence, question)[0]
+    chars = {c for a, b in verdict.spans for i in range(max(0, a - _REACH), min(len(reading.tokens), b + _REACH))
+             for c in range(reading.tokens[i].start, reading.tokens[i].end)}
+    words, at = set(), 0
+    for n, w in enumerate(sentence.split()):
+        at = sentence.index(w, at)
+        if any(c in chars for c in range(at, at + len(w))):
+            words.add(n)
+        at += len(w)
+    return words
+
+
+def _touches(before: str, after: str, reach: set[int]) -> bool:
+    """Whether the words ``after`` changes in ``before`` include one in ``reach``."""
+    import difflib
+    old, new = before.split(), after.split()
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag != "equal" and (set(range(i1, max(i2, i1 + 1))) & reach):
+            return True
+    return False
+
+
 _NOT_TERMS = lx.FUNCTION_WORDS | lx.AUXILIARIES | lx.SUBJECT_PRONOUNS
-_ARITHMETIC = frozenset({"+", "-", "*", "/", "^", "@"})
+_ARITHMETIC = frozenset({"+", "-", "*", "/", "^", "@", "minus", "plus", "times", "squared"})
+"""A run of terms with one of these is a formula, and a formula claims (a verb or a relation too)."""
 
 
 def key_terms(interview) -> dict[int, list[str]]:
@@ -267,7 +317,7 @@ def key_terms(interview) -> dict[int, list[str]]:
             for i in range(a, b + 1):
                 t = reading.tokens[i] if i < b else None
                 if t is not None and t.kind in ("word", "num", "op") and t.text not in _NOT_TERMS \
-                        and t.text not in clauses.RELATIONS and i not in verbs:  # a verb or a relation claims
+                        and t.text not in clauses.RELATIONS and i not in verbs and not lx.only_verb(t.text):
                     run.append(i)
                     continue
                 if run and not any(reading.tokens[j].text in _ARITHMETIC for j in run):  # a formula claims

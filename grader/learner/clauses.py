@@ -158,7 +158,7 @@ def _segments(toks: list[Token], clause: list[int]) -> list[list[int]]:
                and toks[clause[n + 1]].text in lx.DETERMINERS | {"+="} | lx.CARDINALS
                or toks[i].text in ("and", "or") and toks[clause[n + 1]].kind == "num"]
     ands = [n for n, i in enumerate(clause) if toks[i].text in ("and", "or")]
-    if len(ands) >= 2 and all(b - a <= 4 for a, b in zip([-1] + ands, ands + [len(clause)])):
+    if len(ands) >= 2 and all(b - a <= 6 for a, b in zip([-1] + ands, ands + [len(clause)])):
         cuts = {clause[n] for n in ands}  # "overlap and sum and atomic": short items, a chain
     else:
         cuts = set(chained) if len(chained) >= 3 else set()

@@ -43,11 +43,11 @@ POINTS = (4, 7)
 _WHY = {clauses.ASKED: "asked, not said", clauses.FRAGMENT: "named, not claimed (no statement)",
         clauses.LISTED: "listed, not claimed", "negated": "denied", clauses.CONDITION: "only in a condition",
         clauses.CONTEXT: "only beside the claim", "question": "only the question's own words",
-        "inverted": "says the other way round"}
+        "inverted": "says the other way round", "requantified": "says another quantity"}
 _OPERATORS = clauses.RELATIONS | frozenset({"+", "-", "*", "/", "^", "@"})
 """Operators that say something of their own: a formula's relation or arithmetic."""
 _RANK = {clauses.CLAIM: 0, clauses.CONDITION: 1, clauses.CONTEXT: 1, clauses.LISTED: 2, clauses.FRAGMENT: 2,
-         clauses.ASKED: 3, "negated": 4, "inverted": 4}
+         clauses.ASKED: 3, "negated": 4, "inverted": 4, "requantified": 4}
 
 
 @dataclass
@@ -70,11 +70,12 @@ class KeyPoint:
             self._compiled = [a for a in self._compiled if a]
         return self._compiled
 
-    def directions(self) -> frozenset:
-        """The directions the phrase states ("outside", "accumulate"; grader/learner/polarity.py)."""
-        if getattr(self, "_directions", None) is None:
-            self._directions = polarity.stated(self.point)
-        return self._directions
+    def stated(self) -> tuple[frozenset, frozenset]:
+        """The directions ("outside", "accumulate") and quantities ("16", "one") the phrase
+        states (grader/learner/polarity.py)."""
+        if getattr(self, "_stated", None) is None:
+            self._stated = polarity.stated(self.point)
+        return self._stated
 
     def matches(self, text: str, question: str = "") -> bool:
         """Whether ``text`` says this point in one of the ways that count."""
@@ -237,8 +238,10 @@ def _judge(answer: _Answer, point: KeyPoint) -> Verdict:
             evidence = " … ".join(r.span(a, b - 1) for a, b in sorted(set(chosen)))
             worst = max(states, key=_RANK.get)
             if _RANK[worst] <= _RANK[clauses.CONDITION] and clauses.CLAIM in states:
-                if polarity.inverted(r, chosen, point.directions()):
+                if polarity.inverted(r, chosen, point.stated()[0]):
                     worst = "inverted"
+                elif polarity.requantified(r, chosen, point.stated()[1]):
+                    worst = "requantified"
                 elif any(answer.new_words(a, b) for a, b in chosen):
                     return Verdict(point.point, True, evidence, spans=tuple(sorted(set(chosen))))
                 else:

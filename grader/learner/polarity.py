@@ -32,8 +32,7 @@ _FRAME = re.compile(
     r"|(?:do not|never) (?:say|claim|believe|think|assume|pretend)(?: that)?"
     r"|not (?:true|so|really)"
     r")(?= |$)")
-_OWN_CLAIM = frozenset({"but", "because", "since", "whereas", "however", "although", "though", "yet", "so",
-                        "instead", "rather"})
+_OWN_CLAIM = frozenset({"but", "whereas", "however", "although", "though", "yet", "instead", "rather"})
 """Connectives after which a sentence says something of its own, out of the frame's reach."""
 _NEGATORS = frozenset({"not", "no", "never", "nobody", "none", "false", "untrue", "myth", "wrong", "mistake"})
 
@@ -70,7 +69,7 @@ _REACH = (3, 5)
 """How far a direction word may stand before and after the words that say the point."""
 
 
-def inverted(reading, spans, stated: frozenset) -> bool:
+def inverted(reading, spans, stated: frozenset) -> bool:  # noqa: F811 (a set of directions)
     """Whether, near ``spans`` (in their clauses), the answer states the other side of a
     direction in ``stated`` and not that side itself (negated words aside)."""
     if not stated:
@@ -83,8 +82,61 @@ def inverted(reading, spans, stated: frozenset) -> bool:
                for w in said)
 
 
-def stated(phrase: str) -> frozenset:
-    """The directions a point's phrase states (not those it denies: "x, not the output")."""
+def stated(phrase: str) -> tuple[frozenset, frozenset]:
+    """The directions a point's phrase states (not those it denies: "x, not the output"), and
+    the quantities it states ("16 bytes", "a 1-bit mask", "one extra forward")."""
     from backprop_traps.grader.learner import clauses
     reading = clauses.read(phrase)
-    return directions.stated(t.text for t, negated in zip(reading.tokens, reading.negated) if not negated)
+    said = [t for t, negated in zip(reading.tokens, reading.negated) if not negated]
+    return directions.stated(t.text for t in said), frozenset(
+        q for q in (_quantity(t) for t in said if t.kind == "num") if q is not None)
+
+
+_NUMBER_WORDS = {"zero": 0.0, "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0,
+                 "seven": 7.0, "eight": 8.0, "nine": 9.0, "ten": 10.0, "sixteen": 16.0, "twenty": 20.0,
+                 "thirty": 30.0, "hundred": 100.0, "thousand": 1000.0, "twice": 2.0, "half": 0.5, "single": 1.0,
+                 "third": 1 / 3, "thirtieth": 1 / 30, "twentieth": 1 / 20}
+
+
+def _quantity(token) -> float | None:
+    if token.kind == "num":
+        try:
+            return float(token.text)
+        except ValueError:
+            return None
+    return _NUMBER_WORDS.get(token.text) if token.kind == "word" else None
+
+
+def _counts(tokens, i: int) -> bool:
+    """Whether token ``i`` counts something: not "one" or "zero" (a pronoun, ZeRO), nor a number
+    right after a name (an index: "ZeRO 3", "stage 2")."""
+    if tokens[i].text in ("zero", "one", "single"):
+        return False
+    before = tokens[i - 1] if i else None
+    from backprop_traps.grader.learner import lexicon
+    return not (before is not None and before.kind == "word" and before.text not in lexicon.FUNCTION_WORDS
+                and tokens[i].kind == "num")
+
+
+_MAGNITUDE = 5.0
+"""Quantities this far apart (a factor) are different claims: 16 bytes and 160, 1e-3 and 1e-2;
+12 bytes beside 16, or 4 + 4 beside 8, are the same claim counted another way."""
+
+
+def requantified(reading, spans, quantities: frozenset) -> bool:
+    """Whether every quantity said inside ``spans`` or right before one ("*ten* extra forward",
+    "*160* bytes", "around *1e-2*") is an order of magnitude away from every quantity the point's
+    phrase states in figures."""
+    if not quantities:
+        return False
+    near = {i for a, b in spans for i in range(max(0, a - 1), b) if not reading.negated[i]}
+    said = {q for q in (_quantity(reading.tokens[i]) for i in near if _counts(reading.tokens, i)) if q is not None}
+
+    def apart(q: float, s: float) -> bool:
+        if q == s:
+            return False
+        if q <= 0 or s <= 0:
+            return True
+        return max(q / s, s / q) >= _MAGNITUDE
+
+    return bool(said) and all(apart(q, s) for q in said for s in quantities)
