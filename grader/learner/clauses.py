@@ -130,7 +130,9 @@ def _clauses(toks: list[Token], sentence: list[int]) -> list[list[int]]:
                     clauses.append([])
             current = []
             continue
-        if word in _SPLIT and not (word == "since" and after is not None and after.kind == "num"):
+        if word == "whether" and ends.regardless(toks, sentence, n):
+            split = True  # "whether z > 0 or not": a condition left open is no condition
+        elif word in _SPLIT and not (word == "since" and after is not None and after.kind == "num"):
             split = not (word == "so" and before is not None and before.text in ("do", "not", "and"))
         elif word in lx.CONDITIONS and word != "whether" and not (before is not None and before.text == "as"):
             if word in ("where", "when", "wherever"):  # after a noun, a relative: "the input where it won"
@@ -414,8 +416,9 @@ def _read_settings(reading: Reading, toks: list[Token], clause_roles, labels: se
             for i in clause:
                 reading.role[i] = CLAIM
     for n, ((clause, role), (next_clause, following)) in enumerate(zip(clause_roles, clause_roles[1:])):
-        if n in labels and role == FRAGMENT and following == FRAGMENT and len(clause) <= 4 and len(next_clause) >= 3 \
-                and not _listlike(toks, next_clause):  # "Exploding gradients: clip by global norm."
+        if n in labels and role == FRAGMENT and following == FRAGMENT and len(clause) <= 4 and (
+                len(next_clause) >= 3 or toks[next_clause[0]].kind == "num") \
+                and not _listlike(toks, next_clause):  # "Exploding gradients: clip by global norm."; "grads: 2"
             for i in clause + next_clause:
                 reading.role[i] = CLAIM
 

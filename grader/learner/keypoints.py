@@ -196,6 +196,13 @@ class _Answer:
         return False
 
 
+def _denial(part) -> bool:
+    """Whether every choice of a part is only a negation ("not|never|instead of"), as against
+    a part where a negative word is one way of saying a fact ("zero|nothing|0")."""
+    words = lexicon.NEGATORS | {w for p in lexicon.NEGATING_PHRASES for w in p} | {"and"}
+    return all(e.kind == "word" and e.values & words for choice in part for e in choice)
+
+
 def _disjoint(spans: list[list[tuple[int, int]]], rank) -> list[tuple[int, int]] | None:
     """One span per part, no two overlapping, each as well placed as can be (parts in order
     of fewest choices first); None when the parts can only share words."""
@@ -227,7 +234,7 @@ def _judge(answer: _Answer, point: KeyPoint) -> Verdict:
                 continue
             states = [answer.status(*ab, own) for ab in chosen]
             for k, ab in enumerate(chosen):  # "{sum} + instead of + {overwrite}": it denies the part after it
-                n = answer.bare_negation(*ab)
+                n = answer.bare_negation(*ab) if _denial(alternative[k]) else None  # "zero|nothing": a fact
                 if n is not None and not (k + 1 < len(chosen) and answer.denies(n, chosen[k + 1])
                                           and not any(answer.denies(n, c) for c in chosen[:k])):
                     states[k] = "negated"

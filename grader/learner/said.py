@@ -33,6 +33,8 @@ _STEPS = (
     (re.compile(r"'re\b"), " are"), (re.compile(r"'ve\b"), " have"), (re.compile(r"'ll\b"), " will"),
     (re.compile(r"'d\b"), " would"), (re.compile(r"'s\b|s'(?=\s)"), ""),
     (re.compile(r"\*\*"), "^"),
+    (re.compile(r"\bplus equals\b"), " += "), (re.compile(r"\b(?:is equal to|equals|equal to)\b"), " = "),  # said aloud
+    (re.compile(r"\[([^\[\]]*(?:[<>]|!=|==)[^\[\]]*)\]"), r"(\1)"),  # an Iverson bracket [z > 0] is (z > 0)
     (re.compile(r"(?:,\s*)?\b(?:u+m+|u+h+|e+rm+|e+r|hm+|mm+|ah+)\b(?:\s*,(?=\s))?"), " "),  # fillers: "divide them by, um, one minus"
     (re.compile(r"(?<=[a-z]{2})-(?=[a-z])|(?<=[a-z])-(?=[a-z]{2})"), " "),
     (re.compile(r"(?<=\d)-(?=(?:bit|byte|hot|way|step|layer|element|pass|dimension|d\b|norm|th\b|fold))"), " "),
