@@ -114,8 +114,9 @@ def _counts(tokens, i: int) -> bool:
         return False
     before = tokens[i - 1] if i else None
     from backprop_traps.grader.learner import lexicon
-    return not (before is not None and before.kind == "word" and before.text not in lexicon.FUNCTION_WORDS
-                and tokens[i].kind == "num")
+    return not (before is not None and before.kind == "word" and tokens[i].kind == "num"
+                and before.text not in lexicon.FUNCTION_WORDS | lexicon.PREPOSITIONS
+                and before.text not in ("roughly", "approximately", "exactly", "only", "just"))
 
 
 _MAGNITUDE = 5.0
@@ -124,12 +125,13 @@ _MAGNITUDE = 5.0
 
 
 def requantified(reading, spans, quantities: frozenset) -> bool:
-    """Whether every quantity said inside ``spans`` or right before one ("*ten* extra forward",
+    """Whether every quantity said inside ``spans`` or right beside one ("*ten* extra forward",
     "*160* bytes", "around *1e-2*") is an order of magnitude away from every quantity the point's
     phrase states in figures."""
     if not quantities:
         return False
-    near = {i for a, b in spans for i in range(max(0, a - 1), b) if not reading.negated[i]}
+    near = {i for a, b in spans for i in range(max(0, a - 1), min(len(reading.tokens), b + 1))
+            if not reading.negated[i]}
     said = {q for q in (_quantity(reading.tokens[i]) for i in near if _counts(reading.tokens, i)) if q is not None}
 
     def apart(q: float, s: float) -> bool:
