@@ -54,6 +54,7 @@ def test_a_claim_said_the_other_way_round_is_refused(claim):
     assert not point.matches(swapped), swapped
 
 
+@settings(deadline=None)
 @given(st.lists(st.sampled_from(sorted(w for w, o in directions.opposites(roles=True).items()
                                        if directions.opposites(roles=True).get(o) == w and w.isalpha()
                                        and " " not in o)), min_size=1, max_size=4))
@@ -62,6 +63,7 @@ def test_swapping_directions_twice_gives_the_words_back(words):
     assert cm.swap_directions(cm.swap_directions(sentence)) == sentence
 
 
+@settings(deadline=None)
 @given(st.lists(st.one_of(st.integers(1, 10_000).map(str), st.sampled_from(["0.5", "1e-3", "2.5e4"])),
                 min_size=1, max_size=4))
 def test_every_quantity_grows_tenfold(numbers):

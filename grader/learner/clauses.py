@@ -51,17 +51,10 @@ _ASKING = frozenset({"ask", "asking", "asked", "explain", "know", "wonder", "tel
 _BAD = frozenset({"overflow", "underflow", "nan", "inf", "wrong", "break", "fail", "lose", "lost",
                   "explode", "diverge", "garbage", "bug", "blow", "crash", "error", "vanish", "freeze",
                   "stall", "stop", "miss", "race", "leak", "drift", "nothing", "zero", "never"})
-_DENYING = frozenset({"unnecessary", "unneeded", "needless", "pointless", "irrelevant", "overkill",
-                      "untrue", "false", "optional", "myth"})
-_COPULAS = frozenset({"is", "are", "was", "were", "be", "been"})
-_EMPTY_VERBS = frozenset({"add", "adds", "tell", "tells", "give", "gives", "buy", "buys", "contribute",
-                          "contributes", "offer", "offers", "say", "says", "show", "shows"})
 _PREFIXES = frozenset({"re", "pre", "un", "de", "co", "over", "under", "sub", "mis", "out", "up", "back", "down",
                        "cross", "double", "self", "fine", "hand", "hard", "soft", "auto"})
 """A hyphenated compound ("log-softmax", "scatter-add") is a name, not a verb, except after these
 ("re-run", "de-bias", "hand-write")."""
-_NOT_NEGATIONS = (("not", "only"), ("not", "just"), ("no", "matter"), ("nothing", "but"),
-                  ("not", "until"), ("not", "least"))
 
 
 @dataclass
@@ -283,35 +276,6 @@ def _asked(toks: list[Token], sentence: list[int], clause: list[int]) -> bool:
     return False
 
 
-def _negations(toks: list[Token], clause: list[int]) -> list[int]:
-    """For each token of ``clause``: the index of the negator before it, in its stretch, that
-    denies it, or -1."""
-    words = [toks[i].text for i in clause]
-    flags, active = [], -1
-    denied = next((i for i, w in zip(clause, words) if w in _DENYING), -1)
-    for n, w in enumerate(words):  # "n_k / N is not needed", "per-layer norms add nothing"
-        if w in lx.NEGATORS and w != "without" and n > 0 and (
-                words[n - 1] in lx.AUXILIARIES and (w in ("nothing", "no") and words[n - 1] in _COPULAS or n > 1 and any(
-                    x in lx.NEED_WORDS for x in words[n + 1:n + 3]))
-                or w == "nothing" and words[n - 1] in _EMPTY_VERBS):
-            denied = clause[n]
-            break
-    closes = ends.subject_clause_ends(toks, clause)
-    for n, i in enumerate(clause):
-        t = toks[i]
-        if t.kind == "stop" and t.text == "," or n in closes:
-            active = -1
-        if active >= 0 and toks[active].text == "without" and (t.text in lx.SUBJECT_PRONOUNS or t.text in lx.AUXILIARIES):
-            active = -1  # "without an overflow it doubles": "without" denies a phrase, not the clause
-        flags.append(active if active >= 0 else denied)
-        pair = tuple(words[n:n + 2])
-        if pair in _NOT_NEGATIONS and not (pair[0] == "not" and "also" not in words[n:] and "but" not in words[n:]):
-            continue
-        if t.text in lx.NEGATORS or any(tuple(words[n:n + len(p)]) == p for p in lx.NEGATING_PHRASES):
-            active = i
-    return flags
-
-
 def read(text: str) -> Reading:
     """Read ``text``: every token with its sentence, role, polarity and lemmas."""
     toks = tokens(text)
@@ -365,7 +329,7 @@ def read(text: str) -> Reading:
             for seg, item in zip(segments, listed):
                 for i in seg:
                     reading.role[i] = LISTED if item else role
-            for i, by in zip(clause, _negations(toks, clause)):
+            for i, by in zip(clause, polarity.negations(toks, clause)):
                 reading.negated[i], reading.negated_by[i] = by >= 0, by
             clause_roles.append((clause, role))
             groups.append(sum(1 for i in sentence if i < clause[0] and toks[i].text == ";"))

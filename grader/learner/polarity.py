@@ -1,6 +1,10 @@
 """Denials that words alone do not show: a frame that denies a whole sentence, and a claim
 that states the other side of a point's direction.
 
+- **A negation's stretch** (``negations``, for the clause reader grader/learner/clauses.py):
+  from a negator (``not``, ``no``, ``never``, ``without``, ``n't``...) or a contrast (``instead
+  of``, ``rather than``) to the end of its stretch of the clause; a clause-wide denial where
+  the clause says its point is not needed ("n_k / N is not needed", "adds nothing").
 - **A denying frame** scopes over everything after it, commas and conditions included: "It is
   not true that, where windows overlap, the gradients add up", "There's no need to say that ...",
   "Nobody should claim that ...", "You mustn't believe that ...". The clause reader
@@ -18,7 +22,48 @@ from __future__ import annotations
 
 import re
 
+from backprop_traps.grader.learner import clause_ends as ends
 from backprop_traps.grader.learner import directions
+from backprop_traps.grader.learner import lexicon as lx
+from backprop_traps.grader.learner.said import Token
+
+_DENYING = frozenset({"unnecessary", "unneeded", "needless", "pointless", "irrelevant", "overkill",
+                      "untrue", "false", "optional", "myth"})
+_COPULAS = frozenset({"is", "are", "was", "were", "be", "been"})
+_EMPTY_VERBS = frozenset({"add", "adds", "tell", "tells", "give", "gives", "buy", "buys", "contribute",
+                          "contributes", "offer", "offers", "say", "says", "show", "shows"})
+_NOT_NEGATIONS = (("not", "only"), ("not", "just"), ("no", "matter"), ("nothing", "but"),
+                  ("not", "until"), ("not", "least"))
+
+
+def negations(toks: list[Token], clause: list[int]) -> list[int]:
+    """For each token of ``clause``: the index of the negator before it, in its stretch, that
+    denies it, or -1."""
+    words = [toks[i].text for i in clause]
+    flags, active = [], -1
+    denied = next((i for i, w in zip(clause, words) if w in _DENYING), -1)
+    for n, w in enumerate(words):  # "n_k / N is not needed", "per-layer norms add nothing"
+        if w in lx.NEGATORS and w != "without" and n > 0 and (
+                words[n - 1] in lx.AUXILIARIES and (w in ("nothing", "no") and words[n - 1] in _COPULAS or n > 1 and any(
+                    x in lx.NEED_WORDS for x in words[n + 1:n + 3]))
+                or w == "nothing" and words[n - 1] in _EMPTY_VERBS):
+            denied = clause[n]
+            break
+    closes = ends.subject_clause_ends(toks, clause)
+    for n, i in enumerate(clause):
+        t = toks[i]
+        if t.kind == "stop" and t.text == "," or n in closes:
+            active = -1
+        if active >= 0 and toks[active].text == "without" and (t.text in lx.SUBJECT_PRONOUNS or t.text in lx.AUXILIARIES):
+            active = -1  # "without an overflow it doubles": "without" denies a phrase, not the clause
+        flags.append(active if active >= 0 else denied)
+        pair = tuple(words[n:n + 2])
+        if pair in _NOT_NEGATIONS and not (pair[0] == "not" and "also" not in words[n:] and "but" not in words[n:]):
+            continue
+        if t.text in lx.NEGATORS or any(tuple(words[n:n + len(p)]) == p for p in lx.NEGATING_PHRASES):
+            active = i
+    return flags
+
 
 _FRAME = re.compile(
     r"^(?:(?:so|well|and|but|no|okay|ok) )*(?:"
@@ -69,16 +114,16 @@ _REACH = (3, 5)
 """How far a direction word may stand before and after the words that say the point."""
 
 
-def inverted(reading, spans, stated: frozenset) -> bool:  # noqa: F811 (a set of directions)
+def inverted(reading, spans, sides: frozenset) -> bool:
     """Whether, near ``spans`` (in their clauses), the answer states the other side of a
-    direction in ``stated`` and not that side itself (negated words aside)."""
-    if not stated:
+    direction in ``sides`` and not that side itself (negated words aside)."""
+    if not sides:
         return False
     held = {reading.clause[i] for a, b in spans for i in range(a, b) if reading.clause[i] >= 0}
     first, last = min(a for a, _ in spans) - _REACH[0], max(b for _, b in spans) + _REACH[1]
     said = {reading.tokens[i].text for i in range(max(0, first), min(len(reading.tokens), last))
             if reading.clause[i] in held and not reading.negated[i] and reading.tokens[i].kind in ("word", "op")}
-    return any(w not in stated and directions.opposite(w) in stated and directions.opposite(w) not in said
+    return any(w not in sides and directions.opposite(w) in sides and directions.opposite(w) not in said
                for w in said)
 
 
