@@ -133,8 +133,23 @@ def stated(phrase: str) -> tuple[frozenset, frozenset]:
     from backprop_traps.grader.learner import clauses
     reading = clauses.read(phrase)
     said = [t for t, negated in zip(reading.tokens, reading.negated) if not negated]
-    return directions.stated(t.text for t in said), frozenset(
-        q for q in (_quantity(t) for t in said if t.kind == "num") if q is not None)
+    figures = {(_unit(reading.tokens, i), _quantity(t)) for i, t in enumerate(reading.tokens)
+               if t.kind == "num" and not reading.negated[i]}
+    return directions.stated(t.text for t in said), frozenset((u, q) for u, q in figures if u and q is not None)
+
+
+_ABOUT = frozenset({"near", "around", "about", "roughly", "approximately", "~", "circa"})
+
+
+def _unit(tokens, i: int) -> str | None:
+    """What the quantity at token ``i`` counts: the word after it ("16 *bytes*", "0/1
+    *knapsack*"), else the approximation before it ("*near* 1e-3"); None when neither says."""
+    from backprop_traps.grader.learner import lexicon
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    if after is not None and after.kind == "word" and after.text not in lexicon.FUNCTION_WORDS:
+        return min(lexicon.lemmas(after.text), key=len)
+    before = tokens[i - 1] if i else None
+    return "~" if before is not None and before.text in _ABOUT else None
 
 
 _NUMBER_WORDS = {"zero": 0.0, "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0,
@@ -170,14 +185,18 @@ _MAGNITUDE = 5.0
 
 
 def requantified(reading, spans, quantities: frozenset) -> bool:
-    """Whether every quantity said inside ``spans`` or right beside one ("*ten* extra forward",
-    "*160* bytes", "around *1e-2*") is an order of magnitude away from every quantity the point's
-    phrase states in figures."""
+    """Whether every quantity said inside ``spans`` or right beside one ("*160* bytes", "a
+    0/*10* knapsack", "around *1e-2*") is an order of magnitude away from the figure the point's
+    phrase states for the same thing (``quantities``: (unit, value) pairs; "16 bytes", "near 1e-3")."""
     if not quantities:
         return False
     near = {i for a, b in spans for i in range(max(0, a - 1), min(len(reading.tokens), b + 1))
-            if not reading.negated[i]}
-    said = {q for q in (_quantity(reading.tokens[i]) for i in near if _counts(reading.tokens, i)) if q is not None}
+            if not reading.negated[i] and _counts(reading.tokens, i)}
+    said = {(_unit(reading.tokens, i), _quantity(reading.tokens[i])) for i in near}
+    if any(q == s for _, q in said for _, s in quantities):
+        return False  # the phrase's own figure is said ("16 bytes per param: 2 for grads")
+    units = {u for u, _ in quantities}
+    said = {(u, q) for u, q in said if q is not None and u in units}
 
     def apart(q: float, s: float) -> bool:
         if q == s:
@@ -186,4 +205,4 @@ def requantified(reading, spans, quantities: frozenset) -> bool:
             return True
         return max(q / s, s / q) >= _MAGNITUDE
 
-    return bool(said) and all(apart(q, s) for q in said for s in quantities)
+    return bool(said) and all(apart(q, s) for u, q in said for v, s in quantities if u == v)
