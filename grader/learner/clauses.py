@@ -70,6 +70,8 @@ class Reading:
     lemmas: list[frozenset]
     predicates: list[int] = field(default_factory=list)
     """The token that makes each clause a statement (a verb, a copula, a relation), in order."""
+    framed: set = field(default_factory=set)
+    """Tokens a denying frame denies ("It is not true that ..."): denied, their own negations too."""
     clause: list[int] = field(default_factory=list)
     """For each token, the number of its clause in the answer (-1 for a mark between clauses)."""
 

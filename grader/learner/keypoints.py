@@ -175,6 +175,8 @@ class _Answer:
         negated. Negators in ``own`` (the alternative's own words: "no decay", "instead of
         the gradient") do not deny. The role is its first word's (not a leading comma's)."""
         r = self.reading
+        if any(i in r.framed for i in range(start, end)):
+            return "negated"  # "It is not true that X needs no cache": the frame denies its own denial too
         for i in range(start, end):
             if self.negator(i):
                 break  # the part says the negation itself

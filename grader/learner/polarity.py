@@ -106,6 +106,7 @@ def deny_framed(reading, sentence: list[int]) -> None:
         if n and reading.tokens[i].text in _OWN_CLAIM:
             break
         reading.negated[i], reading.negated_by[i] = True, by
+        reading.framed.add(i)
     for i in sentence[:size]:
         reading.role[i] = "fragment"
 
@@ -134,7 +135,7 @@ def stated(phrase: str) -> tuple[frozenset, frozenset]:
     reading = clauses.read(phrase)
     said = [t for t, negated in zip(reading.tokens, reading.negated) if not negated]
     figures = {(_unit(reading.tokens, i), _quantity(t)) for i, t in enumerate(reading.tokens)
-               if t.kind == "num" and not reading.negated[i]}
+               if (t.kind == "num" or t.text not in ("zero", "single")) and not reading.negated[i]}
     return directions.stated(t.text for t in said), frozenset((u, q) for u, q in figures if u and q is not None)
 
 
@@ -146,7 +147,8 @@ def _unit(tokens, i: int) -> str | None:
     *knapsack*"), else the approximation before it ("*near* 1e-3"); None when neither says."""
     from backprop_traps.grader.learner import lexicon
     after = tokens[i + 1] if i + 1 < len(tokens) else None
-    if after is not None and after.kind == "word" and after.text not in lexicon.FUNCTION_WORDS:
+    if after is not None and after.kind == "word" and after.text not in (
+            lexicon.PREPOSITIONS | lexicon.DETERMINERS | lexicon.AUXILIARIES | {"and", "or", "times", "x"}):
         return min(lexicon.lemmas(after.text), key=len)
     before = tokens[i - 1] if i else None
     return "~" if before is not None and before.text in _ABOUT else None
