@@ -4,6 +4,9 @@ The checklist of ``grade interview`` must reward the right answer and nothing el
 
 - the question's own hired answer hits every key point; the wrong answer most candidates give
   (its opening quotation), the question read back, and an empty answer hit fewer than half;
+- answers generated from the hired answer are judged right: its claims mutated and its key terms
+  dressed as claim-free text score under a quarter, its paraphrases 80% or more
+  (grader/authoring/claim_proofs.py);
 - the question's adversarial corpus (grader/authoring/keypoint_corpus.py,
   ``docs/interview_corpus/<id>.md``) holds a keyword list, the hired answer negated, one answer
   per trap of the solution's mistakes list, and at least three paraphrases: every answer but
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from backprop_traps.grader.authoring import claim_proofs
 from backprop_traps.grader.authoring import keypoint_corpus as corpus
 from backprop_traps.grader.authoring.findings import FAIL, OK, QuestionReport
 from backprop_traps.grader.learner import keypoints
@@ -57,6 +61,7 @@ def prove(report: QuestionReport, interview, question: str | None = None, root: 
     if ok:
         report.add(OK, f"key points: the hired answer hits all {n}; the wrong answer, the question "
                        "read back and an empty answer fewer than half")
+        ok = claim_proofs.prove(report, interview)  # mutants, dresses, paraphrases derived from it
     if question is not None and root is not None:
         ok = _prove_corpus(report, points, asked, question, Path(root)) and ok
     return ok

@@ -58,3 +58,10 @@ def subject_clause_ends(toks: list[Token], clause: list[int]) -> set[int]:
                 and words[n + 2] in _MAIN_VERBS:
             ends.add(n + 2)
     return ends
+
+
+def regardless(toks: list[Token], sentence: list[int], n: int) -> bool:
+    """"whether z > 0 or not": a "whether" at position ``n`` of ``sentence`` whose "or not" (or
+    "or no") follows in the sentence opens a clause of its own, which claims nothing."""
+    words = [toks[i].text for i in sentence[n + 1:]]
+    return any(a == "or" and b in ("not", "no") for a, b in zip(words, words[1:]))

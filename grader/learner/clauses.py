@@ -32,12 +32,12 @@ Standard library only, plus the word lexicon (grader/learner/lexicon.py).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from backprop_traps.grader.learner import clause_ends as ends
 from backprop_traps.grader.learner import imperatives
 from backprop_traps.grader.learner import lexicon as lx
-from backprop_traps.grader.learner import lists
+from backprop_traps.grader.learner import lists, polarity
 from backprop_traps.grader.learner.said import Token, tokens
 
 CLAIM, CONDITION, CONTEXT, ASKED, FRAGMENT, LISTED = (
@@ -51,17 +51,10 @@ _ASKING = frozenset({"ask", "asking", "asked", "explain", "know", "wonder", "tel
 _BAD = frozenset({"overflow", "underflow", "nan", "inf", "wrong", "break", "fail", "lose", "lost",
                   "explode", "diverge", "garbage", "bug", "blow", "crash", "error", "vanish", "freeze",
                   "stall", "stop", "miss", "race", "leak", "drift", "nothing", "zero", "never"})
-_DENYING = frozenset({"unnecessary", "unneeded", "needless", "pointless", "irrelevant", "overkill",
-                      "untrue", "false", "optional", "myth"})
-_COPULAS = frozenset({"is", "are", "was", "were", "be", "been"})
-_EMPTY_VERBS = frozenset({"add", "adds", "tell", "tells", "give", "gives", "buy", "buys", "contribute",
-                          "contributes", "offer", "offers", "say", "says", "show", "shows"})
 _PREFIXES = frozenset({"re", "pre", "un", "de", "co", "over", "under", "sub", "mis", "out", "up", "back", "down",
                        "cross", "double", "self", "fine", "hand", "hard", "soft", "auto"})
 """A hyphenated compound ("log-softmax", "scatter-add") is a name, not a verb, except after these
 ("re-run", "de-bias", "hand-write")."""
-_NOT_NEGATIONS = (("not", "only"), ("not", "just"), ("no", "matter"), ("nothing", "but"),
-                  ("not", "until"), ("not", "least"))
 
 
 @dataclass
@@ -75,6 +68,12 @@ class Reading:
     negated_by: list[int]
     """For a negated token, the index of the negator that denies it (else -1)."""
     lemmas: list[frozenset]
+    predicates: list[int] = field(default_factory=list)
+    """The token that makes each clause a statement (a verb, a copula, a relation), in order."""
+    framed: set = field(default_factory=set)
+    """Tokens a denying frame denies ("It is not true that ..."): denied, their own negations too."""
+    clause: list[int] = field(default_factory=list)
+    """For each token, the number of its clause in the answer (-1 for a mark between clauses)."""
 
     def span(self, first: int, last: int) -> str:
         """The original text from token ``first`` to token ``last``, both included."""
@@ -126,7 +125,9 @@ def _clauses(toks: list[Token], sentence: list[int]) -> list[list[int]]:
                     clauses.append([])
             current = []
             continue
-        if word in _SPLIT and not (word == "since" and after is not None and after.kind == "num"):
+        if word == "whether" and ends.regardless(toks, sentence, n):
+            split = True  # "whether z > 0 or not": a condition left open is no condition
+        elif word in _SPLIT and not (word == "since" and after is not None and after.kind == "num"):
             split = not (word == "so" and before is not None and before.text in ("do", "not", "and"))
         elif word in lx.CONDITIONS and word != "whether" and not (before is not None and before.text == "as"):
             if word in ("where", "when", "wherever"):  # after a noun, a relative: "the input where it won"
@@ -153,7 +154,11 @@ def _segments(toks: list[Token], clause: list[int]) -> list[list[int]]:
     chained = [i for n, i in enumerate(clause[:-1]) if toks[i].text in ("and", "or")
                and toks[clause[n + 1]].text in lx.DETERMINERS | {"+="} | lx.CARDINALS
                or toks[i].text in ("and", "or") and toks[clause[n + 1]].kind == "num"]
-    cuts = set(chained) if len(chained) >= 3 else set()
+    ands = [n for n, i in enumerate(clause) if toks[i].text in ("and", "or")]
+    if len(ands) >= 2 and all(b - a <= 6 for a, b in zip([-1] + ands, ands + [len(clause)])):
+        cuts = {clause[n] for n in ands}  # "overlap and sum and atomic": short items, a chain
+    else:
+        cuts = set(chained) if len(chained) >= 3 else set()
     segments, current = [], []
     for i in clause:
         if toks[i].kind == "stop" and toks[i].text == "," or i in cuts:
@@ -231,7 +236,12 @@ def _predicate(toks: list[Token], segment: list[int], text: str = "", first: boo
             nxt = toks[segment[n + 1]] if n + 1 < len(segment) else None
             compounded = text[t.end:t.end + 1] == "-" and text[t.end + 1:t.end + 2].isalpha() or (
                 t.start > 1 and text[t.start - 1] == "-" and text[t.start - 2].isalpha() and prev not in _PREFIXES)
-            if t.text not in lx.NEGATORS and not compounded and _verbal(prev, t.text, nxt, prev2, len(segment) >= 5, len(segment) >= 3, spoken, first,
+            coordinated = prev in ("and", "or")  # "overlap and sum": a verb after "and" needs its own signs
+            if coordinated and (nxt is None or nxt.text in ("and", "or")):
+                prev2, prev = prev, t.text
+                continue
+            if t.text not in lx.NEGATORS and not compounded and _verbal(
+                    None if coordinated else prev, t.text, nxt, prev2, len(segment) >= 5, len(segment) >= 3, spoken, first,
                                                     toks[segment[0]].text in lx.SETTINGS and n > 1):
                 if not weak(i):
                     return i
@@ -241,7 +251,8 @@ def _predicate(toks: list[Token], segment: list[int], text: str = "", first: boo
             compound = t.text == "to" and 0 < t.start and text[t.start - 1:t.start] == "-"
             prev2, prev = prev, "-to-" if compound else t.text
         elif t.kind == "num":
-            if prev not in (None, "#") and prev not in lx.FUNCTION_WORDS:
+            chain = any(toks[j].text in ("and", "or") for j in segment[:n])  # "ratio and around 1e-3": items
+            if prev not in (None, "#") and prev not in lx.FUNCTION_WORDS and not chain:
                 return i  # a quantity: "bf16 weights 2 bytes", "ratio 1e-3"
             prev2, prev = prev, "#"
         else:
@@ -267,41 +278,14 @@ def _asked(toks: list[Token], sentence: list[int], clause: list[int]) -> bool:
     return False
 
 
-def _negations(toks: list[Token], clause: list[int]) -> list[int]:
-    """For each token of ``clause``: the index of the negator before it, in its stretch, that
-    denies it, or -1."""
-    words = [toks[i].text for i in clause]
-    flags, active = [], -1
-    denied = next((i for i, w in zip(clause, words) if w in _DENYING), -1)
-    for n, w in enumerate(words):  # "n_k / N is not needed", "per-layer norms add nothing"
-        if w in lx.NEGATORS and w != "without" and n > 0 and (
-                words[n - 1] in lx.AUXILIARIES and (w in ("nothing", "no") and words[n - 1] in _COPULAS or n > 1 and any(
-                    x in lx.NEED_WORDS for x in words[n + 1:n + 3]))
-                or w == "nothing" and words[n - 1] in _EMPTY_VERBS):
-            denied = clause[n]
-            break
-    closes = ends.subject_clause_ends(toks, clause)
-    for n, i in enumerate(clause):
-        t = toks[i]
-        if t.kind == "stop" and t.text == "," or n in closes:
-            active = -1
-        if active >= 0 and toks[active].text == "without" and (t.text in lx.SUBJECT_PRONOUNS or t.text in lx.AUXILIARIES):
-            active = -1  # "without an overflow it doubles": "without" denies a phrase, not the clause
-        flags.append(active if active >= 0 else denied)
-        pair = tuple(words[n:n + 2])
-        if pair in _NOT_NEGATIONS and not (pair[0] == "not" and "also" not in words[n:] and "but" not in words[n:]):
-            continue
-        if t.text in lx.NEGATORS or any(tuple(words[n:n + len(p)]) == p for p in lx.NEGATING_PHRASES):
-            active = i
-    return flags
-
-
 def read(text: str) -> Reading:
     """Read ``text``: every token with its sentence, role, polarity and lemmas."""
     toks = tokens(text)
     n = len(toks)
     reading = Reading(str(text), toks, [-1] * n, [FRAGMENT] * n, [False] * n, [-1] * n,
                       [lx.lemmas(t.text) if t.kind == "word" else frozenset({t.text}) for t in toks])
+    reading.clause = [-1] * n
+    clause_count = 0
     for s, (sentence, question) in enumerate(_sentences(toks)):
         for i in sentence:
             reading.sentence[i] = s
@@ -318,12 +302,17 @@ def read(text: str) -> Reading:
                 labels.add(len(clause_roles) - 1)
                 after_colon.add(len(clause_roles))
                 continue
+            for i in clause:
+                reading.clause[i] = clause_count
+            clause_count += 1
             segments = _segments(toks, clause)
             predicates = [_predicate(toks, seg, reading.text, n == 0, lambda at, n=n: not related and imperatives.weak(
                 toks, segments, n, at)) for n, seg in enumerate(segments)]  # "Decouple the weight decay." names
-            if naming and len(segments) > 1:  # a list after a lead-in: only what cannot be a noun phrase claims
+            if naming:  # after a lead-in: only what cannot be a noun phrase claims, and no embedded question
                 predicates = [at if at is not None and (lists.asserts(toks, seg) or imperatives.imperative(
-                    toks, seg, at)) else None for seg, at in zip(segments, predicates)]
+                    toks, seg, at) and not lists.bare(toks, seg, at)) and not lists.embedded_question(toks, seg) else None
+                    for seg, at in zip(segments, predicates)]
+            reading.predicates += [at for at in predicates if at is not None]
             with_predicate = [at is not None for at in predicates]
             first = toks[clause[0]].text
             if question or _asked(toks, sentence, clause):
@@ -342,7 +331,7 @@ def read(text: str) -> Reading:
             for seg, item in zip(segments, listed):
                 for i in seg:
                     reading.role[i] = LISTED if item else role
-            for i, by in zip(clause, _negations(toks, clause)):
+            for i, by in zip(clause, polarity.negations(toks, clause)):
                 reading.negated[i], reading.negated_by[i] = by >= 0, by
             clause_roles.append((clause, role))
             groups.append(sum(1 for i in sentence if i < clause[0] and toks[i].text == ";"))
@@ -356,6 +345,7 @@ def read(text: str) -> Reading:
                     if reading.role[i] == FRAGMENT:
                         reading.role[i] = CONTEXT
         _read_counterfactuals(reading, clause_roles)
+        polarity.deny_framed(reading, [i for i in range(n) if reading.sentence[i] == s and toks[i].kind != "stop"])
     return reading
 
 
@@ -392,8 +382,9 @@ def _read_settings(reading: Reading, toks: list[Token], clause_roles, labels: se
             for i in clause:
                 reading.role[i] = CLAIM
     for n, ((clause, role), (next_clause, following)) in enumerate(zip(clause_roles, clause_roles[1:])):
-        if n in labels and role == FRAGMENT and following == FRAGMENT and len(clause) <= 4 and len(next_clause) >= 3 \
-                and not _listlike(toks, next_clause):  # "Exploding gradients: clip by global norm."
+        if n in labels and role == FRAGMENT and following == FRAGMENT and len(clause) <= 4 and (
+                len(next_clause) >= 3 or toks[next_clause[0]].kind == "num") \
+                and not _listlike(toks, next_clause):  # "Exploding gradients: clip by global norm."; "grads: 2"
             for i in clause + next_clause:
                 reading.role[i] = CLAIM
 

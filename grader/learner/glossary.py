@@ -17,9 +17,10 @@ from backprop_traps.grader.learner.patterns import Element, _written, compile_pa
 CONCEPTS = """
 sqrt: sqrt; square root; root
 eps: eps; fudge term
-gradient: gradient; grad; derivative; gradient signal; upstream gradient; incoming gradient; dl / d _
+gradient: gradient; grad; derivative; gradient signal; upstream gradient; incoming gradient; dl / d _; dl / _; delta; partial l
 sum: sum; summation; total; add up; add together; added together; sum up; accumulate; accumulat; +=; tally; combine
 overwrite: overwrit; assign; replace; clobber; set instead; = instead of +=; write over
+forgotten: forget; forgot; forgotten; never store; never stored; never keep; never kept; never record; never recorded; never save; never saved; not store; not stored; not kept; not saved; not recorded; does not store; does not keep; did not store; did not keep; throw away; threw away; thrown away; discard; discarded
 max: max; maximum; largest; biggest; highest; top
 winner: winner; argmax; arg max; {max} element; {max} input; {max} position; {max} value; {max} entry; {max} location; location of {max}; position of {max}; input that won; element that won; winning input; winning element; winning position; where {max} was; where {max} came from; where {max} is; maxima; maximal element; selected element
 average: average; mean; avg
@@ -37,8 +38,8 @@ memory: memory; vram; ram; hbm; footprint
 mask: mask; indicator; boolean; bool
 one_bit: 1 bit; one bit; single bit; bits; packbits; packed bit; bitmask; bit mask; bit per element
 finite_difference: finite difference; finite diff; central difference; central diff; numerical gradient; numeric gradient; numerical derivative; numerical estimate; gradient check; gradcheck; grad check; numerical check; numerically; numerical
-one_hot: one hot; onehot; indicator of the label; true class; target; label
-softmax: softmax; probabilities; probs; predicted probabilities
+one_hot: one hot; onehot; indicator of the label; true class; target; label; e_y; e_c; e_k; onehot ( y ); one hot ( y ); one_hot ( y ); delta_y; 1 [ k = y ]
+softmax: softmax; probabilities; probs; predicted probabilities; sigma ( z ); softmax ( z ); s ( z )
 transpose: transpose; transposed; .T
 overflow: overflow; overflows; inf; infinity; nan; blow up
 underflow: underflow; flush to zero; round to zero; vanish in fp16
@@ -58,7 +59,7 @@ vjp: vjp; vector jacobian product; vector jacobian; u transpose j; v transpose j
 jvp: jvp; jacobian vector product; jacobian vector; j v; j * v; push forward; tangent; directional derivative
 reverse: reverse; reversed; backwards; last to first; from the end; from the last; back to front; end to start
 topological: topological; topologically; dependency order; execution order
-logsumexp: logsumexp; log sum exp; lse; log of the sum of exp; log of the summed exp; log of the sum of the exponentials
+logsumexp: logsumexp; log sum exp; lse; log of the sum of exp; log of the summed exp; log of the sum of the exponentials; log sum _ exp; log of sum exp; logsumexp ( z )
 log_softmax: log softmax; logsoftmax; log_softmax
 layer: layer; depth; number of layers
 running_stats: running statistics; running mean; running average; running stats; running var; running variance; moving average; ema; exponential moving average

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from backprop_traps.grader.learner import clauses, lexicon
+from backprop_traps.grader.learner import clauses, lexicon, polarity
 from backprop_traps.grader.learner.glossary import glossary
 from backprop_traps.grader.learner.patterns import Element, Index, compile_part
 from backprop_traps.grader.learner.said import normalise  # noqa: F401  (the spelling rules, re-exported)
@@ -42,11 +42,12 @@ POINTS = (4, 7)
 
 _WHY = {clauses.ASKED: "asked, not said", clauses.FRAGMENT: "named, not claimed (no statement)",
         clauses.LISTED: "listed, not claimed", "negated": "denied", clauses.CONDITION: "only in a condition",
-        clauses.CONTEXT: "only beside the claim", "question": "only the question's own words"}
+        clauses.CONTEXT: "only beside the claim", "question": "only the question's own words",
+        "inverted": "says the other way round", "requantified": "says another quantity"}
 _OPERATORS = clauses.RELATIONS | frozenset({"+", "-", "*", "/", "^", "@"})
 """Operators that say something of their own: a formula's relation or arithmetic."""
 _RANK = {clauses.CLAIM: 0, clauses.CONDITION: 1, clauses.CONTEXT: 1, clauses.LISTED: 2, clauses.FRAGMENT: 2,
-         clauses.ASKED: 3, "negated": 4}
+         clauses.ASKED: 3, "negated": 4, "inverted": 4, "requantified": 4}
 
 
 @dataclass
@@ -69,6 +70,13 @@ class KeyPoint:
             self._compiled = [a for a in self._compiled if a]
         return self._compiled
 
+    def stated(self) -> tuple[frozenset, frozenset]:
+        """The directions ("outside", "accumulate") and quantities ("16", "one") the phrase
+        states (grader/learner/polarity.py)."""
+        if getattr(self, "_stated", None) is None:
+            self._stated = polarity.stated(self.point)
+        return self._stated
+
     def matches(self, text: str, question: str = "") -> bool:
         """Whether ``text`` says this point in one of the ways that count."""
         return check([self], text, question)[0].hit
@@ -83,6 +91,8 @@ class Verdict:
     """The words of the answer that say it (parts joined by " … "), or None."""
     why_not: str | None = None
     """When it does not count: why, with the words that came closest ("denied: «...»")."""
+    spans: tuple = ()
+    """Where the evidence is: ``(start, end)`` token spans of the answer's reading (clauses.read)."""
 
 
 def _parts(alternative: str) -> list[str]:
@@ -165,6 +175,8 @@ class _Answer:
         negated. Negators in ``own`` (the alternative's own words: "no decay", "instead of
         the gradient") do not deny. The role is its first word's (not a leading comma's)."""
         r = self.reading
+        if any(i in r.framed for i in range(start, end)):
+            return "negated"  # "It is not true that X needs no cache": the frame denies its own denial too
         for i in range(start, end):
             if self.negator(i):
                 break  # the part says the negation itself
@@ -184,6 +196,13 @@ class _Answer:
             if t.kind == "op" and t.text in _OPERATORS and t.text not in self.asked_words:
                 return True
         return False
+
+
+def _denial(part) -> bool:
+    """Whether every choice of a part is only a negation ("not|never|instead of"), as against
+    a part where a negative word is one way of saying a fact ("zero|nothing|0")."""
+    words = lexicon.NEGATORS | {w for p in lexicon.NEGATING_PHRASES for w in p} | {"and"}
+    return all(e.kind == "word" and e.values & words for choice in part for e in choice)
 
 
 def _disjoint(spans: list[list[tuple[int, int]]], rank) -> list[tuple[int, int]] | None:
@@ -217,7 +236,7 @@ def _judge(answer: _Answer, point: KeyPoint) -> Verdict:
                 continue
             states = [answer.status(*ab, own) for ab in chosen]
             for k, ab in enumerate(chosen):  # "{sum} + instead of + {overwrite}": it denies the part after it
-                n = answer.bare_negation(*ab)
+                n = answer.bare_negation(*ab) if _denial(alternative[k]) else None  # "zero|nothing": a fact
                 if n is not None and not (k + 1 < len(chosen) and answer.denies(n, chosen[k + 1])
                                           and not any(answer.denies(n, c) for c in chosen[:k])):
                     states[k] = "negated"
@@ -228,9 +247,14 @@ def _judge(answer: _Answer, point: KeyPoint) -> Verdict:
             evidence = " … ".join(r.span(a, b - 1) for a, b in sorted(set(chosen)))
             worst = max(states, key=_RANK.get)
             if _RANK[worst] <= _RANK[clauses.CONDITION] and clauses.CLAIM in states:
-                if any(answer.new_words(a, b) for a, b in chosen):
-                    return Verdict(point.point, True, evidence)
-                worst = "question"
+                if polarity.inverted(r, chosen, point.stated()[0]):
+                    worst = "inverted"
+                elif polarity.requantified(r, chosen, point.stated()[1]):
+                    worst = "requantified"
+                elif any(answer.new_words(a, b) for a, b in chosen):
+                    return Verdict(point.point, True, evidence, spans=tuple(sorted(set(chosen))))
+                else:
+                    worst = "question"
             elif worst == clauses.CONDITION:
                 worst = clauses.CONDITION
             rank = _RANK.get(worst, 1)

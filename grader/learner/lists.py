@@ -49,6 +49,10 @@ _LEAD_IN = re.compile(
     rf"(?: would| will| should| must| need to| want to| just| also)* "
     rf"(?:mention|list|name|bring up|talk about|cover|touch on|discuss|note|think about|think of|say)"
     rf"|(?:think about|think of|remember|recall|mention|keep in mind|key words?|keywords?)"
+    rf"|(?:let|let us|we can|we could|we should|i want to|i would like to|time to)"
+    rf" (?:talk about|discuss|cover|look at|go over|go through|consider|touch on|think about|start with)"
+    rf"|(?:there is|there are|we have|you have)(?: also)? (?:the|a) (?:question|issue|matter|topic|problem|subject|story)"
+    rf"s? of|what about|how about|regarding|as for|topics?|tags?"
     rf")(?: that)?(?: :)?(?= |$)")
 _LEAD_OUT = re.compile(
     rf"(?:^| )(?:(?:are|is|would be|will be|were)(?: all| really)? (?:(?:{_QUALIFIERS}) )*(?:{_META})(?: (?:{_AFTER}))*"
@@ -75,7 +79,8 @@ def lead_in(toks, sentence: list[int]) -> tuple[int, bool]:
     n = len(m.group().split())
     if n >= len(words):
         return 0, False  # "That is the key point." says nothing, but introduces nothing either
-    if words[n - 1] == "about" and (words[n] in _APPROXIMATE or toks[sentence[n]].kind == "num"):
+    if words[n - 1] == "about" and (words[n] in _APPROXIMATE or toks[sentence[n]].kind == "num") \
+            and "talk" not in words[:n]:  # "it is about 16 bytes" is an amount; "let's talk about 16, ..." no
         return 0, False
     return n, words[n - 1] != "that" and words[n] not in (",", "that", "to", "how", "why", "what", "when", "where")
 
@@ -170,6 +175,23 @@ def listed(toks, segments: list[list[int]], predicates: list[int | None], elabor
     if len(segments) - tails < 3 or 2 * sum(items) < len(segments) - tails:
         return [False] * len(segments)
     return [at is None for at in predicates]
+
+
+def bare(toks, segment: list[int], at: int) -> bool:
+    """An instruction's verb with nothing to act on ("zero and almost everywhere", "clip."):
+    after a lead-in, a name, not an instruction."""
+    n = segment.index(at)
+    return n + 1 >= len(segment) or toks[segment[n + 1]].text in ("and", "or")
+
+
+_WH = frozenset({"where", "how", "why", "what", "which", "whether", "when", "who"})
+
+
+def embedded_question(toks, segment: list[int]) -> bool:
+    """"the question of A *and where B goes*": a wh-word after "and", "or", "of" or "about"
+    opens a question named, not a claim."""
+    words = [toks[i].text for i in segment]
+    return any(w in _WH and n and words[n - 1] in ("and", "or", "of", "about") for n, w in enumerate(words))
 
 
 def _contrast(toks, segment: list[int]) -> bool:

@@ -33,6 +33,8 @@ _STEPS = (
     (re.compile(r"'re\b"), " are"), (re.compile(r"'ve\b"), " have"), (re.compile(r"'ll\b"), " will"),
     (re.compile(r"'d\b"), " would"), (re.compile(r"'s\b|s'(?=\s)"), ""),
     (re.compile(r"\*\*"), "^"),
+    (re.compile(r"\bplus equals\b"), " += "), (re.compile(r"\b(?:is equal to|equals|equal to)\b"), " = "),  # said aloud
+    (re.compile(r"\[([^\[\]]*(?:[<>]|!=|==)[^\[\]]*)\]"), r"(\1)"),  # an Iverson bracket [z > 0] is (z > 0)
     (re.compile(r"(?:,\s*)?\b(?:u+m+|u+h+|e+rm+|e+r|hm+|mm+|ah+)\b(?:\s*,(?=\s))?"), " "),  # fillers: "divide them by, um, one minus"
     (re.compile(r"(?<=[a-z]{2})-(?=[a-z])|(?<=[a-z])-(?=[a-z]{2})"), " "),
     (re.compile(r"(?<=\d)-(?=(?:bit|byte|hot|way|step|layer|element|pass|dimension|d\b|norm|th\b|fold))"), " "),
@@ -103,19 +105,29 @@ _SPACED_SLASH = re.compile(r"(?<!\S)(\S+) / (?=(\S+))")
 """A match starts only where a word does: from inside a long word it could only fail, after
 trying every end of it (64 KB without a space took ~50 s, quadratic)."""
 _WORDY = re.compile(r"[a-z]{3,}")
+_NAMED = re.compile(r"[a-z]{3,}(?:_[a-z]{3,})*")
+
+
+_SPACED_PIPE = re.compile(r"(?<=[\w`'\")\]]) \| (?=[\w`'\"(\[])")
+_HASHTAG = re.compile(r"(?:^|(?<=\s))#(?=[^\W\d])")
 
 
 def _slash_lists(text: str, where: list[int]) -> tuple[str, list[int]]:
     """"bias correction / decoupled decay / eps outside": where a stretch between sentence marks
     holds two slashes with spaces round them, each between words (not formula terms, as in
-    ``loss / n``), its spaced slashes separate the items of a list, as commas do."""
+    ``loss / n``), or one between two words ("gather / each input"), its spaced slashes separate
+    the items of a list, as commas do. So does a pipe with spaces round it between two terms
+    ("overlap | sum"; ``| x |`` stays a bar), and a hashtag opens an item ("#eps #outside")."""
     out = list(text)
     for chunk in re.finditer(r"[^.!?;\n]+", text):
         slashes = [m for m in _SPACED_SLASH.finditer(chunk.group())]
         wordy = [m for m in slashes if _WORDY.fullmatch(m.group(1).strip("(),")) and _WORDY.match(m.group(2))]
-        if len(slashes) >= 2 and len(wordy) >= 2:
+        named = [m for m in slashes if _NAMED.fullmatch(m.group(1).strip("(),")) and _NAMED.match(m.group(2))]
+        if len(slashes) >= 2 and wordy or len(slashes) == 1 and named:
             for m in slashes:
                 out[chunk.start() + m.end(1) + 1] = ","
+    for m in _SPACED_PIPE.finditer(text):
+        out[m.start() + 1] = ","
     return "".join(out), where
 
 
@@ -147,6 +159,7 @@ def tokens(text: str) -> list[Token]:
     spelled, where = _enumerations(spelled, where)
     for pattern, repl in _STEPS:
         spelled, where = _substitute(pattern, repl, spelled, where)
+    spelled, where = _substitute(_HASHTAG, " . ", spelled, where)  # "#eps #outside": each tag a word apart
     spelled, where = _slash_lists(spelled, where)
     found: list[Token] = []
     for m in TOKEN.finditer(spelled):
