@@ -14,10 +14,10 @@ import html
 import re
 
 from backprop_traps.grader.engine.results import GradeResult
-from backprop_traps.grader.learner.report import counts_text, once, points_text, replay_text
+from backprop_traps.grader.learner.report import STALE_SCORE, counts_text, once, points_text, replay_text
 from backprop_traps.grader.sandbox.inert import inert
 
-GREEN, RED, MAGENTA, AMBER = "#1a7f37", "#cf222e", "#8250df", "#9a6700"
+GREEN, RED, MAGENTA, AMBER, GREY = "#1a7f37", "#cf222e", "#8250df", "#9a6700", "#6e7781"
 _BOX = ("font-family: var(--jp-code-font-family, monospace); font-size: 13px; line-height: 1.45; "
         "max-width: 100%; overflow-wrap: anywhere;")
 _CELL = re.compile(r"\bcell (\d+)\b")
@@ -62,6 +62,10 @@ def render_html(result: GradeResult, shown_name: str, cells: dict | None = None,
                      f'font-weight:bold; white-space:normal">{html.escape(stale)}</div>')
     parts.append(f'<div style="font-weight:bold">{_esc(result.question or "?", cells)} · '
                  f'{_esc(shown_name, cells)}</div>')
+    if result.error and result.internal_error:  # the grader's fault: no score, not even a 0
+        parts.append(f'<div style="color:{MAGENTA}">The grader failed: {_esc(result.error, cells)}</div>')
+        parts.append(f"<div>Score: none (not graded; out of {result.max_score:g} points)</div></div>")
+        return "".join(parts)
     if result.error:
         parts.append(f'<div style="color:{RED}">Could not grade: {_esc(result.error, cells)}</div>')
         parts.append(f"<div>Score: 0 / {result.max_score:g} points</div></div>")
@@ -70,11 +74,14 @@ def render_html(result: GradeResult, shown_name: str, cells: dict | None = None,
         items = "".join(f"<li>{_esc(w, cells)}</li>" for w in result.warnings)
         parts.append(f'<div style="color:{AMBER}">Warnings (every cell ran in order, going on past '
                      f'errors, as nbgrader does):</div><ul style="margin:2px 0 6px 1.2em; padding:0">{items}</ul>')
+    if stale:  # what follows is the saved file's, not what the learner sees above
+        parts.append(f'<div style="color:{GREY}">The checks of the saved file (not what this kernel ran), '
+                     "in grey: they give no score.</div>")
     parts.append('<table style="border-collapse:collapse; width:100%; table-layout:auto">')
     shown: set[str] = set()
     for t in result.tests:
         badge = (_badge("BUG", MAGENTA) if t.grader_error else
-                 _badge("PASS", GREEN) if t.passed else _badge("FAIL", RED))
+                 _badge("PASS", GREY if stale else GREEN) if t.passed else _badge("FAIL", GREY if stale else RED))
         trap = (f' <span style="color:{AMBER}; white-space:nowrap">[trap: {_esc(t.trap, cells)}]</span>'
                 if t.trap else "")
         parts.append(f'<tr style="vertical-align:top"><td style="padding:1px 6px 1px 0">{badge}</td>'
@@ -85,17 +92,23 @@ def render_html(result: GradeResult, shown_name: str, cells: dict | None = None,
                          f'{_feedback(once(t.feedback, shown), cells)}</td></tr>')
     parts.append("</table>")
     public = result.public
+    what = "Visible tests of the saved file" if stale else "Visible tests"
     if public is not None and public.error:
-        parts.append(f"<div>Visible tests (not scored): could not run ({_esc(public.error, cells)}).</div>")
-    elif public is not None and public.failures:
+        parts.append(f"<div>{what} (not scored): could not run ({_esc(public.error, cells)}).</div>")
+    elif public is not None and (public.failures or stale):
+        # stale: never "3 of 3 pass" unqualified, under a test cell that failed in the kernel
         items = "".join(f'<li><span style="color:{RED}">x</span> {_esc(f, cells)}</li>' for f in public.failures)
-        parts.append(f"<div>Visible tests (not scored): {public.passed} of {public.total} pass; failing:</div>"
-                     f'<ul style="margin:2px 0 6px 1.2em; padding:0; list-style:none">{items}</ul>')
+        parts.append(f"<div>{what} (not scored{', not what ran above' if stale else ''}): {public.passed} of "
+                     f"{public.total} pass{'; failing:' if public.failures else '.'}</div>"
+                     + (f'<ul style="margin:2px 0 6px 1.2em; padding:0; list-style:none">{items}</ul>' if items else ""))
     if result.manual:
         parts.append(f"<div>Not auto-graded (never in the score): {_esc(', '.join(result.manual), cells)}.</div>")
-    colour = GREEN if result.score >= result.max_score and not stale else RED if result.score == 0 else "inherit"
-    parts.append(f'<div style="margin-top:4px">Score: <b style="color:{colour}">{html.escape(points_text(result))}'
-                 f"</b> ({html.escape(counts_text(result))}; {html.escape(replay_text(result))})</div>")
+    if stale:
+        parts.append(f'<div style="margin-top:4px; color:{RED}">{html.escape(STALE_SCORE)}</div>')
+    else:
+        colour = GREEN if result.score >= result.max_score else RED if result.score == 0 else "inherit"
+        parts.append(f'<div style="margin-top:4px">Score: <b style="color:{colour}">{html.escape(points_text(result))}'
+                     f"</b> ({html.escape(counts_text(result))}; {html.escape(replay_text(result))})</div>")
     passed = sum(t.passed for t in result.tests)
     if public is not None and public.passed == public.total and passed < len(result.tests):
         parts.append(f'<div style="color:{AMBER}">Every visible test passes, but {len(result.tests) - passed} '
@@ -117,9 +130,20 @@ def notebook_follow_up(text: str, submission: str, question: str | None) -> str:
         text = text.replace(f"(`grade start {question} --solution` copies it and the kernels",
                             "(`grade_this_notebook(solution=True)` copies the solution notebook and its kernels")
         text = text.replace(f"`grade start {question} --solution`", "`grade_this_notebook(solution=True)`")
+    names = None
+    if question:
+        from backprop_traps.grader.learner.next_steps import copy_names
+        try:
+            names = copy_names(question)
+        except KeyError:  # not one of the kit's questions: no copy to name
+            names = None
     lines = []
     for line in text.splitlines():
-        if re.match(r"\s+(the solution notebook|its Numba CUDA kernels):", line):
-            continue  # the kit's own files: offered as the copy below, never as a path
+        found = re.match(r"(\s+)(the solution notebook|its Numba CUDA kernels):", line)
+        if found:  # the kit's own files: named as the copy that comes here, never by their path
+            if names is not None:
+                copy = names[0] if found.group(2) == "the solution notebook" else names[1]
+                lines.append(f"{found.group(0)} {copy} (here once copied)")
+            continue
         lines.append(re.sub(r"(, then every answer on one page: )\S+", r"\1docs/interview.md", line))
     return "\n".join(lines)
