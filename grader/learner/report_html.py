@@ -35,19 +35,25 @@ def _esc(text: str, cells: dict) -> str:
 
 
 def _feedback(text: str, cells: dict) -> str:
-    """Prose lines as paragraphs the browser wraps; indented lines (examples) in a <pre>."""
+    """Prose lines as paragraphs the browser wraps; indented lines (examples, the list of the
+    reference's files) in a <pre> that keeps their layout and wraps what is wider than the output
+    area (issue 51, item 9: a ``white-space:pre`` line was cut mid-word at 1280 px, with no
+    scrollbar JupyterLab would show), breaking inside a word only where nothing else fits."""
     out, block = [], []
     for line in text.splitlines():
         if line[:1].isspace():
             block.append(line)
             continue
         if block:
-            out.append(f'<pre style="margin:2px 0; white-space:pre; overflow-x:auto">{_esc(chr(10).join(block), cells)}</pre>')
+            out.append(f'<pre style="{_PRE}">{_esc(chr(10).join(block), cells)}</pre>')
             block = []
         out.append(f'<div style="white-space:normal">{_esc(line, cells)}</div>')
     if block:
-        out.append(f'<pre style="margin:2px 0; white-space:pre; overflow-x:auto">{_esc(chr(10).join(block), cells)}</pre>')
+        out.append(f'<pre style="{_PRE}">{_esc(chr(10).join(block), cells)}</pre>')
     return "".join(out)
+
+
+_PRE = "margin:2px 0; white-space:pre-wrap; word-break:normal; overflow-wrap:break-word; max-width:100%"
 
 
 def render_html(result: GradeResult, shown_name: str, cells: dict | None = None,
