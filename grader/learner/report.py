@@ -73,11 +73,12 @@ def render(result: GradeResult, color: bool, stale: bool = False) -> str:
     else:
         lines.append(f"  Score: {style(points_text(result), bold=True)}   ({counts_text(result)}; {replay_text(result)})")
     if result.public is not None and result.public.passed == result.public.total and passed < len(result.tests):
-        lines.append(style(f"  Every visible test passes, but {len(result.tests) - passed} hidden check(s) "
-                           "fail: the visible tests only check the basics.", fg="yellow"))
+        lines.append(style(f"  Every visible test passes, but {failing_checks(len(result.tests) - passed)}: "
+                           "the visible tests only check the basics.", fg="yellow"))
     broken = sum(t.grader_error for t in result.tests)
     if broken:
-        lines.append(style(f"  {broken} check(s) broke inside the grader (BUG above): not your answer's fault;\n"
+        lines.append(style(f"  {broken} {'check' if broken == 1 else 'checks'} broke inside the grader (BUG above): "
+                           "not your answer's fault;\n"
                            "  the score above may be too low. Please report it.", fg="magenta"))
     if not (result.isolation.startswith("bubblewrap") or "landlock-abi" in result.isolation):
         lines.append(style("  Note: this platform offers no filesystem isolation (bubblewrap or Landlock); "
@@ -114,6 +115,11 @@ def replay_text(result: GradeResult) -> str:
         return (f"seed {result.seed}, draw {inert(result.draw, 40)}: --seed {result.seed} "
                 f"--draw {inert(result.draw, 40)} replays this run")
     return f"seed {result.seed}: --seed {result.seed} replays this run"
+
+
+def failing_checks(count: int) -> str:
+    """"1 hidden check fails", "2 hidden checks fail": the number said in good grammar."""
+    return f"{count} hidden check fails" if count == 1 else f"{count} hidden checks fail"
 
 
 def points_text(result: GradeResult) -> str:

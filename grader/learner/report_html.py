@@ -14,7 +14,8 @@ import html
 import re
 
 from backprop_traps.grader.engine.results import GradeResult
-from backprop_traps.grader.learner.report import STALE_SCORE, counts_text, once, points_text, replay_text
+from backprop_traps.grader.learner.report import (STALE_SCORE, counts_text, failing_checks, once, points_text,
+                                                  replay_text)
 from backprop_traps.grader.sandbox.inert import inert
 
 GREEN, RED, MAGENTA, AMBER, GREY = "#1a7f37", "#cf222e", "#8250df", "#9a6700", "#6e7781"
@@ -117,8 +118,8 @@ def render_html(result: GradeResult, shown_name: str, cells: dict | None = None,
                      f"</b> ({html.escape(counts_text(result))}; {html.escape(replay_text(result))})</div>")
     passed = sum(t.passed for t in result.tests)
     if public is not None and public.passed == public.total and passed < len(result.tests):
-        parts.append(f'<div style="color:{AMBER}">Every visible test passes, but {len(result.tests) - passed} '
-                     "hidden check(s) fail: the visible tests only check the basics.</div>")
+        parts.append(f'<div style="color:{AMBER}">Every visible test passes, but '
+                     f"{failing_checks(len(result.tests) - passed)}: the visible tests only check the basics.</div>")
     if any(t.grader_error for t in result.tests):
         parts.append(f'<div style="color:{MAGENTA}">A check broke inside the grader (BUG above): not your '
                      "answer's fault; the score may be too low. Please report it.</div>")
