@@ -9,7 +9,9 @@ live objects. That cell is tagged ``demo``, so grading skips it (no recursion).
 
 It reads the notebook as saved on disk and never saves it: Jupyter keeps your edits in
 the browser until you save, so save first (Ctrl-S). When the saved cells differ from the
-code this kernel ran, the report leads with that, in words, and never says "full marks".
+code this kernel ran last (a cell never run as saved, or a function the kernel holds from an
+edited, unsaved version of its cell: grader/notebook_kernel.py), the report leads with that, in
+words, shows the saved file's checks in grey and gives no score, never "full marks".
 In a notebook the report is HTML (grader/learner/report_html.py: colour, wrapped by the
 browser, cells named as JupyterLab numbers them), with `grade`'s own text as its fallback;
 ``hint=True`` and ``solution=True`` do what `grade FILE --hint` and `grade start ID
@@ -67,6 +69,32 @@ def not_run(path: Path, executed: set[str]) -> list[str]:
         return []
     cells = [cell_source(c).strip() for c in nb["cells"] if isinstance(c, dict) and is_graded_code(c)]
     return [src for src in cells if src and src not in executed]
+
+
+def stale_cells(path: Path) -> list[str]:
+    """What of the saved notebook is not what this kernel ran, one phrase per cell: a graded cell
+    never run as saved ("not run as saved"), or one whose definitions the kernel holds from an
+    edited, unsaved text (``notebook_kernel``: what a cell ran *last*, not whether its saved text
+    ever ran). Empty outside IPython."""
+    ip = _kernel()
+    nb = _read(path)
+    if ip is None or nb is None:
+        return []
+    from backprop_traps.grader.notebook_kernel import edited_cells
+    phrases = {src: f"`{_first_line(src)}` was not run as saved" for src in not_run(path, executed_cells())}
+    code = [c for c in nb["cells"] if isinstance(c, dict) and c.get("cell_type") == "code"]
+    graded = [cell_source(c).strip() for c in code if is_graded_code(c)]
+    for cell in edited_cells([g for g in graded if g], [cell_source(c) for c in code], ip):
+        names = ", ".join(f"`{n}`" for n in cell.names)
+        when = f" (in [{cell.run}])" if cell.run else ""
+        phrases[cell.source] = (f"{names} {'is' if len(cell.names) == 1 else 'are'} this kernel's from an "
+                                f"edited, unsaved version of its cell{when}")  # one phrase a cell
+    return [phrases[src] for src in graded if src in phrases]
+
+
+def _first_line(source: str) -> str:
+    first = source.strip().splitlines()[0] if source.strip() else ""
+    return first[:60] + ("..." if len(first) > 60 else "")
 
 
 def _from_front_end() -> Path | None:
@@ -177,10 +205,10 @@ def grade_this_notebook(question: str | None = None, path: str | os.PathLike | N
         print(f"There is no notebook at {inert(notebook)}; pass the path of this notebook's file.")
         return
     shown = _relative(notebook)  # as `grade` run in this folder names it
-    stale = not_run(notebook, executed_cells()) if _kernel() is not None else []
+    stale = stale_cells(notebook)
     lead = stale_sentence(stale, shown)
     result = grade_path(shown, question=question, seed=seed, visible_tests=True)
-    text = render(result, color=False)
+    text = render(result, color=False, stale=bool(stale))
     kit_solution = notebook.resolve() in {p.resolve() for p in solution_notebooks().values()}
     follow_up = ""
     if not kit_solution:  # the reference grading itself is not the learner's score
@@ -199,10 +227,10 @@ def stale_sentence(stale: list[str], shown: str) -> str:
     if not stale:
         return ""
     from backprop_traps.grader.sandbox.inert import inert  # the path came from the front end
-    return (f"This grades {inert(shown)} as saved on disk, but {len(stale)} of its code cells are not what "
-            "this kernel ran (edited and not saved, or not run since): the score below is the saved "
-            "file's, not what you see above. Save the notebook (Ctrl-S), run the cells, then run this "
-            "cell again.")
+    cells = "1 of its code cells is" if len(stale) == 1 else f"{len(stale)} of its code cells are"
+    return (f"This grades {inert(shown)} as saved on disk, but {cells} not what this kernel ran "
+            f"({inert('; '.join(stale), 600)}): the checks below are the saved file's, not what you see "
+            "above, and give no score. Save the notebook (Ctrl-S), run the cells, then run this cell again.")
 
 
 def _relative(notebook: Path) -> str:

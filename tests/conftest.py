@@ -123,6 +123,7 @@ def _rank(nodeid: str) -> int:
 # and a path (`python -m pytest tests`, `tests/kernels/test_x.py`) or any -m runs what it names.
 # CI (.ci/run) runs both.
 KERNEL_TESTS = "tests/kernels/"
+BROWSER_TESTS = "tests/browser/"  # a real JupyterLab in Chromium: `python -m pytest -m browser tests/browser -n 0`
 
 
 def leaves_out_kernels(config) -> bool:
@@ -153,7 +154,8 @@ def start_heartbeat(config):
 
 def pytest_report_header(config):
     if leaves_out_kernels(config):
-        return ["the simulator's kernel tests (tests/kernels) run apart: `python -m pytest -m kernels`"]
+        return ["the simulator's kernel tests (tests/kernels) run apart: `python -m pytest -m kernels`; "
+                "the browser test too: `python -m pytest -m browser tests/browser -n 0`"]
     return []
 
 
@@ -168,6 +170,9 @@ def pytest_collection_modifyitems(config, items):
             if leave_out:
                 left_out.append(item)
                 continue
+        if leave_out and item.nodeid.startswith(BROWSER_TESTS):  # minutes, and a browser: by name only
+            left_out.append(item)
+            continue
         kept.append(item)
     if left_out:
         config.hook.pytest_deselected(items=left_out)

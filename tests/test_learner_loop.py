@@ -122,7 +122,7 @@ def test_visible_tests_passing_never_reads_as_done(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = CliRunner().invoke(main, [str(path)])
     assert "hidden checks: 6 of 8 pass, visible tests: 3 of 3 pass" in out.stdout
-    assert "Every visible test passes, but 2 hidden check(s) fail" in out.stdout
+    assert "Every visible test passes, but 2 hidden checks fail" in out.stdout
     assert "The smallest input where yours is still wrong" in out.stdout  # a 3 x 5 plane, say
     doc = json.loads(CliRunner().invoke(main, [str(path), "--json"]).stdout)
     assert set(doc) == {"submission", "question", "score", "max_score", "error", "tests", "seed",

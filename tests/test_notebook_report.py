@@ -95,6 +95,7 @@ def test_a_saved_file_that_is_not_what_ran_is_said_first_and_never_full_marks(tm
     run_all(nb, tmp_path)
     text, html = shown(nb.cells[-1]), shown(nb.cells[-1], "text/html")
     assert text.startswith("This grades 01_routing_trap.ipynb as saved on disk, but"), text[:300]
+    assert "Score: none" in text and "#1a7f37" not in html
     assert "not what this kernel ran" in html.split("PASS")[0]        # it leads, above the checks
     assert "Full marks" not in text and "Full marks" not in html
 
@@ -137,3 +138,28 @@ def test_learner_text_in_the_html_is_escaped():
     html = render_html(result, "nb.ipynb", {3: "[7]"})
     assert "<script" not in html and "<img" not in html and "&lt;script&gt;" in html
     assert "cell [7] raised" in html
+
+
+def test_an_unsaved_edit_run_after_a_first_run_all_is_said_first_and_never_full_marks(tmp_path):
+    """Issue 51, item 1: Run All (full marks), edit the backward into a wrong answer without saving,
+    run that cell and the grade cell: the report says the kernel ran an unsaved edit, shows the
+    saved file's checks in grey and no score, and never "3 of 3 pass" unqualified."""
+    nb = nbformat.read(str(REPO / "solutions" / STUB), as_version=4)
+    nbformat.write(nb, str(tmp_path / STUB))
+    client = NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    with client.setup_kernel():
+        for index, cell in enumerate(nb.cells):
+            client.execute_cell(cell, index)
+        assert "Score: 12 / 12 points" in shown(nb.cells[-1])
+        place = next(i for i, c in enumerate(nb.cells)
+                     if c.metadata.get("nbgrader", {}).get("grade_id") == "maxpool2d_backward")
+        nb.cells[place].source += "\n\n_right = maxpool2d_backward\nmaxpool2d_backward = lambda *a: 2 * _right(*a)\n"
+        client.execute_cell(nb.cells[place], place)  # not saved
+        client.execute_cell(nb.cells[-1], len(nb.cells) - 1)
+    text, html = shown(nb.cells[-1]), shown(nb.cells[-1], "text/html")
+    assert text.startswith("This grades 01_routing_trap.ipynb as saved on disk, but 1 of its code cells is"), text
+    assert "`maxpool2d_backward` is this kernel's from an edited, unsaved version" in text, text[:600]
+    for report in (text, html):
+        assert "Full marks" not in report and "12 / 12" not in report and "Score: none" in report
+        assert "Visible tests of the saved file (not scored, not what ran above)" in report
+    assert "#1a7f37" not in html.split("Score: none")[0]  # no green PASS for the saved file's checks

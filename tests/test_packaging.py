@@ -257,6 +257,31 @@ def test_learner_code_cannot_read_the_installed_kit(installed, tmp_path):
 
 
 @pytest.mark.packaging
+def test_the_shipped_solution_graded_by_its_path_inside_the_package(installed, tmp_path):
+    """Issue 51, item 2: `grade <site-packages>/backprop_traps/grader/content/solutions/...` lies
+    under the kit's hidden tree; it is graded with the same sandbox layers as a copy elsewhere
+    (it lost bubblewrap, then scored 0 with BUG lines) and gets full marks."""
+    _, venv, env = installed
+    where = subprocess.run([str(venv / "bin" / "python"), "-c",
+                            "import backprop_traps; print(backprop_traps.__file__)"],
+                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                           check=True).stdout.strip()
+    inside = Path(where).parent / "grader" / "content" / "solutions" / STUB
+    outside = tmp_path / STUB
+    shutil.copy(inside, outside)
+
+    def graded(path):
+        done = subprocess.run([str(venv / "bin" / "grade"), str(path), "--json"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    there, here = graded(inside), graded(outside)
+    assert there["error"] is None and there["score"] == there["max_score"] == 12.0, there
+    assert there["isolation"] == here["isolation"], (there["isolation"], here["isolation"])
+
+
+@pytest.mark.packaging
 def test_installed_beside_another_projects_grader_and_kernels(installed, tmp_path):
     """The kit owns one top-level name, backprop_traps (issue 27). Another project's ``kernels``
     (Hugging Face's kernel hub has that name) and ``grader`` in the same site-packages import as

