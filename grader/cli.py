@@ -165,7 +165,10 @@ def check(submissions, question, seed, as_json, hint, replay, draw, limits, ques
 
     Your best score and the hints you have seen are kept in this folder's
     .backprop_traps_history.json (not with --json)."""
+    from backprop_traps.grader.engine import timeline
+    timeline.mark("interpreter, click, the CLI")
     from backprop_traps.grader.engine.run import grade_path  # imported here so `grade --help` stays instant
+    timeline.mark("import the engine")
 
     if hint and as_json:
         raise click.UsageError("--hint shows text for a person; it cannot go with --json")
@@ -178,14 +181,17 @@ def check(submissions, question, seed, as_json, hint, replay, draw, limits, ques
     if as_json:
         docs = [r.to_json() for r in results]
         click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
+        timeline.mark("the report")
         return
     from backprop_traps.grader.learner.report import render
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     click.echo("\n\n".join(render(r, color) for r in results), color=color)
+    timeline.mark("the report")
     if replay or draw:  # a course run replayed: not this folder's practice
         return
     from backprop_traps.grader.commands import learner
     follow_up = learner.after_grading(results, hint, color)
     if follow_up:
         click.echo("\n" + follow_up, color=color)
+    timeline.mark("the history (best score, hints)")
 

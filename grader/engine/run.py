@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.engine import timeline
 from backprop_traps.grader.engine.call_memo import CallMemo, SandboxRefused
 from backprop_traps.grader.engine.draws import checks_seed, is_draw
 from backprop_traps.grader.engine.question import Fail
@@ -59,6 +60,7 @@ def _grade(path, question, seed, limits, root, visible_tests=False, practice=Fal
     seed = DEFAULT_SEED if seed is None else seed
     sub = load_submission(path, question)
     known = solution_notebooks(root)
+    timeline.mark("read the submission")
     result = GradeResult(submission=str(path), question=sub.question, score=0.0, max_score=0.0,
                          seed=seed, draw=draw)
     if sub.question is not None and sub.question not in known:
@@ -68,6 +70,7 @@ def _grade(path, question, seed, limits, root, visible_tests=False, practice=Fal
         return _refuse(sub, root, known, result)
     from backprop_traps.grader.engine.wrong_question import looks_like, sentence
     other = looks_like(sub, sub.question, root)  # a file for another question: say which (issue 24)
+    timeline.mark("which question it answers")
     if other is not None:
         question = _question_or_say_why(sub.question, root, result)
         if question is not None:
@@ -78,13 +81,17 @@ def _grade(path, question, seed, limits, root, visible_tests=False, practice=Fal
     sandbox = Sandbox(sub.source, limits, hide=[root, Path(sub.path).resolve().parent], cells=sub.cells,
                       practice=practice)
     sandbox.launch()
-    with sandbox:
-        question = _question_or_say_why(sub.question, root, result)  # once: an instructor's checks run by path
-        if question is None:
-            return result
-        result.max_score = question.max_score
-        sandbox.expect_measured_calls(question.expected_measured_calls)
-        return _run_checks(sub, question, root, seed, sandbox, result, visible_tests)
+    try:
+        with sandbox:
+            question = _question_or_say_why(sub.question, root, result)  # once: an instructor's checks run by path
+            timeline.mark("load the question's checks")
+            if question is None:
+                return result
+            result.max_score = question.max_score
+            sandbox.expect_measured_calls(question.expected_measured_calls)
+            return _run_checks(sub, question, root, seed, sandbox, result, visible_tests)
+    finally:
+        timeline.mark("close the sandbox")
 
 
 def _question_or_say_why(question_id: str, root: Path, result: GradeResult):
@@ -123,6 +130,7 @@ def _run_checks(sub, question, root: Path, seed: int, sandbox: Sandbox, result: 
         from backprop_traps.grader.sandbox.source_child import SourceChild
         source_child = SourceChild(sandbox, question.source_harness())
         source_child.begin()
+        timeline.mark("launch the second child (the grader's own, for kernels)")
     try:
         return _checks(sub, question, ref, sandbox, source_child, seed, result, visible_tests)
     finally:
@@ -133,6 +141,7 @@ def _run_checks(sub, question, root: Path, seed: int, sandbox: Sandbox, result: 
 def _checks(sub, question, ref, sandbox: Sandbox, source_child, seed: int, result: GradeResult,
             visible_tests: bool) -> GradeResult:
     from backprop_traps.grader.engine.context import CheckContext  # numpy: after the child was launched
+    timeline.mark("import the checks' context (numpy)")
     loaded = sandbox.start()  # a notebook loads cell by cell, past errors
     result.isolation = sandbox.isolation
     calls = CallMemo(sandbox)  # a function that timed out once is not run again
@@ -147,10 +156,12 @@ def _checks(sub, question, ref, sandbox: Sandbox, source_child, seed: int, resul
             outcome = _run_one(check, CheckContext(question, calls, ref, checks_seed(seed, result.draw),
                                                    check.name))
         result.tests.append(outcome)
+        timeline.mark(f"check: {check.name}")
     if visible_tests and loaded.ok:
         from backprop_traps.grader.engine.visible_tests import manual_cells, run_visible_tests
         result.public = run_visible_tests(sandbox, sub.path)
         result.manual = manual_cells(sub.path)
+        timeline.mark("the notebook's visible tests")
     if sandbox.refused:  # loading failed because of the sandbox: what fails is not the learner's doing
         for t in result.tests:
             if not t.passed and not t.grader_error:
@@ -188,7 +199,9 @@ def _run_one(check, ctx: CheckContext) -> CheckResult:
     except Fail as fail:
         from backprop_traps.grader.engine.trap_feedback import split
         from backprop_traps.grader.engine.upstream import explain
+        timeline.mark(f"check (failed): {check.name}")
         fail = explain(ctx, fail) or fail  # a downstream function is never blamed for an upstream one
+        timeline.mark("  upstream replay")
         feedback, hints = split(ctx.question, check, fail.feedback, fail.trap)
         hints = fail.hints or hints
         return CheckResult(check.name, 0.0, check.points, False, trap=fail.trap,

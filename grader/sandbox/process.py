@@ -15,8 +15,10 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
+from backprop_traps.grader.engine import timeline
 from backprop_traps.grader.sandbox import bwrap, cgroup, measure
 from backprop_traps.grader.sandbox.channel import CallResult, Channel, Output  # noqa: F401 (CallResult: re-exported)
 from backprop_traps.grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_folders
@@ -126,7 +128,21 @@ class Sandbox(LoadsSubmission, Channel):
             return launched
         use_bwrap, setup = launched
         started = self._exchange(setup, self.limits.call_seconds + 5, what="starting the sandbox")
+        if timeline.enabled():
+            self._profile_boot(started)
         return self._started(started, use_bwrap)
+
+    def _profile_boot(self, started: CallResult) -> None:
+        """The child's boot, for the profile (``timeline``): its stamps are the child's word,
+        shown and never used."""
+        boot = started.value.get("boot") if started.ok and isinstance(started.value, dict) else None
+        timeline.mark("child handshake (waited for its boot)")
+        if isinstance(boot, list) and len(boot) == 4 and all(isinstance(t, float) for t in boot):
+            began, imported, ready, cpu = boot
+            timeline.note("child: bwrap, cgroup join, Python start-up", began - self._popen_at)
+            timeline.note("child: worker imports (numpy)", imported - began)
+            timeline.note("child: limits, Landlock, handshake", ready - imported)
+            timeline.note("child: CPU seconds of its boot", cpu)
 
     def _launch(self) -> "CallResult | tuple[bool, dict]":
         """The child's process, started; returns (whether bubblewrap wraps it, the setup
@@ -160,6 +176,7 @@ class Sandbox(LoadsSubmission, Channel):
         else:
             argv = [sys.executable, "-I", "-B", str(WORKER), str(resp_w)]
         argv = self._meter.wrap(argv)
+        self._popen_at = time.monotonic()
         self._proc = subprocess.Popen(
             argv, stdin=req_r, stdout=out_w, stderr=out_w, pass_fds=tuple(keep), cwd=self._tmp,
             env=env if not use_bwrap else {"PATH": "/usr/bin:/bin"}, start_new_session=True)
@@ -169,6 +186,8 @@ class Sandbox(LoadsSubmission, Channel):
         os.set_blocking(self._req, False)  # a child that stops reading cannot block the grader
         threading.Thread(target=self._output.drain, args=(out_r,), daemon=True).start()
         self._meter.attach(self._proc.pid, self._info_r)
+        timeline.watch_sandbox(lambda proc=self._proc: proc.pid if proc.returncode is None else None)
+        timeline.mark("launch the sandbox (cgroup, seccomp, bwrap spawned)")
         if use_bwrap:
             read_only = bwrap.python_roots() + ["/usr", "/etc", "/dev/urandom", *bwrap.SYSTEM_INFO]
             read_write = [bwrap.scratch()[0], "/dev/null"]
