@@ -98,6 +98,30 @@ class Sandbox(LoadsSubmission, Channel):
         if self._launched is None and self._proc is None:
             self._launched = self._launch()
 
+    def launch_key(self) -> tuple:
+        """What this sandbox's launch depended on (``warm.py``): two sandboxes with the same key
+        start alike, so a prepared one may serve a grading that would have started its own."""
+        from backprop_traps.grader.sandbox.visibility import readable_paths
+        seen = readable_paths()
+        masked = tuple(sorted(p for p in self._hidden_paths()
+                              if any(p == r or p.startswith(r.rstrip("/") + "/") for r in seen)))
+        return self.limits, self.isolate, self.practice, masked
+
+    @property
+    def fresh(self) -> bool:
+        """Launched, alive, and sent nothing yet (not even its set-up message): no code of any
+        submission has reached it."""
+        return (self._launched is not None and self._proc is not None and self._proc.poll() is None
+                and not self.source and not self.cells and not self.helpers)
+
+    def adopt(self, source: str, cells: list | None, hide: list[Path]) -> "Sandbox":
+        """Give this prepared sandbox (``warm.prepare``) the one submission it will run, whose
+        sandbox masks ``hide`` (to the same effect as what it was launched with: ``launch_key``)."""
+        if not self.fresh:
+            raise ValueError("only a fresh prepared sandbox can take a submission")
+        self.source, self.cells, self._hide = source, cells, list(hide)
+        return self
+
     @property
     def running(self):
         """The child's process once its handshake is done (None before, and after it ended)."""
