@@ -22,6 +22,18 @@ ATOL = 1e-8
 MAX_POSITIONS = 8
 _STOP_KINDS = ("timeout", "crash", "budget")  # do not pay for a broken function twice
 SECONDS = 3.0  # the most one search for a small example may spend in the learner's code
+SHARE = 0.1
+"""What one search for feedback (a smaller failing input, ``smallest_failure`` and
+engine/shrink.py; an upstream function's replay, engine/upstream.py) may spend of what is left
+of the submission's total time budget, at most ``SECONDS``. These run only after a check has
+failed, and only describe: a right answer never pays for them, a wrong one pays a bounded share."""
+
+
+def allowance(sandbox) -> float:
+    """Seconds of the learner's code that one search for feedback may spend now (``SHARE``)."""
+    limits = getattr(sandbox, "limits", None)
+    left = (limits.total_seconds - getattr(sandbox, "spent", 0.0)) if limits is not None else SECONDS
+    return min(SECONDS, SHARE * max(left, 0.0))
 
 
 def differing(got, expected, rtol: float = RTOL, atol: float = ATOL) -> np.ndarray | None:
@@ -257,13 +269,10 @@ def smallest_failure(sandbox, rng: np.random.Generator, fn: str, build: Callable
     out or crashes (we do not pay for a broken function twice)."""
     raised = None
     # Feedback must not cost points: stay well inside the submission's total time budget.
-    start = getattr(sandbox, "spent", 0.0)
-    limits = getattr(sandbox, "limits", None)
-    left = (limits.total_seconds - start) if limits is not None else SECONDS
-    allowance = min(SECONDS, 0.1 * left)
+    start, budget = getattr(sandbox, "spent", 0.0), allowance(sandbox)
     for size in sizes:
         for _ in range(tries):
-            if getattr(sandbox, "spent", 0.0) - start > allowance:
+            if getattr(sandbox, "spent", 0.0) - start > budget:
                 return raised
             built = build(rng, size)
             args, shown = built if isinstance(built, tuple) else (built, built)

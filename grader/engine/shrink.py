@@ -13,7 +13,8 @@ After a failure, ``smallest`` takes the learner's last call of that function in 
 cuts each size in turn, smallest first, keeping a cut whenever the learner's answer (the
 output the check compared) still differs from the reference's on it. Each try is one call
 of the learner's function in the sandbox and one of the reference here; the search stops at
-``MAX_CALLS`` calls or ``feedback.SECONDS`` of the sandbox's time, and only describes.
+``MAX_CALLS`` calls or its share of the submission's time (``feedback.allowance``), and only
+describes. It runs only after a check failed.
 """
 from __future__ import annotations
 
@@ -63,14 +64,14 @@ def smallest(ctx, fn: str, name: str) -> str | None:
     if outputs and index is None:
         return None
     args = list(call)
-    start = getattr(ctx.sandbox, "spent", 0.0)
+    start, budget = getattr(ctx.sandbox, "spent", 0.0), feedback.allowance(ctx.sandbox)
     calls, found = 0, None
     for size, places in sizes.items():
         length = _length(args, places)
         if not length or length <= 1:
             continue
         for n in range(1, length):
-            if calls >= MAX_CALLS or getattr(ctx.sandbox, "spent", 0.0) - start > feedback.SECONDS:
+            if calls >= MAX_CALLS or getattr(ctx.sandbox, "spent", 0.0) - start > budget:
                 break
             trial = _cut(args, places, n)
             try:

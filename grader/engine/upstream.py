@@ -242,10 +242,7 @@ def _budget(ctx) -> tuple[float, float]:
     """(sandbox time spent so far, what replays may add): as the smallest failing input's search
     (``feedback.smallest_failure``), a tenth of what is left, at most ``feedback.SECONDS``."""
     from backprop_traps.grader.engine import feedback
-    spent = getattr(ctx.sandbox, "spent", 0.0)
-    limits = getattr(ctx.sandbox, "limits", None)
-    left = (limits.total_seconds - spent) if limits is not None else feedback.SECONDS
-    return spent, min(feedback.SECONDS, 0.1 * left)
+    return getattr(ctx.sandbox, "spent", 0.0), feedback.allowance(ctx.sandbox)
 
 
 def _told(ctx, fn: str, upstream: str, sentence: str, args, answer, trap: str | None = None) -> str:
