@@ -234,6 +234,9 @@ class LocalRunner:
                 except queue.Empty:
                     return
                 spec = self.batch.spec(item)
+                # more to grade after this one: its grading process starts the next sandbox
+                # while grading this (grader/sandbox/warm.py); the last one wastes no boot
+                spec["keep_warm"] = not self._queue.empty()
                 try:
                     record = process.grade(spec, self.watchdog)
                 except WorkerFailed as exc:
