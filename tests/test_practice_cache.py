@@ -138,12 +138,17 @@ def test_any_entry_loads_as_a_trace_of_the_schema_or_not_at_all(cache, raw):
 
 def test_the_folder_stays_bounded_and_off_means_off(cache, monkeypatch):
     monkeypatch.setattr(practice_cache, "MAX_BYTES", 10_000)
+    cache.mkdir(parents=True)
+    neighbour = cache / "kernels_static-old.json"  # another tool's file in the same folder
+    neighbour.write_text("{}" + " " * 20_000)
+    os.utime(neighbour, (1, 1))
     for i in range(20):
         practice_cache.store("t", "v", f"e{i}", {"a": np.zeros(100)})
-        os.utime(cache / "t" / "v" / f"e{i}.json", (1000 + i, 1000 + i))  # oldest first, whatever the clock
-    total = sum(p.stat().st_size for p in cache.rglob("*.json"))
+        os.utime(cache / "practice" / "t" / "v" / f"e{i}.json", (1000 + i, 1000 + i))  # oldest first
+    total = sum(p.stat().st_size for p in (cache / "practice").rglob("*.json"))
     assert 0 < total <= 10_000
-    assert (cache / "t" / "v" / "e19.json").exists()  # the newest stay
+    assert (cache / "practice" / "t" / "v" / "e19.json").exists()  # the newest stay
+    assert neighbour.exists()  # only its own entries are ever removed
     monkeypatch.setenv(practice_cache.ENV, "off")
     assert practice_cache.folder() is None
     practice_cache.store("t", "v", "new", {"a": np.zeros(3)})

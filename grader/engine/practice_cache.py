@@ -55,9 +55,16 @@ def version(*sources: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def _path(namespace: str, ver: str, name: str) -> Path | None:
+def _root() -> Path | None:
+    """This cache's own folder inside ``folder()``: the only one it ever trims (others keep
+    their files there: the kernels' static compile, benchmarks/kernels_static.py)."""
     where = folder()
-    return None if where is None else where / namespace / ver / f"{name}.json"
+    return None if where is None else where / "practice"
+
+
+def _path(namespace: str, ver: str, name: str) -> Path | None:
+    root = _root()
+    return None if root is None else root / namespace / ver / f"{name}.json"
 
 
 def load(namespace: str, ver: str, name: str, schema: dict) -> dict | None:
@@ -108,13 +115,14 @@ def store(namespace: str, ver: str, name: str, entry: dict) -> None:
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.replace(tmp, path)  # whole or not at all: a reader never sees half an entry
-        _trim(folder())
+        _trim(_root())
     except (OSError, ValueError, TypeError):
         pass
 
 
 def _trim(where: Path) -> None:
-    """Remove the oldest entries until the folder holds at most ``MAX_BYTES``."""
+    """Remove the oldest entries (this cache's own, under ``where``) until they hold at most
+    ``MAX_BYTES``."""
     entries = []
     for path in where.rglob("*.json"):
         try:
