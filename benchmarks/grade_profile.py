@@ -36,6 +36,9 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from grade_latency import compile_bytecode, console_script  # noqa: E402
 
 DEFAULT = ("routing_trap", "maxpool_kernel", "training_symptoms")
+TRAPS = ("routing_trap/lost_overlap", "grad_accumulation/half_precision_accumulator")
+"""Wrong answers (tests/answers/<question>/<name>.py over the solution): what a failing check
+adds, the smallest failing input's search and the upstream replay included."""
 
 
 def profiled_runs(grade: str, notebook: Path, runs: int, env: dict) -> list[dict]:
@@ -105,6 +108,7 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--questions", nargs="+", default=list(DEFAULT))
     parser.add_argument("--cprofile", action="store_true")
+    parser.add_argument("--traps", nargs="*", default=list(TRAPS), metavar="QUESTION/ANSWER")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "grade_profile.md"))
     args = parser.parse_args()
     grade = console_script() or sys.exit("`grade` is not installed: pip install -e .")
@@ -130,6 +134,17 @@ def main():
             if args.cprofile:
                 sections.append((f"{qid}: CPU profile of one grading in process (cProfile, CPU clock)",
                                  cpu_profile(qid)))
+        for trap in args.traps:
+            question, name = trap.split("/")
+            with tempfile.TemporaryDirectory() as work:
+                from backprop_traps.grader.loading.notebook import graded_code, parse_notebook
+                answer = Path(work) / f"{name}.py"
+                answer.write_text(f"# question: {question}\n"
+                                  + graded_code(parse_notebook(notebooks[question].read_text(encoding="utf-8")))
+                                  + "\n\n" + (REPO / "tests" / "answers" / question / f"{name}.py").read_text())
+                profiled_runs(grade, answer, 1, env)
+                sections.append((f"{question}, a wrong answer ({name}): failing checks and their feedback",
+                                 table(profiled_runs(grade, answer, args.runs, env))))
     load_after = os.getloadavg()
     machine = (f"{platform.node() or 'unknown host'}: {platform.machine()}, {os.cpu_count()} cores, "
                f"Python {platform.python_version()}, {platform.platform()}")
