@@ -87,9 +87,9 @@ def make_class(root: Path, count: int, only=None) -> dict[str, int]:
     return kinds
 
 
-CPU_SECONDS: dict[str, float] = {}
-"""out folder -> CPU seconds (user + system) the batch spent: its own processes' (reaped, so
-counted by the kernel) and its sandboxes' (from each grading process's profile, timeline.py)."""
+CPU_SECONDS: dict = {}
+"""out folder -> CPU seconds (user + system) the batch spent: the runner's, each grading
+process's and their sandboxes', from each process's profile (grader/engine/timeline.py)."""
 
 
 def timed_batch(source: Path, out: Path, extra: list[str], kit: Path = REPO) -> float:
@@ -101,10 +101,12 @@ def timed_batch(source: Path, out: Path, extra: list[str], kit: Path = REPO) -> 
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    sandboxes = 0.0
-    if log.exists():  # an earlier kit without the profile writes none: its sandboxes count 0
-        sandboxes = sum(json.loads(line)["total"]["sandbox_cpu_seen"] for line in log.read_text().splitlines())
-    CPU_SECONDS[str(out)] = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) + sandboxes
+    if log.exists():  # each process's own CPU (the runner's, each grading process's) and its sandboxes'
+        totals = [json.loads(line)["total"] for line in log.read_text().splitlines()]
+        CPU_SECONDS[str(out)] = sum(t["grader_cpu"] + t["sandbox_cpu_seen"] for t in totals)
+    else:  # an earlier kit without the profile: what the kernel counted of its reaped processes
+        CPU_SECONDS[str(out)] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        CPU_SECONDS[str(out) + " partial"] = True
     return elapsed
 
 
@@ -150,26 +152,27 @@ def main():
         for jobs in args.jobs:
             out = Path(tmp) / f"out-j{jobs}"
             rows.append((f"`-j {jobs}`", jobs, timed_batch(source, out, ["-j", str(jobs)]), mean_seconds(out),
-                         CPU_SECONDS[str(out)]))
+                         CPU_SECONDS[str(out)], str(out) + " partial" in CPU_SECONDS))
             if args.baseline:
                 out = Path(tmp) / f"base-j{jobs}"
                 rows.append((f"`-j {jobs}`, baseline {Path(args.baseline).name}", jobs,
                              timed_batch(source, out, ["-j", str(jobs)], Path(args.baseline).resolve()),
-                             mean_seconds(out), CPU_SECONDS[str(out)]))
+                             mean_seconds(out), CPU_SECONDS[str(out)], str(out) + " partial" in CPU_SECONDS))
         if args.dask:
             workers = max(args.jobs)
             out = Path(tmp) / "out-dask"
             rows.append((f"Dask, {workers} local workers x 1 thread", workers, dask_batch(source, out, workers),
-                         mean_seconds(out), CPU_SECONDS[str(out)]))
+                         mean_seconds(out), CPU_SECONDS[str(out)], str(out) + " partial" in CPU_SECONDS))
     load_after = os.getloadavg()
 
     base = rows[0][2]
     table = ["| run | wall (s) | submissions/s | speed-up vs first row | core-s per submission | "
              "CPU s per submission (measured) | mean grading time per submission (s) |",
              "|---|---|---|---|---|---|---|"]
-    for name, cores, wall, per, cpu in rows:
+    for name, cores, wall, per, cpu, partial in rows:
         table.append(f"| {name} | {wall:.1f} | {args.count / wall:.2f} | {base / wall:.2f}x | "
-                     f"{cores * wall / args.count:.2f} | {cpu / args.count:.3f} | {per:.2f} |")
+                     f"{cores * wall / args.count:.2f} | {cpu / args.count:.3f}"
+                     f"{' (its processes only: no profile)' if partial else ''} | {per:.2f} |")
     machine = (f"{platform.node() or 'unknown host'}: {cpu_model()}, {os.cpu_count()} cores, "
                f"Python {platform.python_version()}, {platform.platform()}")
     covered = chosen_questions(args.questions)
@@ -186,8 +189,8 @@ def main():
               f"Load average (1 min) before: {load_before[0]:.2f}, after: {load_after[0]:.2f} "
               f"(above the core count means other work shared the machine and slowed these runs).\n"
               f"core-s per submission is cores x wall / count (what the run occupied); CPU s per "
-              f"submission is what it spent (user + system of the batch's processes, and of its "
-              f"sandboxes from the grading processes' profiles, in 10 ms ticks): the steadier number "
+              f"submission is what it spent (user + system of the runner, the grading processes and "
+              f"their sandboxes, from each process's profile, in 10 ms ticks): the steadier number "
               f"on a shared machine.\n\n"
               + "\n".join(table) + "\n")
     print(report)
