@@ -18,6 +18,7 @@ import datetime
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -86,12 +87,27 @@ def make_class(root: Path, count: int, only=None) -> dict[str, int]:
     return kinds
 
 
+CPU_SECONDS: dict = {}
+"""out folder -> CPU seconds (user + system) the batch spent: the runner's, each grading
+process's and their sandboxes', from each process's profile (grader/engine/timeline.py)."""
+
+
 def timed_batch(source: Path, out: Path, extra: list[str], kit: Path = REPO) -> float:
     cmd = [sys.executable, "-m", "backprop_traps.grader.batch", str(source), "-o", str(out), "--secret", "bench-secret", *extra]
-    env = {**os.environ, "PYTHONPATH": str(kit)}
+    log = out.parent / f"{out.name}.profile.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(kit), "BACKPROP_TRAPS_PROFILE": str(log)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if log.exists():  # each process's own CPU (the runner's, each grading process's) and its sandboxes'
+        totals = [json.loads(line)["total"] for line in log.read_text().splitlines()]
+        CPU_SECONDS[str(out)] = sum(t["grader_cpu"] + t["sandbox_cpu_seen"] for t in totals)
+    else:  # an earlier kit without the profile: what the kernel counted of its reaped processes
+        CPU_SECONDS[str(out)] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        CPU_SECONDS[str(out) + " partial"] = True
+    return elapsed
 
 
 def dask_batch(source: Path, out: Path, workers: int) -> float:
@@ -135,25 +151,28 @@ def main():
               file=sys.stderr)
         for jobs in args.jobs:
             out = Path(tmp) / f"out-j{jobs}"
-            rows.append((f"`-j {jobs}`", jobs, timed_batch(source, out, ["-j", str(jobs)]), mean_seconds(out)))
+            rows.append((f"`-j {jobs}`", jobs, timed_batch(source, out, ["-j", str(jobs)]), mean_seconds(out),
+                         CPU_SECONDS[str(out)], str(out) + " partial" in CPU_SECONDS))
             if args.baseline:
                 out = Path(tmp) / f"base-j{jobs}"
                 rows.append((f"`-j {jobs}`, baseline {Path(args.baseline).name}", jobs,
                              timed_batch(source, out, ["-j", str(jobs)], Path(args.baseline).resolve()),
-                             mean_seconds(out)))
+                             mean_seconds(out), CPU_SECONDS[str(out)], str(out) + " partial" in CPU_SECONDS))
         if args.dask:
             workers = max(args.jobs)
             out = Path(tmp) / "out-dask"
             rows.append((f"Dask, {workers} local workers x 1 thread", workers, dask_batch(source, out, workers),
-                         mean_seconds(out)))
+                         mean_seconds(out), CPU_SECONDS[str(out)], str(out) + " partial" in CPU_SECONDS))
     load_after = os.getloadavg()
 
     base = rows[0][2]
     table = ["| run | wall (s) | submissions/s | speed-up vs first row | core-s per submission | "
-             "mean grading time per submission (s) |", "|---|---|---|---|---|---|"]
-    for name, cores, wall, per in rows:
+             "CPU s per submission (measured) | mean grading time per submission (s) |",
+             "|---|---|---|---|---|---|---|"]
+    for name, cores, wall, per, cpu, partial in rows:
         table.append(f"| {name} | {wall:.1f} | {args.count / wall:.2f} | {base / wall:.2f}x | "
-                     f"{cores * wall / args.count:.2f} | {per:.2f} |")
+                     f"{cores * wall / args.count:.2f} | {cpu / args.count:.3f}"
+                     f"{' (its processes only: no profile)' if partial else ''} | {per:.2f} |")
     machine = (f"{platform.node() or 'unknown host'}: {cpu_model()}, {os.cpu_count()} cores, "
                f"Python {platform.python_version()}, {platform.platform()}")
     covered = chosen_questions(args.questions)
@@ -168,7 +187,11 @@ def main():
               f"Class: {args.count} submissions ({kinds['correct']} correct, {kinds['trap']} trap answers, "
               f"{kinds['broken']} broken) over {questions}; default limits, a course secret.\n"
               f"Load average (1 min) before: {load_before[0]:.2f}, after: {load_after[0]:.2f} "
-              f"(above the core count means other work shared the machine and slowed these runs).\n\n"
+              f"(above the core count means other work shared the machine and slowed these runs).\n"
+              f"core-s per submission is cores x wall / count (what the run occupied); CPU s per "
+              f"submission is what it spent (user + system of the runner, the grading processes and "
+              f"their sandboxes, from each process's profile, in 10 ms ticks): the steadier number "
+              f"on a shared machine.\n\n"
               + "\n".join(table) + "\n")
     print(report)
     out = REPO / "benchmarks" / "results" / "batch_throughput.md"

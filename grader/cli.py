@@ -142,6 +142,20 @@ def _refuse_during_a_mock(what: str) -> None:
         sys.exit(1)
 
 
+def _start_sandbox_early(path, limits, questions_dir, practice, draw) -> None:
+    """The first submission's sandbox starts booting now, before the engine is even imported:
+    its boot is most of what a learner waits for (grader/sandbox/warm.py; the grading takes
+    it only if it was started for exactly that grading)."""
+    from backprop_traps.grader.engine.draws import is_practice
+    from backprop_traps.grader.loading.questions import questions_root
+    from backprop_traps.grader.sandbox import warm
+    from backprop_traps.grader.sandbox.visibility import submission_hides
+    try:
+        warm.prepare(limits, submission_hides(questions_root(questions_dir), path), is_practice(practice, draw))
+    except Exception:  # noqa: BLE001 (an early start is speed only: the grading starts its own)
+        warm.close()
+
+
 @main.command("check")
 @click.argument("submissions", nargs=-1, required=True, type=click.Path(), callback=_existing_files)
 @click.option("--question", "-q", help="Question id, if the file does not say (wins over the file).")
@@ -165,27 +179,36 @@ def check(submissions, question, seed, as_json, hint, replay, draw, limits, ques
 
     Your best score and the hints you have seen are kept in this folder's
     .backprop_traps_history.json (not with --json)."""
-    from backprop_traps.grader.engine.run import grade_path  # imported here so `grade --help` stays instant
+    from backprop_traps.grader.engine import timeline
+    timeline.mark("interpreter, click, the CLI")
 
     if hint and as_json:
         raise click.UsageError("--hint shows text for a person; it cannot go with --json")
     if not replay:
         _refuse_during_a_mock("a hint" if hint else "grading by hand (the mock grades your code when you type done)")
     # a replay is a course's run: memory points only from a tamper-proof meter, as in the batch
+    practice = False if (replay or draw) else None
+    _start_sandbox_early(submissions[0], limits, questions_dir, practice, draw)
+    from backprop_traps.grader.engine.run import grade_path  # imported here so `grade --help` stays instant
+    timeline.mark("import the engine")
     results = [grade_path(path, question=question, seed=seed, limits=limits, root=questions_dir,
-                          visible_tests=not as_json, practice=False if (replay or draw) else None, draw=draw)
-               for path in submissions]
+                          visible_tests=not as_json, practice=practice, draw=draw,
+                          keep_warm=index + 1 < len(submissions))
+               for index, path in enumerate(submissions)]
     if as_json:
         docs = [r.to_json() for r in results]
         click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
+        timeline.mark("the report")
         return
     from backprop_traps.grader.learner.report import render
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     click.echo("\n\n".join(render(r, color) for r in results), color=color)
+    timeline.mark("the report")
     if replay or draw:  # a course run replayed: not this folder's practice
         return
     from backprop_traps.grader.commands import learner
     follow_up = learner.after_grading(results, hint, color)
     if follow_up:
         click.echo("\n" + follow_up, color=color)
+    timeline.mark("the history (best score, hints)")
 

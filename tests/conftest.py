@@ -24,7 +24,11 @@ if not REAL_GPU:
     # simulated threads run fastest at. Before the race checker wraps the same class.
     import backprop_traps.kernels.device  # noqa: E402,F401
 
+import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+# the practice cache (grader/engine/practice_cache.py) of this test run, never the user's own
+os.environ.setdefault("BACKPROP_TRAPS_CACHE", tempfile.mkdtemp(prefix="bpt-test-cache-"))
 
 import pytest  # noqa: E402
 

@@ -37,10 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backprop_traps.grader.learner import keypoints
+from backprop_traps.grader.loading.questions import INTERVIEW_PAGE
 
 TAG = "interview"
 HEADING = "## In the interview"
-PAGE = Path("docs") / "interview.md"
+PAGE = INTERVIEW_PAGE
 MAX_HIRED_WORDS = 120  # about 50 seconds spoken
 FOLLOW_UPS = (2, 4)
 

@@ -5,7 +5,8 @@ A spec is a plain dict (it crosses a pipe as JSON, or Dask's wire): ``path`` (th
 result reports), ``file`` (where to read it) or ``content`` + ``name`` (its bytes, for a
 cluster without a shared filesystem), ``question`` (from the layout, or None), ``seed``,
 ``draw`` (the value drawn for this grading: engine/draws.py), ``limits`` (``Limits`` fields)
-and ``root`` (a questions folder, or None).
+and ``root`` (a questions folder, or None); ``keep_warm``: the next grading's sandbox starts
+while this one is graded (grader/sandbox/warm.py; the local runner's grading processes).
 A record is ``{"result": <CONTRACT object>, "status", "isolation", "seconds"}``, and
 ``"untouched_stub": true`` when the file is the question's stub as released.
 """
@@ -49,7 +50,7 @@ def grade_job(spec: dict) -> dict:
             target.write_bytes(spec["content"])
         result = grade_path(target, question=spec["question"], seed=spec["seed"], limits=limits,
                             root=root_for(spec["question"] or question_in_file(target), spec["root"]),
-                            draw=spec.get("draw"),
+                            draw=spec.get("draw"), keep_warm=bool(spec.get("keep_warm")),
                             practice=False)  # a course: memory points only from a tamper-proof meter
         result.submission = spec["path"]
         from backprop_traps.grader.batch.untouched import is_untouched_stub

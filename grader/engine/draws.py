@@ -12,10 +12,21 @@ the run exactly. Practice (`grade FILE`) draws nothing: ``--seed N`` alone repla
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import secrets
 
 _DRAW = re.compile(r"^[0-9a-f]{32}$")
+SECRET_ENV = "BACKPROP_TRAPS_SECRET"
+"""A course secret in the environment (``batch.variants.SECRET_ENV``): grading is a course's."""
+
+
+def is_practice(practice: bool | None, draw: str | None) -> bool:
+    """Whether a grading is a learner's own practice: as asked, else unless a course secret is
+    set or a value was drawn (``grade_path``'s ``practice``)."""
+    if practice is not None:
+        return practice
+    return not os.environ.get(SECRET_ENV) and draw is None
 
 
 def new_draw() -> str:

@@ -6,24 +6,24 @@ and always returns a result, whatever the file or the code in it does.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.engine import timeline
 from backprop_traps.grader.engine.call_memo import CallMemo, SandboxRefused
-from backprop_traps.grader.engine.draws import checks_seed, is_draw
+from backprop_traps.grader.engine.draws import SECRET_ENV, checks_seed, is_draw, is_practice  # noqa: F401 (SECRET_ENV: its old place)
 from backprop_traps.grader.engine.question import Fail
 from backprop_traps.grader.loading.questions import questions_root, solution_notebooks
 from backprop_traps.grader.loading.reference import load_solution, setup_code
 from backprop_traps.grader.engine.results import CheckResult, GradeResult
 from backprop_traps.grader.sandbox.limits import Limits
 from backprop_traps.grader.sandbox.channel import REFUSED
+from backprop_traps.grader.sandbox import warm
 from backprop_traps.grader.sandbox.process import Sandbox
+from backprop_traps.grader.sandbox.visibility import submission_hides
 from backprop_traps.grader.loading.submission import load_submission
 
 DEFAULT_SEED = 1234
-SECRET_ENV = "BACKPROP_TRAPS_SECRET"
-"""A course secret in the environment (``batch.variants.SECRET_ENV``): grading is a course's."""
 SANDBOX_START = ("This is the grader's fault, not your answer's: nothing of yours was graded. "
                  "`grade doctor` checks the sandbox; please report it with your file.")
 SANDBOX_FAULT = ("This is the grader's sandbox failing an honest library, not a problem with your "
@@ -33,7 +33,7 @@ SANDBOX_FAULT = ("This is the grader's sandbox failing an honest library, not a 
 def grade_path(path: str | Path, question: str | None = None, seed: int | None = None,
                limits: Limits = Limits(), root: str | Path | None = None,
                visible_tests: bool = False, practice: bool | None = None,
-               draw: str | None = None) -> GradeResult:
+               draw: str | None = None, keep_warm: bool = False) -> GradeResult:
     """Grade one submission file. ``question`` overrides what the file says.
 
     ``visible_tests`` also runs a notebook's visible test cells (``result.public``, unscored).
@@ -42,13 +42,14 @@ def grade_path(path: str | Path, question: str | None = None, seed: int | None =
     nbgrader, a replay) passes False. None: practice, unless a course secret is set
     (``BACKPROP_TRAPS_SECRET``).
     ``draw``: a course's value drawn at grading time (engine/draws.py); the checks' inputs
-    then come from the seed and the draw together, and ``--seed`` alone does not replay it."""
+    then come from the seed and the draw together, and ``--seed`` alone does not replay it.
+    ``keep_warm``: another grading with the same limits follows (a batch, several files): its
+    sandbox starts now, while this one is graded (``sandbox/warm.py``)."""
     if draw is not None and not is_draw(draw):
         raise ValueError(f"a draw is 32 hex digits, not {draw!r}")
-    if practice is None:
-        practice = not os.environ.get(SECRET_ENV) and draw is None
+    practice = is_practice(practice, draw)
     try:
-        return _grade(path, question, seed, limits, root, visible_tests, practice, draw)
+        return _grade(path, question, seed, limits, root, visible_tests, practice, draw, keep_warm)
     except Exception as exc:  # a bug of ours must not sink a batch: record it and go on
         return GradeResult(submission=str(path), question=question, score=0.0, max_score=0.0,
                            seed=seed, draw=draw, internal_error=True,
@@ -56,11 +57,13 @@ def grade_path(path: str | Path, question: str | None = None, seed: int | None =
                                  "please report it with this file")
 
 
-def _grade(path, question, seed, limits, root, visible_tests=False, practice=False, draw=None) -> GradeResult:
+def _grade(path, question, seed, limits, root, visible_tests=False, practice=False, draw=None,
+           keep_warm=False) -> GradeResult:
     root = questions_root(root)
     seed = DEFAULT_SEED if seed is None else seed
     sub = load_submission(path, question)
     known = solution_notebooks(root)
+    timeline.mark("read the submission")
     result = GradeResult(submission=str(path), question=sub.question, score=0.0, max_score=0.0,
                          seed=seed, draw=draw)
     if sub.question is not None and sub.question not in known:
@@ -70,23 +73,32 @@ def _grade(path, question, seed, limits, root, visible_tests=False, practice=Fal
         return _refuse(sub, root, known, result)
     from backprop_traps.grader.engine.wrong_question import looks_like, sentence
     other = looks_like(sub, sub.question, root)  # a file for another question: say which (issue 24)
+    timeline.mark("which question it answers")
     if other is not None:
         question = _question_or_say_why(sub.question, root, result)
         if question is not None:
             result.max_score = question.max_score
             result.error = sentence(sub.path, sub.question, other, root)
         return result
-    # the child boots (bubblewrap, Python, numpy) while the question and its reference load
-    sandbox = Sandbox(sub.source, limits, hide=[root, Path(sub.path).resolve().parent], cells=sub.cells,
-                      practice=practice)
+    # the child boots (bubblewrap, Python, numpy) while the question and its reference load;
+    # or it was started before this grading began (warm.prepare), for exactly this
+    hide = submission_hides(root, sub.path)
+    taken = warm.take(limits, hide, practice)
+    sandbox = taken.adopt(sub.source, sub.cells, hide) if taken is not None else \
+        Sandbox(sub.source, limits, hide=hide, cells=sub.cells, practice=practice)
     sandbox.launch()
-    with sandbox:
-        question = _question_or_say_why(sub.question, root, result)  # once: an instructor's checks run by path
-        if question is None:
-            return result
-        result.max_score = question.max_score
-        sandbox.expect_measured_calls(question.expected_measured_calls)
-        return _run_checks(sub, question, root, seed, sandbox, result, visible_tests)
+    after_load = (lambda: warm.prepare(limits, hide, practice)) if keep_warm else None
+    try:
+        with sandbox:
+            question = _question_or_say_why(sub.question, root, result)  # once: an instructor's checks run by path
+            timeline.mark("load the question's checks")
+            if question is None:
+                return result
+            result.max_score = question.max_score
+            sandbox.expect_measured_calls(question.expected_measured_calls)
+            return _run_checks(sub, question, root, seed, sandbox, result, visible_tests, after_load)
+    finally:
+        timeline.mark("close the sandbox")
 
 
 def _question_or_say_why(question_id: str, root: Path, result: GradeResult):
@@ -114,7 +126,7 @@ def _refuse(sub, root: Path, known: dict, result: GradeResult) -> GradeResult:
 
 
 def _run_checks(sub, question, root: Path, seed: int, sandbox: Sandbox, result: GradeResult,
-                visible_tests: bool = False) -> GradeResult:
+                visible_tests: bool = False, after_load=None) -> GradeResult:
     ref = _Reference(sub.question, root)  # loaded on first use
     helpers, services = question.services() if question.services else ("", {})
     if question.grader_setup and not helpers:
@@ -125,17 +137,22 @@ def _run_checks(sub, question, root: Path, seed: int, sandbox: Sandbox, result: 
         from backprop_traps.grader.sandbox.source_child import SourceChild
         source_child = SourceChild(sandbox, question.source_harness())
         source_child.begin()
+        timeline.mark("launch the second child (the grader's own, for kernels)")
     try:
-        return _checks(sub, question, ref, sandbox, source_child, seed, result, visible_tests)
+        return _checks(sub, question, ref, sandbox, source_child, seed, result, visible_tests, after_load)
     finally:
         if source_child is not None:
             source_child.close()
 
 
 def _checks(sub, question, ref, sandbox: Sandbox, source_child, seed: int, result: GradeResult,
-            visible_tests: bool) -> GradeResult:
+            visible_tests: bool, after_load=None) -> GradeResult:
     from backprop_traps.grader.engine.context import CheckContext  # numpy: after the child was launched
+    timeline.mark("import the checks' context (numpy)")
     loaded = sandbox.start()  # a notebook loads cell by cell, past errors
+    if after_load is not None:  # the next grading's sandbox (keep_warm): it boots while this
+        after_load()            # one's checks run, not while this one boots
+        timeline.mark("launch the next grading's sandbox (keep_warm)")
     result.isolation = sandbox.isolation
     if sandbox.not_started:  # the grader's or the machine's fault: an error, never the learner's 0
         result.error = f"{sandbox.not_started}. {SANDBOX_START}"
@@ -153,10 +170,12 @@ def _checks(sub, question, ref, sandbox: Sandbox, source_child, seed: int, resul
             outcome = _run_one(check, CheckContext(question, calls, ref, checks_seed(seed, result.draw),
                                                    check.name))
         result.tests.append(outcome)
+        timeline.mark(f"check: {check.name}")
     if visible_tests and loaded.ok:
         from backprop_traps.grader.engine.visible_tests import manual_cells, run_visible_tests
         result.public = run_visible_tests(sandbox, sub.path)
         result.manual = manual_cells(sub.path)
+        timeline.mark("the notebook's visible tests")
     if sandbox.not_started:  # a restart failed midway: the checks left did not grade the learner
         for t in result.tests:
             if not t.passed and not t.grader_error:
@@ -199,7 +218,9 @@ def _run_one(check, ctx: CheckContext) -> CheckResult:
     except Fail as fail:
         from backprop_traps.grader.engine.trap_feedback import split
         from backprop_traps.grader.engine.upstream import explain
+        timeline.mark(f"check (failed): {check.name}")
         fail = explain(ctx, fail) or fail  # a downstream function is never blamed for an upstream one
+        timeline.mark("  upstream replay")
         feedback, hints = split(ctx.question, check, fail.feedback, fail.trap)
         hints = fail.hints or hints
         return CheckResult(check.name, 0.0, check.points, False, trap=fail.trap,

@@ -22,10 +22,12 @@ class SearchBudget:
         from backprop_traps.grader.engine import feedback
         self.sandbox = sandbox
         self.start = getattr(sandbox, "spent", 0.0)
-        limits = getattr(sandbox, "limits", None)
-        most = feedback.SECONDS if most is None else most
-        left = (limits.total_seconds - self.start) if limits is not None else most
-        self.allowance = min(most, 0.1 * left)
+        if most is None:  # the one rule: feedback.allowance (a tenth of what is left, SECONDS at most)
+            self.allowance = feedback.allowance(sandbox)
+        else:
+            limits = getattr(sandbox, "limits", None)
+            left = (limits.total_seconds - self.start) if limits is not None else most
+            self.allowance = min(most, feedback.SHARE * max(left, 0.0))
         self._cpu = time.thread_time()
         self._closed = False
 

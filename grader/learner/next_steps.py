@@ -23,7 +23,9 @@ def copy_names(question: str, root: Path | None = None) -> tuple[str, str]:
 
 def full_marks_text(question: str, root: Path | None = None) -> str:
     """The lines shown at full marks (empty for an unknown question)."""
-    from backprop_traps.grader.authoring.interview import PAGE
+    # the page's name from loading/, not authoring/interview.py: full marks need not load the
+    # answer matcher (keypoints and its word lists) to print one line
+    from backprop_traps.grader.loading.questions import INTERVIEW_PAGE as PAGE
     from backprop_traps.grader.loading.questions import kernel_path, questions_root, solution_notebooks
     root = questions_root(root)
     solution = solution_notebooks(root).get(question)

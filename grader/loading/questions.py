@@ -16,6 +16,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 """The folder above ``grader/``: the repository in a clone (site-packages/backprop_traps once installed)."""
 CONTENT_PACKAGE = "backprop_traps.grader.content"
 ENV_VAR = "BACKPROP_TRAPS_QUESTIONS"
+INTERVIEW_PAGE = Path("docs") / "interview.md"
+"""Every interview answer on one page, in a questions folder (``authoring.interview.PAGE``)."""
 _NOTEBOOK = re.compile(r"^(\d+)_([a-z][a-z0-9_]*)\.ipynb$")
 
 

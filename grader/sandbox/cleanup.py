@@ -35,11 +35,12 @@ def kill_tree(pid: int, marker: str, wait_seconds: float = 2.0) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     needle = f"{MARKER}={marker}".encode()
+    born = _started(pid)
     killed = [pid]
     for _ in pauses(wait_seconds):
         # watch only the processes just killed (a whole /proc scan reads every process on
         # the host), the child first; once they are gone, a whole scan finds any other
-        killed = [p for p in killed if _alive(p)] or _kill_matching(pid, needle)
+        killed = [p for p in killed if _alive(p)] or _kill_matching(pid, needle, born)
         if not killed:
             return
 
@@ -52,9 +53,20 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _kill_matching(sid_wanted: int, needle: bytes) -> list[int]:
+def _started(pid: int) -> int:
+    """When ``pid`` started (clock ticks since boot; 0 when it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _kill_matching(sid_wanted: int, needle: bytes, born: int = 0) -> list[int]:
     """SIGKILL every live process in session ``sid_wanted`` or carrying ``needle`` in its
-    environment; return the ones found."""
+    environment; return the ones found. ``born``: when the sandbox's first process started;
+    every process of the sandbox started since, so an older one's environment is not read
+    (one read per process on the host was most of a grading's clean-up)."""
     found = []
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if not entry.isdigit() or int(entry) == os.getpid():
@@ -65,6 +77,8 @@ def _kill_matching(sid_wanted: int, needle: bytes) -> list[int]:
             if stat[0] in (b"Z", b"X"):  # already dead, waiting to be reaped
                 continue
             if int(stat[3]) != sid_wanted:
+                if int(stat[19]) < born:  # older than the sandbox: none of its processes
+                    continue
                 with open(f"/proc/{entry}/environ", "rb") as f:
                     if needle not in f.read().split(b"\0"):
                         continue

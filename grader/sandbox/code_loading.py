@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from backprop_traps.grader.engine import timeline
 from backprop_traps.grader.sandbox.channel import REFUSED, CallResult
 
 MAX_WARNINGS = 20
@@ -33,6 +34,7 @@ class LoadsSubmission:
         self.spent = spent
         if done.ok:
             self._meter.start()
+        timeline.mark("memory baseline (the learner's imports, settle)")
         return done
 
     def _load_imports(self) -> CallResult:
@@ -63,6 +65,7 @@ class LoadsSubmission:
             spent = self.spent  # libraries' start-up is not the learner's time: not charged
             imported = self._load_imports()
             self.spent = spent
+            timeline.mark("the learner's imports")
             if not self._imports_loaded:
                 self.load_error = imported
                 self.close()
@@ -87,9 +90,11 @@ class LoadsSubmission:
                                     + (f" ({label} was still running)" if label else "")
                                     + ": an endless loop, or far too slow")
                 break
+        timeline.mark("load the learner's code")
         if loaded.ok and self.helpers:
             loaded = self._exchange({"op": "load", "source": self.helpers, "name": "<grader helpers>"},
                                     self.limits.call_seconds, what="loading the grader's helpers after your code")
+            timeline.mark("load the grader's helpers")
         if not loaded.ok:
             self.load_error = loaded
             self.close()

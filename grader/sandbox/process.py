@@ -15,8 +15,10 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
+from backprop_traps.grader.engine import timeline
 from backprop_traps.grader.sandbox import bwrap, cgroup, masks, measure
 from backprop_traps.grader.sandbox.channel import CallResult, Channel, Output  # noqa: F401 (CallResult: re-exported)
 from backprop_traps.grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_folders
@@ -99,6 +101,30 @@ class Sandbox(LoadsSubmission, Channel):
         if self._launched is None and self._proc is None:
             self._launched = self._launch()
 
+    def launch_key(self) -> tuple:
+        """What this sandbox's launch depended on (``warm.py``): two sandboxes with the same key
+        start alike, so a prepared one may serve a grading that would have started its own."""
+        from backprop_traps.grader.sandbox.visibility import readable_paths
+        seen = readable_paths()
+        masked = tuple(sorted(p for p in self._hidden_paths()
+                              if any(p == r or p.startswith(r.rstrip("/") + "/") for r in seen)))
+        return self.limits, self.isolate, self.practice, masked
+
+    @property
+    def fresh(self) -> bool:
+        """Launched, alive, and sent nothing yet (not even its set-up message): no code of any
+        submission has reached it."""
+        return (self._launched is not None and self._proc is not None and self._proc.poll() is None
+                and not self.source and not self.cells and not self.helpers)
+
+    def adopt(self, source: str, cells: list | None, hide: list[Path]) -> "Sandbox":
+        """Give this prepared sandbox (``warm.prepare``) the one submission it will run, whose
+        sandbox masks ``hide`` (to the same effect as what it was launched with: ``launch_key``)."""
+        if not self.fresh:
+            raise ValueError("only a fresh prepared sandbox can take a submission")
+        self.source, self.cells, self._hide = source, cells, list(hide)
+        return self
+
     @property
     def running(self):
         """The child's process once its handshake is done (None before, and after it ended)."""
@@ -129,7 +155,21 @@ class Sandbox(LoadsSubmission, Channel):
             return launched
         use_bwrap, setup = launched
         started = self._exchange(setup, self.limits.call_seconds + 5, what="starting the sandbox")
+        if timeline.enabled():
+            self._profile_boot(started)
         return self._started(started, use_bwrap)
+
+    def _profile_boot(self, started: CallResult) -> None:
+        """The child's boot, for the profile (``timeline``): its stamps are the child's word,
+        shown and never used."""
+        boot = started.value.get("boot") if started.ok and isinstance(started.value, dict) else None
+        timeline.mark("child handshake (waited for its boot)")
+        if isinstance(boot, list) and len(boot) == 4 and all(isinstance(t, float) for t in boot):
+            began, imported, ready, cpu = boot
+            timeline.note("child: bwrap, cgroup join, Python start-up", began - self._popen_at)
+            timeline.note("child: worker imports (numpy)", imported - began)
+            timeline.note("child: limits, Landlock, handshake", ready - imported)
+            timeline.note("child: CPU seconds of its boot", cpu)
 
     def _launch(self) -> "CallResult | tuple[bool, dict]":
         """The child's process, started; returns (whether bubblewrap wraps it, the setup
@@ -169,6 +209,7 @@ class Sandbox(LoadsSubmission, Channel):
         else:
             argv = [sys.executable, "-I", "-B", str(WORKER), str(resp_w)]
         argv = self._meter.wrap(argv)
+        self._popen_at = time.monotonic()
         self._proc = subprocess.Popen(
             argv, stdin=req_r, stdout=out_w, stderr=out_w, pass_fds=tuple(keep), cwd=self._tmp,
             env=env if not use_bwrap else {"PATH": "/usr/bin:/bin"}, start_new_session=True)
@@ -178,6 +219,8 @@ class Sandbox(LoadsSubmission, Channel):
         os.set_blocking(self._req, False)  # a child that stops reading cannot block the grader
         threading.Thread(target=self._output.drain, args=(out_r,), daemon=True).start()
         self._meter.attach(self._proc.pid, self._info_r)
+        timeline.watch_sandbox(lambda proc=self._proc: proc.pid if proc.returncode is None else None)
+        timeline.mark("launch the sandbox (cgroup, seccomp, bwrap spawned)")
         if use_bwrap:
             read_only = bwrap.python_roots() + ["/usr", "/etc", "/dev/urandom", *bwrap.SYSTEM_INFO]
             read_write = [bwrap.scratch()[0], "/dev/null"]

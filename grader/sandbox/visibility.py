@@ -14,6 +14,11 @@ KIT_ROOT = _ABOVE if (_ABOVE / "pyproject.toml").is_file() else None
 """The clone the kit runs from, or None when installed (then ``_ABOVE`` is site-packages)."""
 
 
+def submission_hides(root, submission) -> list[Path]:
+    """What a submission's sandbox masks besides the kit: the questions' folder and its own."""
+    return [Path(root), Path(submission).resolve().parent]
+
+
 def hidden_paths(extra: list[Path]) -> list[str]:
     """What the child must not read: the kit's folders wherever they are installed, plus
     ``extra`` (an instructor's own questions folder, the submission's folder)."""

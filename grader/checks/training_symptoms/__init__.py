@@ -39,7 +39,7 @@ def expect_diagnoses(ctx, runs_to_read, what):
     complete swap of two causes does): a confusion, not an answer that reads something else."""
     answers = []
     for number, (cause, index) in enumerate(runs_to_read, 1):
-        got = ctx.call(DIAGNOSE, runs.trace(ctx.seed, cause, index))
+        got = ctx.call(DIAGNOSE, runs.trace_for(ctx, cause, index))
         if not isinstance(got, str) or got not in runs.CAUSES:
             raise Fail(f"{DIAGNOSE} must return one of {', '.join(runs.CAUSES)}; on run {number} of "
                        f"{len(runs_to_read)} ({what}) it returned {shown(got)}.")
@@ -56,7 +56,7 @@ def expect_diagnoses(ctx, runs_to_read, what):
             + (f"; {len(wrong) - 1} more of these runs wrong too." if len(wrong) > 1 else "."))
     if trap:
         text += " " + QUESTION.trap(trap).explanation
-    raise Fail(text + "\n" + probes.evidence(runs.trace(ctx.seed, cause, index)), trap)
+    raise Fail(text + "\n" + probes.evidence(runs.trace_for(ctx, cause, index)), trap)
 
 
 PLAN: dict = {}
@@ -183,7 +183,7 @@ def block_kink(ctx):
     "Compute on copies.",
 ))
 def inputs_unchanged(ctx):
-    trace = runs.trace(ctx.seed, "healthy", 0)
+    trace = runs.trace_for(ctx, "healthy", 0)
     h, W1, W2, gain = probes.block(ctx.rng, 3, 4, 5)
     dout = upstream(ctx.rng, h.shape)
     ctx.expect_inputs_unchanged([

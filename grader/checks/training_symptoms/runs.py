@@ -30,10 +30,12 @@ grown block that later diverged) is drawn again, up to ATTEMPTS times: a trace s
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import numpy as np
 
 from backprop_traps.grader.checks.training_symptoms.net import Net, cross_entropy
+from backprop_traps.grader.engine import practice_cache
 
 CAUSES = ("healthy", "init-scale", "log-zero", "fp16-overflow", "repeated-batch", "bn-train-mode",
           "block-not-identity")
@@ -189,11 +191,44 @@ def shows(cause, trace, steps) -> bool:
     return bool(finite.all())
 
 
+def trace_for(ctx, cause: str, index: int) -> dict:
+    """``trace`` for a check: from the practice cache in a learner's own practice, where it is
+    kept between tries (engine/practice_cache.py); in a course, always trained here."""
+    return trace(ctx.seed, cause, index, practice=bool(getattr(ctx.sandbox, "practice", False)))
+
+
 @functools.lru_cache(maxsize=64)
-def trace(seed: int, cause: str, index: int) -> dict:
+def trace(seed: int, cause: str, index: int, practice: bool = False) -> dict:
     """Run ``index`` of ``cause`` for the grading seed ``seed`` (the same run in every check that
     asks for it; run ``index`` of another cause shares its ``shared`` draws). Read-only: the
-    arrays are shared between the checks."""
+    arrays are shared between the checks. ``practice``: read from and kept in the practice
+    cache (never in a course)."""
+    name = f"{seed}-{cause}-{index}"
+    if practice:
+        kept = practice_cache.load("training_symptoms", _version(), name, _schema())
+        if kept is not None:
+            return kept
+    logged = _trained(seed, cause, index)
+    if practice:
+        practice_cache.store("training_symptoms", _version(), name, logged)
+    return logged
+
+
+@functools.lru_cache(maxsize=1)
+def _version() -> str:
+    here = Path(__file__).parent
+    return practice_cache.version(here / "runs.py", here / "net.py")
+
+
+def _schema() -> dict:
+    """What a trace holds, array by array (a cached entry must match it exactly)."""
+    n_val = len(range(VAL_EVERY - 1, S, VAL_EVERY))
+    return {"num_classes": (int, ()), "loss": (np.float64, (S,)), "grad_norms": (np.float64, (S, None)),
+            "val_steps": (np.int64, (n_val,)), "val_loss": (np.float64, (n_val,)),
+            "depth": (np.int64, (S,))}
+
+
+def _trained(seed: int, cause: str, index: int) -> dict:
     rng = np.random.default_rng([seed, index, CAUSES.index(cause)])
     alike = shared(seed, index)
     with np.errstate(all="ignore"):
