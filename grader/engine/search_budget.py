@@ -40,7 +40,7 @@ class SearchBudget:
 
     def over(self) -> bool:
         """Whether the search has used its allowance (the next step must not start)."""
-        return self.used() > self.allowance
+        return self.used() >= self.allowance  # a spent allowance (0 included) starts nothing
 
     def close(self) -> None:
         """Charge the grader's own time in the search to the submission's total budget (once)."""

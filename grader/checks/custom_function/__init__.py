@@ -359,7 +359,7 @@ def _blame_grad_first(ctx, got, x, v, a, b, c, h, where):
         culprit = "grad" if _square_is_right(ctx, x, v) else "Square.backward"
         raise Fail(f"`Hv` from hvp on {where} is not the reference's, but hvp is right as it is: the "
                    f"difference comes from the gradient it differentiates, and there from {culprit}. "
-                   "Built from your own gradient instead, the reference gives exactly what your hvp "
+                   f"Built from your own {culprit} instead, the reference gives exactly what your hvp "
                    f"returned. Fix {culprit} (its own checks say where the values differ), then "
                    "grade again.",
                    hints=(f"Fix {culprit} first: hvp is the derivative of the gradient along v, so it "
