@@ -78,6 +78,8 @@ def _grade(path, question, seed, limits, root, visible_tests=False, practice=Fal
     sandbox = Sandbox(sub.source, limits, hide=[root, Path(sub.path).resolve().parent], cells=sub.cells,
                       practice=practice)
     sandbox.launch()
+    from backprop_traps.grader.sandbox.machine_speed import calibrated  # probed while the child boots
+    sandbox.limits = calibrated(limits, practice)
     with sandbox:
         question = _question_or_say_why(sub.question, root, result)  # once: an instructor's checks run by path
         if question is None:

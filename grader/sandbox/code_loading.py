@@ -85,7 +85,7 @@ class LoadsSubmission:
                 if loaded.kind == "timeout":
                     loaded.error = (f"loading your code did not finish within {budget:g} s"
                                     + (f" ({label} was still running)" if label else "")
-                                    + ": an endless loop, or far too slow")
+                                    + f": {self.limits.too_slow()}")
                 break
         if loaded.ok and self.helpers:
             loaded = self._exchange({"op": "load", "source": self.helpers, "name": "<grader helpers>"},
