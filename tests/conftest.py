@@ -17,6 +17,10 @@ if not REAL_GPU:
     # simulated threads run fastest at. Before the race checker wraps the same class.
     import backprop_traps.kernels.device  # noqa: E402,F401
 
+# The time budgets of practice scale to the machine's measured speed (grader/sandbox/machine_speed.py);
+# the suite keeps them as written, however busy the machine (its subprocesses inherit this).
+os.environ.setdefault("BACKPROP_TRAPS_SLOWDOWN", "1")
+
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402

@@ -90,11 +90,42 @@ class _NoResult:
 
 
 def test_grading_probes_the_machine_once_per_process(monkeypatch):
+    monkeypatch.delenv(machine_speed.SLOWDOWN_ENV, raising=False)
     machine_speed.slowdown.cache_clear()
     calls = []
     monkeypatch.setattr(machine_speed, "probe_seconds", lambda: calls.append(1) or 0.0)
     try:
         assert machine_speed.slowdown() == machine_speed.slowdown() == 1.0
         assert len(calls) == 1
+    finally:
+        machine_speed.slowdown.cache_clear()
+
+
+@given(st.text(max_size=40))
+def test_a_given_slowdown_is_read_capped_and_never_raises(given_text):
+    import os
+    old = os.environ.get(machine_speed.SLOWDOWN_ENV)
+    try:
+        os.environ[machine_speed.SLOWDOWN_ENV] = given_text.replace("\0", "")
+        machine_speed.slowdown.cache_clear()
+        machine_speed.probe_seconds, real = (lambda: 0.0), machine_speed.probe_seconds
+        try:
+            assert 1.0 <= machine_speed.slowdown() <= MAX_SLOWDOWN
+        finally:
+            machine_speed.probe_seconds = real
+    finally:
+        if old is None:
+            os.environ.pop(machine_speed.SLOWDOWN_ENV, None)
+        else:
+            os.environ[machine_speed.SLOWDOWN_ENV] = old
+        machine_speed.slowdown.cache_clear()
+
+
+def test_a_given_slowdown_replaces_the_probe(monkeypatch):
+    monkeypatch.setenv(machine_speed.SLOWDOWN_ENV, "20")
+    monkeypatch.setattr(machine_speed, "probe_seconds", lambda: 1 / 0)
+    machine_speed.slowdown.cache_clear()
+    try:
+        assert machine_speed.slowdown() == 20.0
     finally:
         machine_speed.slowdown.cache_clear()
