@@ -17,6 +17,7 @@ import json
 import os
 import platform
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,9 @@ RESULTS = REPO / "benchmarks" / "results" / "machines.md"
 GUEST = REPO / "benchmarks" / "vm" / "guest.sh"
 QUESTIONS = ["vram_trap", "attention_backward", "grad_accumulation", "memory_budget"]
 BOOT_TIMEOUT = 3 * 3600
+"""Seconds a machine may run (``--minutes``); then what it wrote so far is its row."""
+COURSE_LIMITS = "--call-timeout 900 --total-timeout 5400"
+"""A course's budgets are its instructor's and never scale: under emulation the instructor sets them."""
 
 
 @dataclass
@@ -42,6 +46,8 @@ class Machine:
     kernel: str = "old"
     """``old``: Debian 12's own kernel (6.1); ``newer``: >= 6.12 from backports."""
     systemd: bool = False
+    env: str = ""
+    """Shell assignments for the guest script."""
 
 
 MACHINES = [
@@ -49,13 +55,15 @@ MACHINES = [
     Machine("systemd-user", "unprivileged user under systemd (a user manager, lingering); plain, "
             "then `systemd-run --user --scope -p Delegate=yes`", ["user"], systemd=True),
     Machine("container", "JupyterHub/Kubernetes-like: user namespaces refused "
-            "(user.max_user_namespaces=0), no cgroup delegation, unprivileged", ["container"]),
+            "(user.max_user_namespaces=0), no cgroup delegation, unprivileged; the course's "
+            "budgets are an instructor's for an emulated machine", ["container"],
+            env=f"BPT_COURSE_LIMITS={shlex.quote(COURSE_LIMITS)}"),
     Machine("newer", "cgroup v2 as root, kernel >= 6.12 (per-descriptor memory.peak reset)", ["root"],
             kernel="newer"),
 ]
 
 
-def boot(machine: Machine, found: dict, out: Path) -> tuple[float, str]:
+def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT) -> tuple[float, str]:
     """Boot ``machine``, run the guest script, return (wall seconds, what went wrong or "")."""
     kernels = found["kernels"]
     vmlinuz = (found["newer"][0] if machine.kernel == "newer"
@@ -66,23 +74,38 @@ def boot(machine: Machine, found: dict, out: Path) -> tuple[float, str]:
     guest = f"bash {shlex.quote(str(GUEST))} {shlex.quote(str(out))} {shlex.quote(str(kit))} " \
             + " ".join(machine.roles)
     cmd = ["nice", "-n", "10", str(found["vng"]), "--disable-kvm", "--force-9p", "-r", str(vmlinuz),
-           "--memory", "4G", "--cpus", "2", f"--rwdir={out}"]
+           "--memory", "4G", "--cpus", "2", f"--rwdir={out}={out}", f"--rodir={kit}={kit}"]
+    # (the kit gets a mount of its own: virtme-ng overlays the host's /var, where it is cached)
+    guest = f"{machine.env} {guest}".strip()
     if machine.systemd:  # the Debian root file system, the checkout and the kit shared into it
         guest = f"BPT_USER={setup.LEARNER} {guest}"
         for shared in (out, REPO, kit):  # mount points inside the root file system
             (found["rootfs"] / shared.relative_to("/")).mkdir(parents=True, exist_ok=True)
-        cmd += ["--root", str(found["rootfs"]), "--systemd", f"--rwdir={REPO}={REPO}",
-                f"--rwdir={kit}={kit}"]
+        cmd += ["--root", str(found["rootfs"]), "--systemd", f"--rodir={REPO}={REPO}"]
     env = dict(os.environ, PATH=f"{Path(found['vng']).parent}:{os.environ['PATH']}")
     start = time.monotonic()
-    try:
-        done = subprocess.run(cmd + ["-e", guest], env=env, timeout=BOOT_TIMEOUT,
-                              capture_output=True, text=True)
-        (out / "console.log").write_text(done.stdout[-20000:] + done.stderr[-20000:])
-        why = "" if (out / "finished").exists() else f"the guest did not finish (vng exit {done.returncode})"
-    except subprocess.TimeoutExpired:
-        why = f"no result within {BOOT_TIMEOUT} s"
+    with subprocess.Popen(cmd + ["-e", guest], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, start_new_session=True) as vng:
+        try:
+            console, _ = vng.communicate(timeout=timeout)
+            why = "" if (out / "finished").exists() else f"the guest did not finish (vng exit {vng.returncode})"
+        except subprocess.TimeoutExpired:  # QEMU is vng's child: end the whole group
+            cpu = _cpu_seconds(vng.pid)
+            os.killpg(vng.pid, signal.SIGTERM)
+            console, _ = vng.communicate()
+            why = (f"stopped after {timeout / 60:.0f} min (QEMU had {cpu:.0f} CPU-s of it; "
+                   f"load average {os.getloadavg()[0]:.0f} on {os.cpu_count()} cores)")
+    (out / "console.log").write_text(console[-20000:])
     return time.monotonic() - start, why
+
+
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds a process group's QEMU used so far (0 when it is gone)."""
+    try:
+        found = subprocess.run(["ps", "-o", "times=", "--sid", str(pid)], capture_output=True, text=True).stdout
+        return sum(float(x) for x in found.split())
+    except (OSError, ValueError):
+        return 0.0
 
 
 def rows(machine: Machine, out: Path, seconds: float, why: str) -> list[str]:
@@ -152,14 +175,33 @@ def write(all_rows: list[str], notes: list[str]) -> None:
         "|---|---|---|---|---|---|\n" + "\n".join(all_rows) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n")
 
 
+def table_from(runs: list[Path]) -> None:
+    """The table from earlier runs (each folder's meta.json), in the order of ``MACHINES``."""
+    metas = {run: json.loads(_read(run / "meta.json") or "{}") for run in runs}
+    order = [m.name for m in MACHINES]
+    runs = sorted((r for r in runs if metas[r].get("machine") in order),
+                  key=lambda r: order.index(metas[r]["machine"]))
+    by_name = {m.name: m for m in MACHINES}
+    chosen = [by_name[metas[r]["machine"]] for r in runs]
+    write([row for r, m in zip(runs, chosen) for row in rows(m, r, metas[r]["seconds"], metas[r]["why"])],
+          [f"{m.name}: {m.what}." for m in chosen])
+    print(f"wrote {RESULTS.relative_to(REPO)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--machines", default=",".join(m.name for m in MACHINES),
                         help="comma-separated machines to boot, in this order")
     parser.add_argument("--keep", type=Path, default=setup.CACHE / "runs",
                         help="each machine's raw output goes in a new folder here")
+    parser.add_argument("--minutes", type=float, default=BOOT_TIMEOUT / 60,
+                        help="stop a machine after this long; its row shows what it did")
+    parser.add_argument("--from", dest="runs", type=Path, nargs="+", default=None,
+                        help="write the table from these earlier runs' folders, booting nothing")
     args = parser.parse_args()
     chosen = [m for name in args.machines.split(",") for m in MACHINES if m.name == name]
+    if args.runs:
+        return table_from(args.runs)
     found = setup.ensure(REPO, with_rootfs=any(m.systemd for m in chosen))
     notes = [f"{m.name}: {m.what}." for m in chosen]
     if found["newer"][0] is None:
@@ -169,7 +211,9 @@ def main() -> None:
         args.keep.mkdir(parents=True, exist_ok=True)
         out = Path(tempfile.mkdtemp(prefix=f"bpt-{machine.name}-", dir=args.keep))
         out.chmod(0o1777)
-        seconds, why = boot(machine, found, out)
+        seconds, why = boot(machine, found, out, args.minutes * 60)
+        (out / "meta.json").write_text(json.dumps({"machine": machine.name, "seconds": seconds, "why": why,
+                                                   "newer": found["newer"][1]}))
         all_rows += rows(machine, out, seconds, why)
         print("\n".join(all_rows[-1:]), flush=True)
         write(all_rows, notes)  # after each machine: a later one that hangs loses nothing

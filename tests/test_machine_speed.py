@@ -129,3 +129,13 @@ def test_a_given_slowdown_replaces_the_probe(monkeypatch):
         assert machine_speed.slowdown() == 20.0
     finally:
         machine_speed.slowdown.cache_clear()
+
+
+def test_a_sandboxed_timeout_says_the_budget_was_already_scaled():
+    """The sentence a learner reads after an endless loop, from the sandbox itself."""
+    from backprop_traps.grader.sandbox.process import Sandbox
+    scaled = Limits(call_seconds=1.0, total_seconds=30.0, load_seconds=60.0, slowdown=25.0, scaled=True)
+    with Sandbox("def spin():\n    while True:\n        pass\n", scaled) as box:
+        result = box.call("spin")
+    assert result.kind == "timeout"
+    assert "within 1 s" in result.error and "already 25x" in result.error, result.error
