@@ -139,3 +139,25 @@ def test_a_sandboxed_timeout_says_the_budget_was_already_scaled():
         result = box.call("spin")
     assert result.kind == "timeout"
     assert "within 1 s" in result.error and "already 25x" in result.error, result.error
+
+
+def test_the_doctors_bubblewrap_probe_waits_longer_on_a_slow_machine(monkeypatch):
+    """On QEMU's emulation the probe's fixed 20 s ran out, and `grade doctor` said "NO"."""
+    import subprocess
+    from backprop_traps.grader.sandbox import bwrap
+    waited = []
+
+    def too_slow(cmd, timeout, **kw):
+        waited.append(timeout)
+        raise subprocess.TimeoutExpired(cmd, timeout)
+    monkeypatch.setattr(machine_speed, "slowdown", lambda: 20.0)
+    monkeypatch.setattr(bwrap, "executable", lambda: "/usr/bin/bwrap")
+    monkeypatch.setattr(subprocess, "run", too_slow)
+    monkeypatch.delenv(bwrap.FORCE_OFF, raising=False)
+    bwrap.probe.cache_clear()
+    try:
+        ok, said = bwrap.probe()
+    finally:
+        bwrap.probe.cache_clear()
+    assert not ok and waited == [bwrap.PROBE_SECONDS * 20]
+    assert "20x slower" in said and "not known whether it works" in said
