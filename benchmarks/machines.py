@@ -113,7 +113,7 @@ def rows(machine: Machine, out: Path, seconds: float, why: str) -> list[str]:
     found = []
     for role in sorted(p for p in out.iterdir() if p.is_dir()):
         kernel = _read(role / "kernel").strip()
-        layers = "; ".join(_layers(_read(role / "doctor.out"))) or "doctor failed: " + _read(role / "doctor.err")[-200:]
+        layers = "<br>".join(_layers(_read(role / "doctor.out"))) or "doctor failed: " + _read(role / "doctor.err")[-200:]
         scores = []
         for prefix in ("", "course.", "scope."):
             for q in QUESTIONS:
@@ -132,9 +132,17 @@ def _read(path: Path) -> str:
 
 
 def _layers(doctor: str) -> list[str]:
-    said = [line.strip() for line in doctor.splitlines() if line.startswith(("  yes", "  NO"))]
+    """Each layer's level in a few words (the doctor's own, cut), and the memory meter's verdict."""
+    said = []
+    for line in doctor.splitlines():
+        if line.startswith(("  yes", "  NO")):
+            level, rest = line.split(None, 1)
+            name, _, detail = rest.partition(": ")
+            said.append(f"{name}: **{level.lower()}** ({detail[:110]}{'...' if len(detail) > 110 else ''})")
     meter = next((line[len("Memory: "):] for line in doctor.splitlines() if line.startswith("Memory: ")), "")
-    return [s.replace("|", "/") for s in said] + ([f"memory: {meter[:160].replace('|', '/')}"] if meter else [])
+    if meter:
+        said.append("memory: " + meter.split(":")[0])
+    return [s.replace("|", "/") for s in said]
 
 
 def _score(role: Path, name: str) -> str:
@@ -175,7 +183,7 @@ def write(all_rows: list[str], notes: list[str]) -> None:
         "|---|---|---|---|---|---|\n" + "\n".join(all_rows) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n")
 
 
-def table_from(runs: list[Path]) -> None:
+def table_from(runs: list[Path], notes: list[str]) -> None:
     """The table from earlier runs (each folder's meta.json), in the order of ``MACHINES``."""
     metas = {run: json.loads(_read(run / "meta.json") or "{}") for run in runs}
     order = [m.name for m in MACHINES]
@@ -184,7 +192,7 @@ def table_from(runs: list[Path]) -> None:
     by_name = {m.name: m for m in MACHINES}
     chosen = [by_name[metas[r]["machine"]] for r in runs]
     write([row for r, m in zip(runs, chosen) for row in rows(m, r, metas[r]["seconds"], metas[r]["why"])],
-          [f"{m.name}: {m.what}." for m in chosen])
+          [f"{m.name}: {m.what}." for m in chosen] + notes)
     print(f"wrote {RESULTS.relative_to(REPO)}")
 
 
@@ -198,12 +206,13 @@ def main() -> None:
                         help="stop a machine after this long; its row shows what it did")
     parser.add_argument("--from", dest="runs", type=Path, nargs="+", default=None,
                         help="write the table from these earlier runs' folders, booting nothing")
+    parser.add_argument("--note", action="append", default=[], help="a line under the table (repeatable)")
     args = parser.parse_args()
     chosen = [m for name in args.machines.split(",") for m in MACHINES if m.name == name]
     if args.runs:
-        return table_from(args.runs)
+        return table_from(args.runs, args.note)
     found = setup.ensure(REPO, with_rootfs=any(m.systemd for m in chosen))
-    notes = [f"{m.name}: {m.what}." for m in chosen]
+    notes = [f"{m.name}: {m.what}." for m in chosen] + args.note
     if found["newer"][0] is None:
         notes.append(f"newer: {found['newer'][1]}.")
     all_rows = []

@@ -18,9 +18,11 @@ HOST_PACKAGES = ["qemu-system-x86", "linux-image-amd64", "mmdebstrap", "busybox-
 (its cloud kernel has no 9p, which virtme-ng's shared root needs), mmdebstrap for the systemd
 machine's root file system."""
 BACKPORTS = "deb http://deb.debian.org/debian bookworm-backports main"
-ROOTFS_PACKAGES = "systemd-sysv,dbus,libpam-systemd,python3,util-linux,procps,libseccomp2,kmod,udev,gawk"
+ROOTFS_PACKAGES = ("systemd-sysv,dbus,dbus-user-session,libpam-systemd,python3,util-linux,procps,libseccomp2,"
+                   "kmod,udev,gawk")
 """A Debian root file system booted with systemd as init: logind and a user manager
-(libpam-systemd), the system Python the kit's venv is built on, libseccomp for the filter."""
+(libpam-systemd) with its bus (dbus-user-session), as on a laptop; the system Python the kit's
+venv is built on; libseccomp for the filter."""
 LEARNER = "learner"
 """The unprivileged user of the systemd machine (uid 1000, lingering: its manager starts at boot)."""
 
