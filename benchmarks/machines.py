@@ -32,6 +32,22 @@ from vm import setup  # noqa: E402
 RESULTS = REPO / "benchmarks" / "results" / "machines.md"
 GUEST = REPO / "benchmarks" / "vm" / "guest.sh"
 QUESTIONS = ["vram_trap", "attention_backward", "grad_accumulation", "memory_budget"]
+STORES_EVERYTHING = {"vram_trap": "stores_everything", "attention_backward": "materialises_p",
+                     "grad_accumulation": "full_batch_at_once", "memory_budget": "stores_everything"}
+"""Each memory question's answer that keeps every activation (tests/answers; as in
+tests/test_practice_meter.py), graded as a learner's file: the solution's code, then it."""
+_BUILD_ANSWERS = r"""
+import sys
+from pathlib import Path
+from backprop_traps.grader.loading.notebook import graded_code, parse_notebook
+from backprop_traps.grader.loading.questions import solution_path
+out, answers = Path(sys.argv[1]), Path(sys.argv[2])
+for pair in sys.argv[3:]:
+    q, name = pair.split("=")
+    base = graded_code(parse_notebook(solution_path(q).read_text(encoding="utf-8")))
+    snippet = (answers / q / f"{name}.py").read_text()
+    (out / f"{q}.py").write_text(f"# question: {q}\n{base}\n\n# --- the answer under test ---\n{snippet}")
+"""
 BOOT_TIMEOUT = 3 * 3600
 """Seconds a machine may run (``--minutes``); then what it wrote so far is its row."""
 COURSE_LIMITS = "--call-timeout 900 --total-timeout 5400"
@@ -63,7 +79,8 @@ MACHINES = [
 ]
 
 
-def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT) -> tuple[float, str]:
+def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT,
+         what: str = "solution stores") -> tuple[float, str]:
     """Boot ``machine``, run the guest script, return (wall seconds, what went wrong or "")."""
     kernels = found["kernels"]
     vmlinuz = (found["newer"][0] if machine.kernel == "newer"
@@ -71,12 +88,16 @@ def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT
     if vmlinuz is None:
         return 0.0, found["newer"][1]
     kit = found["kit"]
+    (out / "answers").mkdir(exist_ok=True)
+    subprocess.run([str(kit / "bin" / "python"), "-c", _BUILD_ANSWERS, str(out / "answers"),
+                    str(REPO / "tests" / "answers"), *(f"{q}={a}" for q, a in STORES_EVERYTHING.items())],
+                   check=True)
     guest = f"bash {shlex.quote(str(GUEST))} {shlex.quote(str(out))} {shlex.quote(str(kit))} " \
             + " ".join(machine.roles)
     cmd = ["nice", "-n", "10", str(found["vng"]), "--disable-kvm", "--force-9p", "-r", str(vmlinuz),
            "--memory", "4G", "--cpus", "2", f"--rwdir={out}={out}", f"--rodir={kit}={kit}"]
     # (the kit gets a mount of its own: virtme-ng overlays the host's /var, where it is cached)
-    guest = f"{machine.env} {guest}".strip()
+    guest = f"{machine.env} BPT_WHAT={shlex.quote(what)} {guest}".strip()
     if machine.systemd:  # the Debian root file system, the checkout and the kit shared into it
         guest = f"BPT_USER={setup.LEARNER} {guest}"
         for shared in (out, REPO, kit):  # mount points inside the root file system
@@ -111,7 +132,7 @@ def _cpu_seconds(pid: int) -> float:
 def rows(machine: Machine, out: Path, seconds: float, why: str) -> list[str]:
     """The table's rows for one machine: one per role folder the guest wrote."""
     found = []
-    for role in sorted(p for p in out.iterdir() if p.is_dir()):
+    for role in sorted(p for p in out.iterdir() if p.is_dir() and p.name != "answers"):
         kernel = _read(role / "kernel").strip()
         layers = "<br>".join(_layers(_read(role / "doctor.out"))) or "doctor failed: " + _read(role / "doctor.err")[-200:]
         scores = []
@@ -204,6 +225,8 @@ def main() -> None:
                         help="each machine's raw output goes in a new folder here")
     parser.add_argument("--minutes", type=float, default=BOOT_TIMEOUT / 60,
                         help="stop a machine after this long; its row shows what it did")
+    parser.add_argument("--answers", default="solution,stores",
+                        help="which answers to grade: solution, stores (store-everything), or both")
     parser.add_argument("--from", dest="runs", type=Path, nargs="+", default=None,
                         help="write the table from these earlier runs' folders, booting nothing")
     parser.add_argument("--note", action="append", default=[], help="a line under the table (repeatable)")
@@ -220,7 +243,7 @@ def main() -> None:
         args.keep.mkdir(parents=True, exist_ok=True)
         out = Path(tempfile.mkdtemp(prefix=f"bpt-{machine.name}-", dir=args.keep))
         out.chmod(0o1777)
-        seconds, why = boot(machine, found, out, args.minutes * 60)
+        seconds, why = boot(machine, found, out, args.minutes * 60, args.answers.replace(",", " "))
         (out / "meta.json").write_text(json.dumps({"machine": machine.name, "seconds": seconds, "why": why,
                                                    "newer": found["newer"][1]}))
         all_rows += rows(machine, out, seconds, why)

@@ -17,10 +17,9 @@ export PYTHONDONTWRITEBYTECODE=1 NO_COLOR=1 PATH="$VENV/bin:$PATH"
 # A machine may ask for longer budgets (BPT_LIMITS, e.g. for a course under emulation);
 # practice takes the defaults, which the grader scales to the machine's speed itself.
 MEMORY_QUESTIONS="03_vram_trap 10_attention_backward 13_grad_accumulation 24_memory_budget"
-declare -A STORES_EVERYTHING=(
-  [vram_trap]=vram_trap/stores_everything.py [attention_backward]=attention_backward/materialises_p.py
-  [grad_accumulation]=grad_accumulation/wrong_keeps_every_gradient.py
-  [memory_budget]=memory_budget/stores_everything.py)
+# each question's store-everything answer, built by the host as a learner's file (the solution's
+# code with the answer's functions after it): OUT/answers/QUESTION.py
+WHAT=${BPT_WHAT:-solution stores}  # which answers to grade (a rerun may take one kind)
 chmod 1777 "$OUT"
 
 run_as() {  # run_as USER CMD...: as root, or as USER with a clean environment of its own
@@ -42,11 +41,15 @@ timed() {  # timed DIR NAME CMD...: stdout to DIR/NAME.out, stderr to .err, seco
 grade_all() {  # grade_all DIR USER PREFIX [grade flags]: each solution and store-everything answer
   local dir=$1 who=$2 prefix=$3; shift 3
   for nb in $MEMORY_QUESTIONS; do
-    local q=${nb#*_}
-    timed "$dir" "$prefix$q.solution" run_as "$who" grade "$REPO/solutions/$nb.ipynb" --json "$@"
-    timed "$dir" "$prefix$q.stores" run_as "$who" grade "$REPO/tests/answers/${STORES_EVERYTHING[$q]}" \
-      --question "$q" --json "$@"
+    local q=${nb#*_} what
+    for what in $WHAT; do
+      timed "$dir" "$prefix$q.$what" run_as "$who" grade "$(answer "$nb" "$what")" --question "$q" --json "$@"
+    done
   done
+}
+
+answer() {  # answer NOTEBOOK solution|stores: the file to grade
+  if [ "$2" = solution ]; then echo "$REPO/solutions/$1.ipynb"; else echo "$OUT/answers/${1#*_}.py"; fi
 }
 
 role() {  # role NAME USER: a folder the user can write, and its doctor
@@ -75,17 +78,16 @@ for ROLE in "$@"; do
       BACKPROP_TRAPS_SECRET=machines-check grade_all "$dir" nobody "course." ${BPT_COURSE_LIMITS:-} ;;
     user)  # systemd as init: the user's own manager delegates a scope to `systemd-run --user`
       XDG="/run/user/$(id -u "$BPT_USER")"
-      for _ in $(seq 600); do [ -S "$XDG/bus" ] && break; sleep 1; done  # lingering: starts at boot
+      for _ in $(seq 600); do [ -S "$XDG/systemd/private" ] && break; sleep 1; done  # lingering: starts at boot
       dir=$(role user "$BPT_USER")
       grade_all "$dir" "$BPT_USER" ""
       timed "$dir" doctor-scope run_as "$BPT_USER" env XDG_RUNTIME_DIR="$XDG" \
         systemd-run --user --scope -p Delegate=yes --quiet grade doctor
       for nb in $MEMORY_QUESTIONS; do
         q=${nb#*_}
-        for what in solution stores; do
-          file="$REPO/solutions/$nb.ipynb"; [ $what = stores ] && file="$REPO/tests/answers/${STORES_EVERYTHING[$q]}"
+        for what in $WHAT; do
           timed "$dir" "scope.$q.$what" run_as "$BPT_USER" env XDG_RUNTIME_DIR="$XDG" \
-            systemd-run --user --scope -p Delegate=yes --quiet grade "$file" --question "$q" --json
+            systemd-run --user --scope -p Delegate=yes --quiet grade "$(answer "$nb" "$what")" --question "$q" --json
         done
       done ;;
   esac
