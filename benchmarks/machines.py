@@ -169,13 +169,13 @@ def _layers(doctor: str) -> list[str]:
 def _score(role: Path, name: str) -> str:
     """``12/12 [meter] (s)``, with a failed memory check's trap or sentence."""
     text, timing = _read(role / f"{name}.out"), _read(role / f"{name}.time").split()
-    if not text and not timing:
-        return ""
+    if not timing:  # started, not finished when the machine stopped (or never started)
+        return "not finished when the machine stopped" if (role / f"{name}.err").exists() else ""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError:
         return f"no JSON (exit {timing[0] if timing else '?'}): {_read(role / f'{name}.err')[-160:]!r}"
-    meter = (doc.get("memory") or {}).get("meter", "no measured call")
+    meter = doc.get("memory") or "no measured call"  # the meter's label
     lost = [f"{t['name']}: {t.get('trap') or t['feedback'][:140]}" for t in doc.get("tests", [])
             if not t["passed"]]
     secs = f" {float(timing[1]):.0f} s" if len(timing) > 1 else ""
@@ -213,7 +213,7 @@ def table_from(runs: list[Path], notes: list[str]) -> None:
     by_name = {m.name: m for m in MACHINES}
     chosen = [by_name[metas[r]["machine"]] for r in runs]
     write([row for r, m in zip(runs, chosen) for row in rows(m, r, metas[r]["seconds"], metas[r]["why"])],
-          [f"{m.name}: {m.what}." for m in chosen] + notes)
+          list(dict.fromkeys(f"{m.name}: {m.what}." for m in chosen)) + notes)
     print(f"wrote {RESULTS.relative_to(REPO)}")
 
 
