@@ -32,11 +32,14 @@ MINUTES = Finite(0.05, 24 * 60.0)
 
 def limit_options(command):
     """Add --call-timeout, --total-timeout, --memory-mb and --code-timeout; the command gets
-    ``limits``."""
+    ``limits``. Time budgets given on the command line are ``fixed``: a learner's practice
+    scales only the defaults to a slow machine (sandbox/machine_speed.py)."""
     @click.option("--call-timeout", type=Finite(0.05, 3600.0), default=_DEFAULTS.call_seconds, show_default=True,
-                  help="Seconds one call into the submitted code may take.")
+                  help="Seconds one call into the submitted code may take (your own practice "
+                       "scales the default to a slow machine; a value given here is kept).")
     @click.option("--total-timeout", type=Finite(0.05, 86400.0), default=_DEFAULTS.total_seconds,
-                  show_default=True, help="Seconds all calls of one submission may take together.")
+                  show_default=True, help="Seconds all calls of one submission may take together "
+                                          "(scaled like --call-timeout).")
     @click.option("--memory-mb", type=click.IntRange(64, 1 << 20), default=_DEFAULTS.memory_mb, show_default=True,
                   help="Memory cap of the process running the submitted code.")
     @click.option("--code-timeout", type=Finite(0.05, 3600.0), default=None,
@@ -45,6 +48,16 @@ def limit_options(command):
     @functools.wraps(command)
     def with_limits(*args, call_timeout, total_timeout, memory_mb, code_timeout, **kwargs):
         limits = Limits(call_seconds=call_timeout, total_seconds=total_timeout, memory_mb=memory_mb,
-                        code_seconds=code_timeout)
+                        code_seconds=code_timeout, fixed=_set_by_hand("call_timeout", "total_timeout",
+                                                                      "code_timeout"))
         return command(*args, limits=limits, **kwargs)
     return with_limits
+
+
+def _set_by_hand(*names: str) -> bool:
+    """Whether any of these options was given (not left at its default)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return False
+    return any(ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+               for name in names)

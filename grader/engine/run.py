@@ -87,6 +87,8 @@ def _grade(path, question, seed, limits, root, visible_tests=False, practice=Fal
     sandbox = taken.adopt(sub.source, sub.cells, hide) if taken is not None else \
         Sandbox(sub.source, limits, hide=hide, cells=sub.cells, practice=practice)
     sandbox.launch()
+    from backprop_traps.grader.sandbox.machine_speed import calibrated  # probed while the child boots
+    sandbox.limits = calibrated(limits, practice)
     after_load = (lambda: warm.prepare(limits, hide, practice)) if keep_warm else None
     try:
         with sandbox:

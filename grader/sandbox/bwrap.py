@@ -183,6 +183,10 @@ def has_worked() -> bool:
     return bool(_worked)
 
 
+PROBE_SECONDS = 20.0
+"""What starting one bwrap sandbox may take on a typical machine (scaled to this one's speed)."""
+
+
 def probe() -> tuple[bool, str]:
     """(whether a bwrap sandbox starts on this machine, a sentence saying what ran or why not)."""
     if os.environ.get(FORCE_OFF) == "1":
@@ -198,9 +202,14 @@ def _probe(exe: str) -> tuple[bool, str]:
     """``probe`` for the bwrap at ``exe``: once per process and executable."""
     cmd = [exe] + arguments([], {"PATH": "/usr/bin:/bin"}, 1, None, None) + \
         ["--", sys.executable, "-I", "-S", "-c", "import os; print(os.getuid())"]
+    from backprop_traps.grader.sandbox.machine_speed import slowdown
+    budget = PROBE_SECONDS * slowdown()  # an emulated machine took 20 s to start it (issue 44)
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired) as e:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=budget)
+    except subprocess.TimeoutExpired:
+        return False, (f"bwrap did not answer within {budget:g} s, on a machine that runs Python "
+                       f"{slowdown():.0f}x slower than a typical laptop: not known whether it works here")
+    except OSError as e:
         return False, f"bwrap could not run ({type(e).__name__}: {e})"
     if done.returncode != 0 or done.stdout.strip() != str(SANDBOX_UID):
         why = (done.stderr.strip().splitlines() or ["no output"])[-1][:200]

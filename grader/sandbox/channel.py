@@ -104,7 +104,7 @@ class Channel:
             self.spent += time.monotonic() - start
             self.close()
             return CallResult(False, kind="timeout", error=(
-                f"{what} did not finish within {timeout:g} s (an endless loop, or far too slow)"))
+                f"{what} did not finish within {timeout:g} s ({self.limits.too_slow()})"))
         except (EOFError, BrokenPipeError, OSError):
             self.spent += time.monotonic() - start
             code = self._exit_code()

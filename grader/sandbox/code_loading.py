@@ -88,7 +88,7 @@ class LoadsSubmission:
                 if loaded.kind == "timeout":
                     loaded.error = (f"loading your code did not finish within {budget:g} s"
                                     + (f" ({label} was still running)" if label else "")
-                                    + ": an endless loop, or far too slow")
+                                    + f": {self.limits.too_slow()}")
                 break
         timeline.mark("load the learner's code")
         if loaded.ok and self.helpers:

@@ -37,6 +37,26 @@ class Limits:
     a submission's busy processes cannot starve the grader or a neighbour's sandbox."""
     max_processes: int = 256
     """Processes and threads the whole sandbox may hold at once (its cgroup's pids.max)."""
+    fixed: bool = False
+    """The time budgets were set by hand (an instructor's, or ``--call-timeout``): never scaled
+    to the machine's speed (``machine_speed.calibrated``)."""
+    slowdown: float = 1.0
+    """How much slower than a typical machine this one ran the speed probe (1: not slower, or
+    not measured); a timeout's sentence says so rather than blame the code alone."""
+    scaled: bool = False
+    """Whether the time budgets were already multiplied by ``slowdown``."""
+
+    def too_slow(self) -> str:
+        """Why a call can run past its budget, in the words a timeout's message ends with."""
+        if self.slowdown < NOTABLY_SLOW:
+            return "an endless loop, or far too slow"
+        if self.scaled:
+            return (f"an endless loop, or far too slow even for this machine: its budgets are already "
+                    f"{self.slowdown:.0f}x the usual ones, as it runs Python {self.slowdown:.0f}x slower "
+                    "than a typical laptop")
+        return (f"an endless loop, or too slow for this budget: this machine runs Python "
+                f"{self.slowdown:.0f}x slower than a typical laptop, and the budget was set by hand "
+                "(by you or your course), not scaled to the machine")
 
     @property
     def code_budget(self) -> float:
@@ -46,6 +66,9 @@ class Limits:
     def load_budget(self) -> float:
         return self.load_seconds if self.load_seconds is not None else 3 * self.call_seconds
 
+
+NOTABLY_SLOW = 2.0
+"""A slowdown from here on is named in a timeout's sentence (below it, the probe's own noise)."""
 
 BATCH_CODE_SECONDS = 5.0
 """A batch's default ``code_seconds``: defining functions takes milliseconds, and a class's
