@@ -70,17 +70,17 @@ def test_a_slower_probe_never_gets_a_smaller_budget(a, b):
     assert slowdown_of(a) <= slowdown_of(b)
 
 
-def test_the_command_line_marks_a_hand_set_budget_fixed(monkeypatch):
+def test_the_command_line_marks_a_hand_set_budget_fixed(monkeypatch, tmp_path):
     from backprop_traps.grader import cli
     seen = []
     monkeypatch.setattr("backprop_traps.grader.engine.run.grade_path",
                         lambda path, **kw: seen.append(kw["limits"]) or _NoResult())
     monkeypatch.setattr(cli, "_refuse_during_a_mock", lambda what: None)
+    monkeypatch.chdir(tmp_path)  # a folder of its own for a.py
     runner = CliRunner()
-    with runner.isolated_filesystem():
-        open("a.py", "w").write("# question: vram_trap\n")
-        runner.invoke(cli.main, ["check", "a.py", "--json"])
-        runner.invoke(cli.main, ["check", "a.py", "--json", "--call-timeout", "400"])
+    (tmp_path / "a.py").write_text("# question: vram_trap\n")
+    runner.invoke(cli.main, ["check", "a.py", "--json"])
+    runner.invoke(cli.main, ["check", "a.py", "--json", "--call-timeout", "400"])
     assert [limits.fixed for limits in seen] == [False, True]
 
 
