@@ -178,7 +178,6 @@ def test_a_wrong_square_is_blamed_in_hvp_not_grad():
     """Issue 50 item 11: only Square's backward is wrong; hvp's feedback names Square."""
     result = graded_in_process(QID, answer("wrong_square_gradient_halved"))
     failed = {t.name: t for t in result.tests if not t.passed}
-    assert SQUARE in failed and GRAD not in failed, failures(result)
-    if HVP in failed:
-        assert "Square.backward" in failed[HVP].feedback and "Fix grad" not in failed[HVP].feedback, \
-            failures(result)
+    assert SQUARE in failed and GRAD not in failed and HVP in failed, failures(result)
+    assert "Fix Square.backward" in failed[HVP].feedback and "Fix grad" not in failed[HVP].feedback, \
+        failures(result)
