@@ -11,6 +11,7 @@ import os
 import select
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -43,25 +44,69 @@ class CallResult:
 
 @dataclass
 class Output:
-    """Drains the child's stdout/stderr so a flood can neither block nor fill memory."""
+    """Drains the child's stdout/stderr so a flood can neither block nor fill memory.
+
+    Reads and appends happen under one lock, so ``settle`` can take what is still in the pipe
+    when an answer arrives: the child flushes before it answers, so whatever it printed by then
+    is in ``kept`` once ``settle`` returns (the drain thread alone could lag behind the answer)."""
     limit: int
     kept: bytearray = field(default_factory=bytearray)
     total: int = 0
+    _fd: int = -1
+    _ended: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def attach(self, fd: int) -> None:
+        """Before the drain thread starts, so ``settle`` never misses the pipe."""
+        os.set_blocking(fd, False)  # reads happen only when poll says so, or in ``settle``
+        self._fd = fd
+
+    def _take(self) -> bool:
+        """One read under the lock; False at the end of the pipe."""
+        if self._ended:
+            return False
+        try:
+            chunk = os.read(self._fd, 1 << 16)
+        except BlockingIOError:
+            return True
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._ended = True
+            return False
+        self.total += len(chunk)
+        room = self.limit - len(self.kept)
+        if room > 0:
+            self.kept += chunk[:room]
+        return True
 
     def drain(self, fd: int) -> None:
-        while True:
+        if self._fd != fd:
+            self.attach(fd)
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        going = True
+        while going:
             try:
-                chunk = os.read(fd, 1 << 16)
+                poller.poll()
             except OSError:
-                break
-            if not chunk:
-                break
-            self.total += len(chunk)
-            room = self.limit - len(self.kept)
-            if room > 0:
-                self.kept += chunk[:room]
-        os.close(fd)
+                pass
+            with self._lock:
+                going = self._take()
+        os.close(fd)  # only this thread closes it: a number reused elsewhere is never polled
 
+    def settle(self) -> None:
+        """Take what the pipe holds now (bounded: the child may still be printing)."""
+        with self._lock:
+            for _ in range(64):
+                if self._fd < 0 or self._ended:
+                    return
+                try:
+                    ready = select.select([self._fd], [], [], 0)[0]
+                except (OSError, ValueError):
+                    return
+                if not ready or not self._take():
+                    return
 
 
 class Channel:

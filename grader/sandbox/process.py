@@ -217,6 +217,7 @@ class Sandbox(LoadsSubmission, Channel):
             os.close(fd)
         self._req, self._resp = req_w, resp_r
         os.set_blocking(self._req, False)  # a child that stops reading cannot block the grader
+        self._output.attach(out_r)
         threading.Thread(target=self._output.drain, args=(out_r,), daemon=True).start()
         self._meter.attach(self._proc.pid, self._info_r)
         timeline.watch_sandbox(lambda proc=self._proc: proc.pid if proc.returncode is None else None)
@@ -342,6 +343,7 @@ class Sandbox(LoadsSubmission, Channel):
     @property
     def output(self) -> str:
         """What the learner's code printed (capped), for feedback."""
+        self._output.settle()
         text = inert(self._output.kept.decode("utf-8", "replace"), keep_newlines=True)
         if self._output.total > len(self._output.kept):
             text += f"\n... ({self._output.total - len(self._output.kept)} more bytes dropped)"

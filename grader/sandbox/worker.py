@@ -347,7 +347,11 @@ def main():
         reply["seconds"] = time.perf_counter() - start
         if os.getpid() != me:
             os._exit(0)
-        sys.stdout.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:  # what it printed reaches the grader before the answer does
+                stream.flush()
+            except Exception:  # the learner may have closed or replaced it
+                pass
         try:
             wire.write_frame(RESP_FD, reply)
         except wire.WireError as e:
