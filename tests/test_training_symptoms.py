@@ -24,7 +24,8 @@ INIT, LOG0 = "diagnose: weights initialised far too large", "diagnose: a loss th
 FP16 = "diagnose: a batch past float16's range, hundreds of steps in"
 REPEATED, BN = "diagnose: a loader that repeats one batch", "diagnose: BatchNorm left in training mode for validation"
 GROWN = "diagnose: a block added at full scale"
-DIAGNOSES = {HEALTHY, INIT, LOG0, FP16, REPEATED, BN, GROWN}
+FINITE_INIT = "diagnose: weights initialised too large, in a run that stays finite"
+DIAGNOSES = {HEALTHY, INIT, LOG0, FP16, REPEATED, BN, GROWN, FINITE_INIT}
 FD_CHECK = "gated_block_backward: every gradient, the gain's included, against finite differences"
 AT_ZERO = "gated_block_backward at gain 0: the block's gradients at its first step"
 KINK = "gated_block_backward at pre-activations of exactly 0"
@@ -128,15 +129,27 @@ def test_the_metadata_answer_in_the_corpus_scores_0_on_every_diagnosis():
     assert all(t.trap is None for t in result.tests), failures(result)
 
 
+def test_an_init_too_large_that_stays_finite_is_read_from_its_first_loss():
+    """Issue 50 item 13: an init-scale run a clipped loop keeps finite starts far above ln C,
+    and only that tells it from a healthy run of its index; an answer that knows an init too
+    large only by its NaN calls it healthy, and the trap says so."""
+    finite, healthy = runs.trace(DEFAULT_SEED, "init-scale", 2), runs.trace(DEFAULT_SEED, "healthy", 2)
+    assert np.isfinite(finite["loss"]).all() and np.isfinite(finite["val_loss"]).all()
+    assert finite["loss"][0] > 3 * np.log(finite["num_classes"]) > 2 * healthy["loss"][0]
+    result = graded(answer("wrong_init_only_when_nan"))
+    assert {t.name for t in result.tests if not t.passed} == {FINITE_INIT}, failures(result)
+    assert {t.trap for t in result.tests if not t.passed} == {"initial-loss-ignored"}, failures(result)
+
+
 def test_torch_answer_gets_full_marks():
     pytest.importorskip("torch")
     result = graded(answer("torch_answer"), base=False)
-    assert result.score == result.max_score == 20, failures(result)
+    assert result.score == result.max_score == 21, failures(result)
 
 
 @pytest.mark.parametrize("trap, lost", [
     ("nan-timing-ignored", {FP16}),
-    ("initial-loss-ignored", {INIT, LOG0, FP16}),   # the fp16 check holds an init-scale run too
+    ("initial-loss-ignored", {INIT, LOG0, FP16, FINITE_INIT}),  # the fp16 check holds an init-scale run too
     ("smooth-loss-trusted", {REPEATED, BN}),        # the BatchNorm check holds a repeated-batch run
     ("val-gap-conflated", {REPEATED, BN}),
     ("end-of-run-only", {GROWN, HEALTHY}),          # the healthy check holds a grown run

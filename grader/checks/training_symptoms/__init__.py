@@ -84,6 +84,11 @@ diagnosis_check("diagnose: weights initialised far too large", 2,
     "What should the loss of an untrained classifier be, and what is it at step 0 here?",
     "Compare the first loss with ln C, and look at the gradients' norms at step 0.",
 ))
+diagnosis_check("diagnose: weights initialised too large, in a run that stays finite", 1,
+                [("init-scale", 2), ("healthy", 2), ("init-scale", 0)], "runs that start far from ln C, or not", (
+    "Not every bad init ends in NaN: what is the first loss of each run here?",
+    "An untrained classifier's loss is about ln C: compare each run's first loss with it.",
+))
 diagnosis_check("diagnose: a loss that takes the log of 0", 2,
                 [("log-zero", 0), ("init-scale", 0), ("log-zero", 1)], "runs that break near the start", (
     "The loss is NaN from the first step: is anything else about the run wrong?",

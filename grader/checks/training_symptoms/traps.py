@@ -21,10 +21,12 @@ TRAPS = [
          "appears is the symptom: within the first steps it comes from the init or from the "
          "loss's own arithmetic; after a healthy start, from something that happened then, such "
          "as a batch past float16's range."),
-    Trap("initial-loss-ignored", "A NaN at the start is blamed on the wrong one of its two "
-         "causes. Read what was logged at step 0: a finite loss far above ln C with enormous "
-         "gradient norms is an initial scale far too large; a loss that is NaN while the "
-         "gradients' norms are ordinary is the loss's own arithmetic, here a log of 0."),
+    Trap("initial-loss-ignored", "What was logged at step 0 is not read: a NaN at the start is "
+         "blamed on the wrong one of its two causes, or an init too large is recognised only "
+         "once it turns NaN. An untrained classifier's loss is about ln C: a finite first loss "
+         "far above it is an initial scale too large, NaN later or never (a loop that clips its "
+         "gradients stays finite); a loss that is NaN while the gradients' norms are ordinary is "
+         "the loss's own arithmetic, here a log of 0."),
     Trap("smooth-loss-trusted", "A training loss that falls without a single bump is taken for "
          "a healthy one. Minibatches make the loss noisy, up about as often as down from one step "
          "to the next; a loss that only goes down, towards 0, is the same batch seen again and "
@@ -50,6 +52,7 @@ CONFUSIONS = {  # (planted cause, the answer's cause) -> trap
     ("fp16-overflow", "init-scale"): "nan-timing-ignored", ("fp16-overflow", "log-zero"): "nan-timing-ignored",
     ("init-scale", "fp16-overflow"): "nan-timing-ignored", ("log-zero", "fp16-overflow"): "nan-timing-ignored",
     ("init-scale", "log-zero"): "initial-loss-ignored", ("log-zero", "init-scale"): "initial-loss-ignored",
+    ("init-scale", "healthy"): "initial-loss-ignored",
     ("repeated-batch", "healthy"): "smooth-loss-trusted",
     ("repeated-batch", "bn-train-mode"): "val-gap-conflated", ("bn-train-mode", "repeated-batch"): "val-gap-conflated",
     ("block-not-identity", "healthy"): "end-of-run-only",

@@ -1,6 +1,8 @@
 # Trap nan-timing-ignored: every NaN is read as a NaN at the start, whenever it first appears,
 # so a run that broke after hundreds of healthy steps is blamed on its init.
 def diagnose(trace):
+    if np.isfinite(trace["loss"][0]) and trace["loss"][0] > 3 * np.log(trace["num_classes"]):
+        return "init-scale"
     loss, val, norms = trace["loss"], trace["val_loss"], trace["grad_norms"]
     if not np.isfinite(loss).all():
         if np.isnan(loss[0]) and np.isfinite(norms[:10]).all() and norms[0].max() < 100:

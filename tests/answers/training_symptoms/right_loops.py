@@ -1,7 +1,7 @@
 # question: training_symptoms
 # expect: full
 # A right answer written as a reader scans a run: step by step with plain loops, its own
-# thresholds (a NaN after step 20 is late; a jump of 3 deviations; fewer than 1 rise in 10).
+# thresholds (a first loss 2.5 times ln C is an init too large; a NaN after step 20 is late; a jump of 3 deviations; fewer than 1 rise in 10).
 import math
 
 import numpy as np
@@ -9,6 +9,8 @@ import numpy as np
 
 def diagnose(trace):
     loss, norms, depth = list(trace["loss"]), trace["grad_norms"], list(trace["depth"])
+    if math.isfinite(loss[0]) and loss[0] > 2.5 * math.log(trace["num_classes"]):
+        return "init-scale"  # far above what an untrained classifier scores
     first_bad = next((t for t, v in enumerate(loss) if not math.isfinite(v)), None)
     if first_bad is not None:
         if first_bad > 20:

@@ -16,6 +16,7 @@ def _symptoms(trace):
         jumps.append((loss[t] - np.mean(before)) / (np.std(before) + 1e-12))
     finite = loss[np.isfinite(loss)]
     return {
+        "starts_high": bool(np.isfinite(loss[0])) and loss[0] > 4 * np.log(trace["num_classes"]),
         "nan_early": first is not None and first < 30,
         "nan_late": first is not None and first >= 30,
         "loss_nan_grads_fine": first == 0 and bool(np.all(np.isfinite(norms[:5]))) and norms[0].max() < 30,
@@ -25,7 +26,7 @@ def _symptoms(trace):
     }
 
 
-RULES = [("nan_late", "fp16-overflow"), ("loss_nan_grads_fine", "log-zero"), ("nan_early", "init-scale"),
+RULES = [("starts_high", "init-scale"), ("nan_late", "fp16-overflow"), ("loss_nan_grads_fine", "log-zero"), ("nan_early", "init-scale"),
          ("jump", "block-not-identity"), ("too_smooth", "repeated-batch"), ("val_stuck", "bn-train-mode")]
 
 

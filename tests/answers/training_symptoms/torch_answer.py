@@ -8,6 +8,9 @@ import torch
 def diagnose(trace):
     loss = torch.from_numpy(np.asarray(trace["loss"]))
     norms, val = torch.from_numpy(trace["grad_norms"]), torch.from_numpy(trace["val_loss"])
+    first_loss, untrained = float(loss[0]), float(torch.log(torch.tensor(float(trace["num_classes"]))))
+    if torch.isfinite(loss[0]) and first_loss > 3 * untrained:
+        return "init-scale"
     broken = ~torch.isfinite(loss)
     if broken.any():
         first = int(torch.nonzero(broken)[0])

@@ -1,6 +1,8 @@
 # Trap val-gap-conflated: the gap between the training and the validation loss is read alone,
 # so a repeated batch and BatchNorm in training mode get the same name.
 def diagnose(trace):
+    if np.isfinite(trace["loss"][0]) and trace["loss"][0] > 3 * np.log(trace["num_classes"]):
+        return "init-scale"
     loss, val, norms = trace["loss"], trace["val_loss"], trace["grad_norms"]
     broken = ~np.isfinite(loss)
     if broken.any():
