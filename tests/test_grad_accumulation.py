@@ -31,7 +31,7 @@ def test_grad_accumulation_is_sound():
 def test_solution_gets_full_marks():
     result = grade_path(REPO / "solutions" / "13_grad_accumulation.ipynb")
     assert result.error is None
-    assert result.score == result.max_score == 14
+    assert result.score == result.max_score == 16
     assert all(t.passed and t.trap is None for t in result.tests)
 
 
@@ -113,8 +113,8 @@ def test_a_dropped_last_micro_batch_is_explained_by_its_weights():
 
 
 def test_a_wrong_mlp_grads_costs_only_its_own_check(answer_file):
-    """accumulated_grads graded against the reference's gradient: a learner whose mlp_grads is
-    wrong but whose accumulated_grads does not use it loses only the mlp_grads check."""
+    """accumulated_grads (and minibatch_noise) graded against the reference's gradient: a learner
+    whose mlp_grads is wrong but whose other functions do not use it loses only the mlp_grads check."""
     snippet = ("_right_grads = mlp_grads\n\n\n"
                "def accumulated_grads(params, x, y, micro_batch):\n"
                "    n = x.shape[0]\n"
@@ -123,6 +123,9 @@ def test_a_wrong_mlp_grads_costs_only_its_own_check(answer_file):
                "        for b, g in zip(total, _right_grads(params, x[s:s + micro_batch], y[s:s + micro_batch])):\n"
                "            b += g * (min(s + micro_batch, n) - s) / n\n"
                "    return tuple(total)\n\n\n"
+               "def minibatch_noise(params, x, y, B):\n"
+               "    rows = zip(*(_right_grads(params, x[i:i + 1], y[i:i + 1]) for i in range(x.shape[0])))\n"
+               "    return tuple(np.var(np.stack(g), axis=0) / B for g in rows)\n\n\n"
                "def mlp_grads(params, x, y):\n"
                "    return tuple(2 * g for g in _right_grads(params, x, y))\n")
     result = grade_path(answer_file("grad_accumulation", text=snippet))

@@ -22,7 +22,7 @@ from backprop_traps.grader.checks.grad_accumulation.traps import ACC, GRADS, TRA
 from backprop_traps.grader.engine.memory_verdict import peak_of
 from backprop_traps.grader.engine.question import Fail, Question
 
-LOSS, GRAD = "mlp_loss", "mlp_grads"
+LOSS, GRAD, NOISE = "mlp_loss", "mlp_grads", "minibatch_noise"
 ONE = np.float64(1.0)  # the loss is a scalar: no upstream gradient to contract with
 MARGIN = 0.02          # |z| at least this where finite differences (1e-6 steps) are taken
 MEM_N, MEM_D_IN, MEM_H, MEM_D_OUT, MEM_M = 4096, 16, 256, 8, 32
@@ -220,6 +220,25 @@ def measured_peak(ctx, params, x, y) -> int:
     return peak_of(result)
 
 
+# -- minibatch_noise: sigma^2 / B (issue 50 item 7) ---------------------------------------------
+@QUESTION.check("minibatch_noise: the variance of a random minibatch's gradient", points=2, hints=(
+    "A minibatch's gradient is the mean of B rows' own gradients, each drawn independently.",
+    "What is the variance of one drawn row's gradient, and of a mean of B such draws?",
+))
+def noise(ctx):
+    for n, batch in ((9, 4), (12, 5), (7, 1)):
+        params = draw_params(ctx.rng, 3, 4, 2)
+        x, y = draw_rows(ctx.rng, params, n, margin=MARGIN)
+        got = ctx.unpack(ctx.call(NOISE, params, x, y, batch), 4, NOISE, ", ".join(f"v{g[1:]}" for g in GRADS))
+        want = ctx.ref.minibatch_noise(params, x, y, batch)
+        for i, name in enumerate(GRADS):
+            traps = {"noise-divided-twice": want[i] / batch, "bessel-corrected": want[i] * n / (n - 1)}
+            if batch > 1:
+                traps["noise-not-divided-by-batch"] = want[i] * batch
+            ctx.expect_array(f"v{name[1:]}", got[i], want[i], NOISE, traps=traps,
+                             counts={"N, the number of rows": n, "B": batch}, atol=1e-14)
+
+
 @QUESTION.check("inputs left unchanged", points=1, hints=(
     "Does any of your functions change params, x or y in place (+=, *=, slices assigned)?",
     "x[a:b] is a view: writing into it writes into x.",
@@ -231,4 +250,5 @@ def inputs_unchanged(ctx):
     ctx.expect_inputs_unchanged([
         (LOSS, (params, x, y), names, ctx.ref.mlp_loss(params, x, y)),
         (GRAD, (params, x, y), names, ctx.ref.mlp_grads(params, x, y)),
-        (ACC, (params, x, y, 3), names, ctx.ref.mlp_grads(params, x, y))])
+        (ACC, (params, x, y, 3), names, ctx.ref.mlp_grads(params, x, y)),
+        (NOISE, (params, x, y, 2), names, ctx.ref.minibatch_noise(params, x, y, 2))])

@@ -62,6 +62,14 @@ TRAPS = [
          "gradients are kept). Accumulation exists to avoid that: run the forward and backward on "
          "one micro-batch at a time, as slices of x and y, add its gradient into the buffers, and "
          "let its arrays go before the next one."),
+    Trap("noise-not-divided-by-batch", "You gave the noise of one drawn row, sigma^2, for the "
+         "minibatch's: the minibatch's gradient is the mean of B independent draws, and a mean of "
+         "B independent draws has 1/B of one draw's variance."),
+    Trap("noise-divided-twice", "You divided one row's variance by B twice (sigma^2 / B^2): the "
+         "mean's 1/B is squared once, on B draws whose variances add, so B sigma^2 / B^2."),
+    Trap("bessel-corrected", "You took the rows' variance with N - 1 in the denominator (Bessel's "
+         "correction, torch.var's default). Here every one of the N rows is a possible draw, each "
+         "with probability 1/N: the variance of one draw is the rows' population variance, over N."),
 ]
 EXPLAIN = {t.id: t.explanation for t in TRAPS}
 

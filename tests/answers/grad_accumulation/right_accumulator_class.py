@@ -40,3 +40,9 @@ def accumulated_grads(params, x, y, micro_batch):
     for x_k, y_k in zip(np.split(x, cuts), np.split(y, cuts)):
         acc.add(mlp_grads(params, x_k, y_k), len(x_k) / n)
     return tuple(acc.buffers)
+
+
+def minibatch_noise(params, x, y, B):
+    # the rows' own gradients stacked, then np.var (ddof 0 by default) over the rows, over B
+    stacked = zip(*(mlp_grads(params, x[i:i + 1], y[i:i + 1]) for i in range(x.shape[0])))
+    return tuple(np.var(np.stack(g), axis=0) / B for g in stacked)

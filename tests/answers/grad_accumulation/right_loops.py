@@ -31,3 +31,20 @@ def accumulated_grads(params, x, y, micro_batch):
         for buffer, s in zip(total, part):
             buffer += s / n
     return tuple(total)
+
+
+def minibatch_noise(params, x, y, B):
+    # two passes in plain loops: the mean of the rows' own gradients, then their mean square
+    # deviation from it (over N: every row is a possible draw), over B
+    n = x.shape[0]
+    rows = [mlp_grads(params, x[i:i + 1], y[i:i + 1]) for i in range(n)]
+    out = []
+    for j, p in enumerate(params):
+        mean = np.zeros(p.shape)
+        for row in rows:
+            mean += row[j] / n
+        square = np.zeros(p.shape)
+        for row in rows:
+            square += (row[j] - mean) ** 2 / n
+        out.append(square / B)
+    return tuple(out)

@@ -28,3 +28,15 @@ def accumulated_grads(params, x, y, micro_batch):
         for buffer, g in zip(total, mlp_grads(params, x_k, y_k)):
             buffer += g * x_k.shape[0]
     return tuple(t / n for t in total)
+
+
+def minibatch_noise(params, x, y, B):
+    # E[g^2] - E[g]^2 per entry, from running sums of the rows' gradients and their squares
+    n = x.shape[0]
+    total = [np.zeros(p.shape) for p in params]
+    squares = [np.zeros(p.shape) for p in params]
+    for i in range(n):
+        for t, s, g in zip(total, squares, mlp_grads(params, x[i:i + 1], y[i:i + 1])):
+            t += g
+            s += g * g
+    return tuple(np.maximum(s / n - (t / n) ** 2, 0.0) / B for t, s in zip(total, squares))

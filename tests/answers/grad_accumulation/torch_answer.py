@@ -34,3 +34,17 @@ def accumulated_grads(params, x, y, micro_batch):
         loss = _loss_sum(leaves, x[start:start + micro_batch], y[start:start + micro_batch]) / n
         loss.backward()  # adds this micro-batch's share into every .grad
     return tuple(p.grad.numpy() for p in leaves)
+
+
+def minibatch_noise(params, x, y, B):
+    # per-row gradients with torch.func (vmap over rows); torch.var's default is Bessel's N - 1,
+    # so the population variance asks for correction=0
+    from torch.func import grad, vmap
+    leaves = [torch.from_numpy(p) for p in params]
+
+    def row_loss(ps, xi, yi):
+        W1, b1, W2, b2 = ps
+        out = torch.relu(xi[None] @ W1 + b1) @ W2 + b2
+        return 0.5 * torch.sum((out - yi[None]) ** 2)
+    per_row = vmap(grad(row_loss), in_dims=(None, 0, 0))(leaves, torch.from_numpy(x), torch.from_numpy(y))
+    return tuple((g.var(dim=0, correction=0) / B).numpy() for g in per_row)
