@@ -35,7 +35,7 @@ QUESTIONS = ["vram_trap", "attention_backward", "grad_accumulation", "memory_bud
 STORES_EVERYTHING = {"vram_trap": "stores_everything", "attention_backward": "materialises_p",
                      "grad_accumulation": "full_batch_at_once", "memory_budget": "stores_everything"}
 """Each memory question's answer that keeps every activation (tests/answers; as in
-tests/test_practice_meter.py), graded as a learner's file: the solution's code, then it."""
+tests/sandbox/test_practice_meter.py), graded as a learner's file: the solution's code, then it."""
 _BUILD_ANSWERS = r"""
 import sys
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""A fake cgroup kernel over a temporary folder, for ``cgroupfs.fs`` (tests/test_cgroup_fake.py).
+"""A fake cgroup kernel over a temporary folder, for ``cgroupfs.fs`` (tests/sandbox/test_cgroup_fake.py).
 
 It lays out a v1 or v2 hierarchy as plain folders and files and enforces the rules the kit
 relies on: a v2 cgroup enables for its children only controllers it is offered (a write that

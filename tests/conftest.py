@@ -95,19 +95,19 @@ ONE_WORKER = {"test_packaging.py", "test_nbgrader_course.py", "test_batch.py",
 LONGEST_FIRST = [
     "test_nbgrader_course.py",
     "test_packaging.py",
-    "tests/test_attention_backward.py::test_attention_backward_is_sound",
+    "tests/questions/test_attention_backward.py::test_attention_backward_is_sound",
     "test_redteam_host.py",
     "test_bench_smoke.py",
     "test_kernels_static.py",  # 37 s to compile on a cold cache (~/.cache/backprop-traps), else none
     "test_gpu_session_archive.py",  # 100 s on 2 cores: a git archive's collection, then a --simulate run
     "tests/kernels/test_per_step_update_trap_kernels.py::test_tiles_with_edges",
     "tests/kernels/test_residual_backward_kernels.py::test_gradient_norms_match_the_reference_and_run_in_a_fixed_order",
-    "tests/test_grad_accumulation.py::test_grad_accumulation_is_sound",
+    "tests/questions/test_grad_accumulation.py::test_grad_accumulation_is_sound",
     "test_vram_trap_kernels.py",
     "tests/redteam/test_redteam.py::test_nothing_outlives_a_killed_grader",
-    "tests/test_batch_hostile.py::test_hostile_suite_through_grade_batch",
-    "tests/test_new_and_validate.py::test_every_shipped_question_with_checks_is_sound[vram_trap]",
-    "tests/test_new_and_validate.py::test_validate_names_each_planted_fault",
+    "tests/batch/test_batch_hostile.py::test_hostile_suite_through_grade_batch",
+    "tests/authoring/test_new_and_validate.py::test_every_shipped_question_with_checks_is_sound[vram_trap]",
+    "tests/authoring/test_new_and_validate.py::test_validate_names_each_planted_fault",
 ]
 
 

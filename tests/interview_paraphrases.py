@@ -1,6 +1,6 @@
 """Answers to each question's interview as candidates say them, in words that are not the
 notebook's: six correct ones (the last in formulas), which must hit most key points, and wrong
-ones, which must hit fewer than half (tests/test_keypoints.py)."""
+ones, which must hit fewer than half (tests/learner/test_keypoints.py)."""
 
 PARAPHRASES = {
     'routing_trap': [

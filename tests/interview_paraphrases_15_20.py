@@ -1,6 +1,6 @@
 """Answers to the interviews of questions 15, 17, 19 and 20 as candidates say them, written
 without the notebooks open: correct ones (the last in formulas), which must hit most key
-points, and wrong ones, which must hit fewer than half (tests/test_keypoints.py). Questions
+points, and wrong ones, which must hit fewer than half (tests/learner/test_keypoints.py). Questions
 16 and 18 keep theirs in tests/test_key_points_16_18.py."""
 
 PARAPHRASES = {

@@ -1,7 +1,7 @@
 """Answers to the interviews of questions 21 and 22 as candidates say them, written without the
 notebooks open: three correct ones per question in different styles (terse, rambling, formula-
 heavy), which must hit most key points, and wrong ones, which must hit fewer than half
-(tests/test_keypoints.py)."""
+(tests/learner/test_keypoints.py)."""
 
 PARAPHRASES = {
     'residual_backward': [

@@ -1,6 +1,6 @@
 """Answers to the interviews of questions 23 and 24 as candidates say them, written without the
 notebooks open, in three styles each (terse, rambling, formula-heavy): correct ones, which must
-hit most key points, and wrong ones, which must hit fewer than half (tests/test_keypoints.py)."""
+hit most key points, and wrong ones, which must hit fewer than half (tests/learner/test_keypoints.py)."""
 
 PARAPHRASES = {
     'custom_function': [

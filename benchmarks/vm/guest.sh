@@ -66,7 +66,7 @@ for ROLE in "$@"; do
       dir=$(role root root)
       grade_all "$dir" root ""
       timed "$dir" tests python -m pytest -n 0 -q -p no:cacheprovider --rootdir "$REPO" \
-        "$REPO/tests/test_sandbox_layers.py" "$REPO/tests/test_sandbox_measuring.py" ;;
+        "$REPO/tests/sandbox/test_sandbox_layers.py" "$REPO/tests/sandbox/test_sandbox_measuring.py" ;;
     nobody)
       dir=$(role nobody nobody)
       grade_all "$dir" nobody "" ;;

@@ -46,11 +46,18 @@ def kernel_test_path(question: str, root: Path) -> Path:
     return root / "tests" / "kernels" / f"test_{question}_kernels.py"
 
 
+def question_test_path(question: str, root: Path) -> Path:
+    """The question's own test: in tests/questions/ where the tests are grouped by room (this
+    kit), else in tests/ (a questions folder of an author's own)."""
+    grouped = root / "tests" / "questions"
+    return (grouped if grouped.is_dir() else root / "tests") / f"test_{question}.py"
+
+
 def question_files(question: str, root: Path) -> list[Path]:
     """Every file of a question that ``grade new`` writes, where it exists."""
     files = [solution_path(question, root), *checks_files(question, root),
              root / "kernels" / f"{question}.py", kernel_test_path(question, root),
-             root / "tests" / f"test_{question}.py"]
+             question_test_path(question, root)]
     answers = root / "tests" / "answers" / question
     files += sorted(answers.glob("*.py")) if answers.is_dir() else []
     return [f for f in files if f.is_file()]

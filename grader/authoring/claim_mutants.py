@@ -15,7 +15,7 @@ key point of every question, from the sentence of the hired answer that says the
   ``and-chain``, ``hashtags``, ``let's talk``, ``question of`` and ``mind-map``.
 
 Every operator is a pure function of its text (None where it does not apply), so tests feed it
-generated sentences (tests/test_claim_generator.py). Standard library only, plus the answer
+generated sentences (tests/learner/test_claim_generator.py). Standard library only, plus the answer
 reader (grader/learner/).
 """
 from __future__ import annotations

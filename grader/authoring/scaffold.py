@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from backprop_traps.grader.authoring import templates
+from backprop_traps.grader.authoring.artifacts import question_test_path
 from backprop_traps.grader.authoring.nbgrader_cell import make_cell
 from backprop_traps.grader.authoring.stub_layout import (DERIVATION, RUN_ALL_GOES_ON, SOLUTION_ONLY, answer_cell,
                                           goes_on_in_run_all)
@@ -30,7 +31,7 @@ def planned_files(question: str, root: Path, number: int) -> dict[str, Path]:
             "checks": checks,
             "kernels": root / "kernels" / f"{question}.py",
             "kernel test": root / "tests" / "kernels" / f"test_{question}_kernels.py",
-            "test": root / "tests" / f"test_{question}.py",
+            "test": question_test_path(question, root),
             "trap answer": root / "tests" / "answers" / question / "sign_flipped.py",
             "corpus": root / "docs" / "interview_corpus" / f"{question}.md"}
 

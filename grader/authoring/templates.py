@@ -230,7 +230,8 @@ from pathlib import Path
 
 from backprop_traps.grader.authoring.validate import validate_question
 
-ROOT = Path(__file__).resolve().parents[1]
+# the questions folder: the first one up that holds solutions/ (tests/ or tests/questions/)
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "solutions").is_dir())
 
 
 def test_${qid}_is_sound():

@@ -9,7 +9,7 @@ side is more than one term), ``\\sqrt{x}`` as ``√x``, accents as combining mar
 a matrix (``\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}``) as numpy writes one,
 ``[[1, 2], [3, 4]]``. Display math (``$$...$$``) stands on its own indented line. Text
 outside ``$...$`` is left alone, code spans included; an unknown command keeps its name
-(``KNOWN`` lists every command this module renders; tests/test_latex_text.py checks that the
+(``KNOWN`` lists every command this module renders; tests/learner/test_latex_text.py checks that the
 derivations use no other).
 """
 from __future__ import annotations

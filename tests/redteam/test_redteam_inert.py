@@ -59,7 +59,7 @@ def test_grade_show_the_summary_and_every_export_show_no_format_character(tmp_pa
 
 def test_the_nbgrader_feedback_report_shows_no_format_character(tmp_path):
     """What SandboxedScore writes into the hidden-checks cell, which `nbgrader generate_feedback`
-    turns into the student's feedback page (tests/test_nbgrader_course.py runs the whole course)."""
+    turns into the student's feedback page (tests/batch/test_nbgrader_course.py runs the whole course)."""
     from backprop_traps.grader.authoring.nbgrader_cell import GRADE_ID
     from backprop_traps.grader.batch.nbgrader_course import SandboxedScore
     attack = build("report_format_characters", tmp_path).read_text()

@@ -8,7 +8,7 @@
 - A replay token gives nothing for another student, question or assignment, opens only with
   the course secret, and never holds the seed; seeds differ between questions and
   assignments. The feedback page nbgrader gives the student is tested in
-  tests/test_nbgrader_course.py::test_the_feedback_page_shows_a_token_and_no_seed.
+  tests/batch/test_nbgrader_course.py::test_the_feedback_page_shows_a_token_and_no_seed.
 """
 import base64
 import json

@@ -5,7 +5,7 @@ The model (docs/questions/backprop_ninja.md): a tied embedding E, linear -> Laye
 The backward is always called with the reference's own cache, so a wrong forward costs the
 backward nothing; the parameters' gradients are checked against central differences of the reference forward's loss
 (``ctx.ref``, the solution notebook), the intermediates' against the reference backward (itself
-checked against PyTorch in tests/test_backprop_ninja.py). When a gradient is wrong, the report
+checked against PyTorch in tests/questions/test_backprop_ninja.py). When a gradient is wrong, the report
 names the first gradient along the backward pass that is wrong, where the mistake is, and
 recognises the trap there (``traps.py``); the two dE mistakes are told apart by ids that
 repeat and ids that do not (``probes.py``).

@@ -3,7 +3,7 @@
 A patient is an MLP of L layers, ``z_i = a_i @ W_i`` (then BatchNorm where the network has
 one), ``a_{i+1} = relu(z_i)``, the last layer linear, loss ``0.5 * sum((out - y)^2) / N``. The
 grader trains it for one SGD step with its own honest forward and backward (checked against
-central differences for every healthy patient, see tests/test_gradient_clinic.py), plants one
+central differences for every healthy patient, see tests/questions/test_gradient_clinic.py), plants one
 fault where the story says it happens, and hands the learner's ``diagnose`` what a training
 loop would have logged: the snapshot (docs/questions/gradient_clinic.md). The learning rate
 is set so that the median update-to-weight ratio is 5e-4, a healthy step.

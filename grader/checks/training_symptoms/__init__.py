@@ -6,7 +6,7 @@ with one cause planted, and the trace their training loop logged. Every check mi
 of its cause with a run of the cause it is most often taken for, so that no answer that ignores
 the symptoms can pass one: the two share an index, so everything but their losses and norms is
 alike (``runs.shared``), and an answer that reads only that gives both one name and scores 0
-(tests/test_training_symptoms.py). The expected answer is the
+(tests/questions/test_training_symptoms.py). The expected answer is the
 planted cause. A wrong diagnosis says which run, what was expected, names the confusion when it
 is one of the traps (``traps.CONFUSIONS``), and shows what the run logged (``probes.evidence``).
 The gated block, ``h + gain * relu(h @ W1) @ W2`` with a per-channel gain, is checked against

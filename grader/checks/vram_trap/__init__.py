@@ -19,7 +19,7 @@ activations of slack for the temporaries of a layer's backward pass (dh, dz, the
 and the allocator. The budget depends on s, so only s = 6 is graded. Measured on the 2-core
 reference machine, 10 grades each (min to max): the solution peaks at 12.4 to 12.6 A, a
 torch.utils.checkpoint answer at 14.4 to 15.0 A (torch's one-off set-up included); the
-solution fits budget(s) at every s from 1 to 36 (tests/test_vram_trap.py). Storing every
+solution fits budget(s) at every s from 1 to 36 (tests/questions/test_vram_trap.py). Storing every
 layer input peaks at 41.6 to 41.8 A in numpy and 39.8 to 40.2 A in torch tensors (which
 tracemalloc never sees: 0.07 A traced), 2.3 times the budget; keeping a float z per layer
 inside each segment peaks at 22.5 to 22.8 A, over budget but not named stores-everything.

@@ -16,7 +16,7 @@ from backprop_traps.grader.engine.run import DEFAULT_SEED
 from backprop_traps.grader.loading.reference import load_solution
 from conftest import ANSWERS, graded_in_process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QID = "residual_backward"
 STATES = "backward with the skip: the gradient reaching every layer"
 WEIGHTS = "backward with the skip: every block's weight gradients"

@@ -9,7 +9,7 @@ import pytest
 
 from backprop_traps.grader.loading.questions import solution_notebooks
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _bench(name):

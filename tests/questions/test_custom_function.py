@@ -17,7 +17,7 @@ from backprop_traps.grader.engine.run import DEFAULT_SEED, grade_path
 from backprop_traps.grader.loading.reference import load_solution
 from conftest import ANSWERS, graded_in_process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QID = "custom_function"
 SQUARE, RECORDED = "Square: forward values and backward gradient", "Square's backward with create_graph on"
 ONCE, TWICE = ("backward(): the .grad of every tensor after one call",

@@ -20,7 +20,7 @@ from backprop_traps.grader.engine.run import DEFAULT_SEED, grade_path
 from backprop_traps.grader.loading.reference import load_solution
 from conftest import ANSWERS, REPO, solution_source
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRAPS = ["stats-as-constants", "wrong-axis", "unbiased-variance", "dgamma-not-summed",
          "eps-outside-sqrt", "eps-missing"]
 FORWARD = "def layernorm_forward(x, gamma, beta, eps):\n"

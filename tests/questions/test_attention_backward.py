@@ -18,7 +18,7 @@ from backprop_traps.grader.checks import attention_backward as checks
 from backprop_traps.grader.checks.attention_backward import probes as attention_probes, traps as attention_traps
 from backprop_traps.grader.loading.reference import load_solution
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRAPS = ["materialises-p", "missing-rowsum", "scale-wrong", "causal-leak", "unstable-softmax"]
 OTHER_FORMS = [("scale-wrong", "scale_twice"), ("scale-wrong", "scale_forgotten_in_forward"),
                ("scale-wrong", "scale_forgotten_in_recompute"), ("causal-leak", "causal_leak_in_forward")]

@@ -63,7 +63,7 @@ def _has_checks(question):
 
 def _without_own_validate_test(question: str) -> bool:
     """Questions whose own tests/test_<id>.py does not already run `grade validate --quick`."""
-    own = Path(__file__).with_name(f"test_{question}.py")
+    own = Path(__file__).resolve().parents[1] / "questions" / f"test_{question}.py"
     return not (own.exists() and "_is_sound" in own.read_text(encoding="utf-8"))
 
 

@@ -8,7 +8,7 @@ from backprop_traps.grader.authoring.validate import validate_question
 from backprop_traps.grader.engine.run import grade_path
 from conftest import ANSWERS, REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRAPS = ["no-transpose", "bias-not-summed", "relu-mask-wrong", "activation-not-saved"]
 BACKWARD = "def mlp_backward(dout, x, z, h, W1, W2):\n"
 RIGHT = {"dW2": "h.T @ dout", "db2": "dout.sum(axis=0)", "dh": "dout @ W2.T", "dz": "dh * (z > 0)",

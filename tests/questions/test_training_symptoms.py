@@ -17,7 +17,7 @@ from backprop_traps.grader.engine.run import DEFAULT_SEED
 from backprop_traps.grader.loading.reference import load_solution
 from conftest import ANSWERS, graded_in_process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QID = "training_symptoms"
 HEALTHY = "diagnose: healthy runs, each grown by a block that starts at zero (and one that is not)"
 INIT, LOG0 = "diagnose: weights initialised far too large", "diagnose: a loss that takes the log of 0"

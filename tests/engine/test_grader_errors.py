@@ -1,7 +1,7 @@
 """A check that breaks (an exception that is not a Fail) is the grader's fault: the result
 says so (``"grader_error": true`` on the check and the submission), the learner is never told
 to check their types, the report shows it as a bug, and `grade batch` does not keep it as a
-grade. (No check breaking on any answer of the corpus: tests/test_corpus.py.)"""
+grade. (No check breaking on any answer of the corpus: tests/questions/test_corpus.py.)"""
 
 from backprop_traps.grader.batch.layouts import Job
 from backprop_traps.grader.batch.store import GRADED, GRADER_ERROR, ResultStore
@@ -55,5 +55,5 @@ def test_batch_does_not_keep_a_grader_error_as_a_grade(tmp_path):
     assert not store.done(job, 7, "abc")  # graded again by the next run
     assert store.load(job)[1]["status"] == GRADER_ERROR
 
-# That no check breaks on any answer of the corpus is asserted by tests/test_corpus.py,
+# That no check breaks on any answer of the corpus is asserted by tests/questions/test_corpus.py,
 # which grades every file of tests/answers/ once.

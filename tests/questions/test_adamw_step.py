@@ -12,7 +12,7 @@ from backprop_traps.grader.authoring.validate import validate_question
 from backprop_traps.grader.engine.run import DEFAULT_SEED
 from conftest import ANSWERS, graded_in_process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QID = "adamw_step"
 ADAM, DECAY, MASK, EPS = ("AdamW: the moments and the bias-corrected step (t = 1 and t = 10)",
                           "weight decay (t = 1 and t = 5, weight_decay = 0.1)",

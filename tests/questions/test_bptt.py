@@ -15,7 +15,7 @@ from backprop_traps.grader.engine.run import DEFAULT_SEED
 from backprop_traps.grader.loading.reference import load_solution
 from conftest import ANSWERS, graded_in_process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QID = "bptt"
 WEIGHTS = "dW_xh, dW_hh and db (full BPTT, k = T)"
 CARRY = "dx and dh0 (full BPTT, k = T)"

@@ -24,7 +24,7 @@ from backprop_traps.grader.engine.run import DEFAULT_SEED, grade_path
 from backprop_traps.grader.loading.reference import load_solution, setup_code
 from conftest import ANSWERS, REPO, solution_source
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "reparameterisation"
 TRAPS = ["sample-as-constant", "sigma-grad-from-z", "score-missing-sigma-term",
          "temperature-after-softmax", "backward-missing-temperature", "overflow"]

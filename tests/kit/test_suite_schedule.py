@@ -56,21 +56,21 @@ def ordered(ids):
 
 
 COLLECTION = ordered(
-    [f"tests/test_loading_messy.py::test_{i}" for i in range(6)]
+    [f"tests/engine/test_loading_messy.py::test_{i}" for i in range(6)]
     + [f"tests/redteam/test_redteam_host.py::test_attack[{i}]" for i in range(5)]
-    + [f"tests/test_packaging.py::test_{i}" for i in range(4)]
-    + ["tests/test_attention_backward.py::test_attention_backward_is_sound",
-       "tests/test_attention_backward.py::test_each_form"]
-    + [f"tests/test_nbgrader_course.py::test_{i}" for i in range(3)])
+    + [f"tests/kit/test_packaging.py::test_{i}" for i in range(4)]
+    + ["tests/questions/test_attention_backward.py::test_attention_backward_is_sound",
+       "tests/questions/test_attention_backward.py::test_each_form"]
+    + [f"tests/batch/test_nbgrader_course.py::test_{i}" for i in range(3)])
 
 
 def test_the_longest_units_come_first_in_their_order():
-    assert COLLECTION[:3] == [f"tests/test_nbgrader_course.py::test_{i}" for i in range(3)]
-    assert COLLECTION[3:7] == [f"tests/test_packaging.py::test_{i}" for i in range(4)]
-    assert COLLECTION[7] == "tests/test_attention_backward.py::test_attention_backward_is_sound"
+    assert COLLECTION[:3] == [f"tests/batch/test_nbgrader_course.py::test_{i}" for i in range(3)]
+    assert COLLECTION[3:7] == [f"tests/kit/test_packaging.py::test_{i}" for i in range(4)]
+    assert COLLECTION[7] == "tests/questions/test_attention_backward.py::test_attention_backward_is_sound"
     assert COLLECTION[8:13] == [f"tests/redteam/test_redteam_host.py::test_attack[{i}]" for i in range(5)]
-    assert COLLECTION[13:] == [f"tests/test_loading_messy.py::test_{i}" for i in range(6)] + \
-        ["tests/test_attention_backward.py::test_each_form"]  # the rest: collection order
+    assert COLLECTION[13:] == [f"tests/engine/test_loading_messy.py::test_{i}" for i in range(6)] + \
+        ["tests/questions/test_attention_backward.py::test_each_form"]  # the rest: collection order
 
 
 def test_a_one_worker_module_runs_whole_on_one_worker():

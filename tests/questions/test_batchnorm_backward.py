@@ -15,7 +15,7 @@ from backprop_traps.grader.authoring.validate import validate_question
 from backprop_traps.grader.engine.run import DEFAULT_SEED
 from conftest import ANSWERS, graded_in_process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QID = "batchnorm_backward"
 TRAIN, RUNNING, EVAL, ONE = ("training forward: y, mean and rstd from the batch's own statistics",
                              "training forward: the running mean and variance",

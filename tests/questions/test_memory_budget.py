@@ -21,7 +21,7 @@ from backprop_traps.grader.loading.reference import load_solution
 from backprop_traps.grader.sandbox.process import CallResult, Sandbox
 from conftest import ANSWERS, graded_in_process, solution_source
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QID = "memory_budget"
 HAND, EXACT, EDGES = ("checkpoint_plan on hand-made instances",
                       "checkpoint_plan against an exact search (random instances)",

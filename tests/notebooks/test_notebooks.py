@@ -34,7 +34,7 @@ def test_solution_runs_clean(question, tmp_path):
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_stub_runs_to_its_end_as_run_all_does(question, tmp_path):
     """Visible tests fail with NotImplementedError and do not stop Run All (tag
-    `raises-exception`); the demo cells are skipped (tests/test_run_all.py grades a stub)."""
+    `raises-exception`); the demo cells are skipped (tests/notebooks/test_run_all.py grades a stub)."""
     nb = nbformat.read(str(exercise_path(question)), as_version=4)
     NotebookClient(nb, timeout=180, kernel_name="python3", skip_cells_with_tag="demo",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()

@@ -2,7 +2,7 @@
 starts one, fills it in and grades it; a learner with a trap answer asks for hints.
 
 The newcomer here runs the real `grade` console script of the environment the tests run in,
-from an empty folder; tests/test_packaging.py plays the same loop from a wheel installed in a
+from an empty folder; tests/kit/test_packaging.py plays the same loop from a wheel installed in a
 fresh virtual environment.
 """
 import json

@@ -9,7 +9,7 @@ from backprop_traps.grader.authoring.validate import validate_question
 from backprop_traps.grader.engine.run import grade_path
 from conftest import ANSWERS, REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRAPS = ["zero-gradient", "no-clip", "round-half-up"]
 
 

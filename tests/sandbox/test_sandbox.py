@@ -103,7 +103,7 @@ def test_no_core_files_and_clean_environment():
 def test_the_working_folder_is_empty_when_python_lives_under_tmp(tmp_path, monkeypatch):
     """Issue 27: a virtual environment under /tmp (as a new user makes one) was mounted into
     the sandbox's working folder, /tmp itself. Checked by hand with a real venv under /tmp
-    too: tests/test_sandbox.py passes there."""
+    too: tests/sandbox/test_sandbox.py passes there."""
     from backprop_traps.grader.sandbox import bwrap
     if not bwrap.probe()[0]:
         pytest.skip("no bubblewrap here: the fallback's working folder is a fresh mkdtemp")

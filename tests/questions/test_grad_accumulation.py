@@ -9,7 +9,7 @@ from conftest import ANSWERS, REPO
 from backprop_traps.grader.authoring.validate import validate_question
 from backprop_traps.grader.engine.run import grade_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRAPS = ["mean-of-means", "sum-of-means", "divide-by-steps", "zeroed-in-loop", "half-precision-accumulator",
          "stale-buffer", "full-batch-at-once"]
 ACC = "def accumulated_grads(params, x, y, micro_batch):\n"

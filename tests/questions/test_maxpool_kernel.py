@@ -5,7 +5,7 @@ from pathlib import Path
 
 from backprop_traps.grader.authoring.validate import validate_question
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_maxpool_kernel_is_sound():

@@ -3,7 +3,7 @@ kit that installs `click>=8.1` would stop on the day Click 9 ships."""
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # Click's CHANGES for 8.2-8.4: "deprecated and will be removed in Click 9.0"
 REMOVED_IN_CLICK_9 = ["get_text_stream", "get_binary_stream", "BaseCommand", "MultiCommand",

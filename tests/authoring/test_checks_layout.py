@@ -9,7 +9,7 @@ from pathlib import Path
 from backprop_traps.grader.checks import checks_source, load_question
 from backprop_traps.grader.commands.learner import describe
 
-CHECKS = Path(__file__).resolve().parents[1] / "grader" / "checks"
+CHECKS = Path(__file__).resolve().parents[2] / "grader" / "checks"
 PACKAGE_FILES = {"__init__.py", "probes.py", "traps.py"}
 
 
