@@ -55,12 +55,14 @@ def test_the_per_step_trap_is_told_by_its_count():
     result = graded_in_process(QID, answer("all_reduce_every_micro_step"))
     feedback = next(t.feedback for t in result.tests if t.name == TRAFFIC)
     assert "84 values per rank in 4 calls, 4 times the gradient's 21 entries" in feedback, feedback
+    assert "With micro_batch=2 (6 micro-steps) it sent 126." in feedback, feedback
 
 
 @pytest.mark.parametrize("name, says", [
     ("wrong_bypasses_all_reduce", "never called all_reduce"),
     ("wrong_keeps_a_copy", "never called all_reduce"),
     ("wrong_token_through_collective", "is not its own shard's gradient"),
+    ("wrong_double_all_reduce", "One all-reduce of each entry per step is enough"),
 ])
 def test_traffic_that_did_not_come_from_the_ranks_costs_the_traffic_check_alone(name, says):
     result = graded_in_process(QID, answer(name))

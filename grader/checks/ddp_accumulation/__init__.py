@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from backprop_traps.grader.checks.ddp_accumulation import collective
+from backprop_traps.grader.checks.ddp_accumulation.collective import counted_call
 from backprop_traps.grader.checks.ddp_accumulation.probes import draw_params, draw_rows, draw_shards, where
 from backprop_traps.grader.checks.ddp_accumulation.traps import DDP, GRADS, TRAPS, expect_ddp, per_rank
 from backprop_traps.grader.engine.question import Fail, Question
@@ -26,6 +27,7 @@ LOSS, GRAD = "linear_loss", "linear_grads"
 ONE = np.float64(1.0)  # the loss is a scalar: no upstream gradient to contract with
 D_IN, D_OUT = 6, 3     # P = 21 gradient entries: more than any layout's micro-batches (weights fit)
 TRAFFIC_RANKS, TRAFFIC_SHARD, TRAFFIC_M = 3, 12, 3   # 4 micro-steps on every rank
+MORE_STEPS_M = 2                                     # ... and 6: does the traffic follow?
 
 QUESTION = Question("ddp_accumulation", "Data-parallel gradient accumulation: one all-reduce per "
                     "step", traps=TRAPS, difficulty="hard", kinks={})
@@ -155,8 +157,10 @@ def traffic(ctx):
         times = sent / size
         said = (f"{at}: {DDP} all-reduced {sent} values per rank in {calls} call{'s' * (calls > 1)}, "
                 f"{times:g} times the gradient's {size} entries.")
-        if sent % size == 0 and 2 <= times <= steps:
-            raise Fail(f"{said} {QUESTION.trap('all-reduce-every-micro-step').explanation}",
+        more = grows_with_micro_steps(ctx, params, xs, ys, sent)
+        if more is not None:
+            raise Fail(f"{said} With micro_batch={MORE_STEPS_M} ({TRAFFIC_SHARD // MORE_STEPS_M} micro-steps) "
+                       f"it sent {more}. {QUESTION.trap('all-reduce-every-micro-step').explanation}",
                        "all-reduce-every-micro-step")
         raise Fail(f"{said} One all-reduce of each entry per step is enough.")
     own = [np.concatenate([g.ravel() for g in ctx.ref.linear_grads(params, x, y)]) * len(x)
@@ -167,6 +171,17 @@ def traffic(ctx):
                    "(scaled): a rank knows only its own rows, so what it sends must come from them. "
                    "Send each rank's accumulated buffer, and build every rank's answer from what "
                    "all_reduce returns.")
+
+
+def grows_with_micro_steps(ctx, params, xs, ys, sent):
+    """The traffic of the same step in more, smaller micro-steps, when it grows in proportion to
+    their number (an all-reduce at every micro-step); None when it does not."""
+    try:
+        _, record = counted_call(ctx, DDP, params, xs, ys, MORE_STEPS_M)
+    except Fail:
+        return None
+    steps, more_steps = TRAFFIC_SHARD // TRAFFIC_M, TRAFFIC_SHARD // MORE_STEPS_M
+    return record.elements if record.elements * steps == sent * more_steps else None
 
 
 @QUESTION.check("inputs left unchanged", points=1, hints=(

@@ -110,7 +110,8 @@ def counted_call(ctx, fn: str, params, xs, ys, m):
     handle = ctx.sandbox.services.get(HANDLE) if hasattr(ctx.sandbox, "services") else None
     collective = handle() if handle is not None else Collective()
     namespace = None if handle is not None else getattr(ctx.sandbox, "namespace", None)
-    saved = namespace.get(SERVICE) if namespace is not None else None
+    missing = object()
+    saved = namespace.get(SERVICE, missing) if namespace is not None else missing
     if namespace is not None:  # in process: the grader's collective stands in for the call
         namespace[SERVICE] = collective.all_reduce
     collective.begin(len(xs))
@@ -118,7 +119,9 @@ def counted_call(ctx, fn: str, params, xs, ys, m):
         value = ctx.call(fn, params, xs, ys, m)
     finally:
         collective.end()
-        if namespace is not None:
+        if namespace is not None and saved is missing:
+            namespace.pop(SERVICE, None)
+        elif namespace is not None:
             namespace[SERVICE] = saved
     return value, collective
 
