@@ -77,7 +77,8 @@ def test_traffic_that_did_not_come_from_the_ranks_costs_the_traffic_check_alone(
 def test_the_sandbox_counts_in_the_grader(answer_file, name, lost):
     """Through the real sandbox: the grader's all_reduce replaces the setup cell's, and a learner
     whose own tally function claims one call gets no say."""
-    lie = "\n\ndef take_all_reduced():\n    return 0\n\n\ndef all_reduce(tensors):\n    return [sum(tensors)] * len(tensors)\n"
+    lie = ("\n\ndef take_all_reduced():\n    return 0\n\n\n"
+           "def all_reduce(tensors):\n    return [sum(tensors)] * len(tensors)\n")
     path = answer_file(QID, name, base=name != "torch_answer")
     path.write_text(path.read_text() + lie)
     result = grade_path(path, root=ROOT, seed=7)
@@ -130,3 +131,41 @@ def test_honest_traffic_is_told_from_a_token():
     token.begin(3)
     token.all_reduce([sum(own), np.zeros(21), np.zeros(21)])
     assert collective.own_gradients(token, own, 21) == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=1, max_size=4), st.integers(1, 5), st.integers(0, 2 ** 31),
+       st.sampled_from(["random", "scaled", "one dropped"]))
+def test_any_wrong_weighting_is_told_and_named_only_in_its_trap_form(sizes, m, seed, kind):
+    """Generated layouts and weightings of the micro-batches' mean gradients: a wrong answer is
+    always a Fail; it names a trap only when it equals one of that trap's forms, and otherwise,
+    where the weights can be fitted, shows them."""
+    from backprop_traps.grader.authoring.in_process import InProcessCaller
+    from backprop_traps.grader.checks.ddp_accumulation import QUESTION, probes, traps
+    from backprop_traps.grader.engine.context import CheckContext
+    from backprop_traps.grader.engine.question import Fail
+    from backprop_traps.grader.loading.reference import load_solution
+    ref = load_solution(QID)
+    ctx = CheckContext(QUESTION, InProcessCaller({}), ref, seed, "generated")
+    rng = np.random.default_rng(seed)
+    params = probes.draw_params(rng, 6, 3)
+    xs, ys = probes.draw_shards(rng, sizes, 6, 3)
+    parts = traps.micro_means(ctx, params, xs, ys, m)
+    right = traps.right_weights(parts, sizes)
+    w = {"random": rng.random(len(parts)), "scaled": right * rng.choice([2.0, 0.5, float(len(sizes))]),
+         "one dropped": right * (np.arange(len(parts)) != rng.integers(len(parts)))}[kind]
+    if np.allclose(w, right):
+        return
+    answer = list(traps.combine(parts, w))
+    got = [[np.asarray(g, dtype=np.float64) for g in answer] for _ in sizes]
+    want = ref.linear_grads(params, np.concatenate(xs), np.concatenate(ys))
+    fail = traps.diagnose(ctx, xs, m, got, want, parts)
+    assert isinstance(fail, Fail) and fail.feedback
+    flat = np.concatenate([g.ravel() for g in answer])
+    if fail.trap is not None:
+        forms = traps.wrong_weights(parts, sizes)[fail.trap]
+        assert any(np.allclose(np.concatenate([g.ravel() for g in traps.combine(parts, f)]), flat)
+                   for f in forms), (fail.trap, w)
+    elif len(parts) < 21 and "with the weights" in fail.feedback:
+        fitted = traps.fitted(flat, [g for *_, g in parts])
+        assert traps.shown(w) in fail.feedback or traps.shown(fitted) in fail.feedback

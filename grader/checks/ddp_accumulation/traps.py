@@ -25,12 +25,14 @@ TRAPS = [
          "of micro-steps K, or both). The loss is a mean over the N rows of the global batch: scale "
          "each micro-batch's mean gradient by its share of those rows, n_rk / N, and the all-reduce's "
          "sum of the ranks' buffers is then the answer.",
-         symptom="Your gradient sums over the ranks or the micro-steps where the loss averages: it is too large by R, K or R x K when the shards and micro-batches are equal."),
+         symptom="Your gradient sums over the ranks or the micro-steps where the loss averages: it is "
+                 "too large by R, K or R x K when the shards and micro-batches are equal."),
     Trap("all-reduce-every-micro-step", "The values are right, but you all-reduce after every "
          "micro-step: K times the traffic of one synchronisation per step. The all-reduce is linear, "
          "so summing the ranks' buffers once, after the last micro-step, gives the same gradient; "
          "in PyTorch, run every micro-step but the last inside model.no_sync().",
-         symptom="The values are right, but your ranks all-reduce the gradient after every micro-step instead of once per step."),
+         symptom="The values are right, but your ranks all-reduce the gradient after every micro-step "
+                 "instead of once per step."),
     Trap("local-batch-divisor", "Each rank divides by its own batch (its shard's rows) and the "
          "all-reduce then averages the ranks' gradients (or the global batch is taken to be R times "
          "one rank's shard): right only when every shard has the same number of rows. With a short "
