@@ -19,6 +19,8 @@ solution's linear layer, params = (W (D_in, D_out), b (D_out,)). One optimizer s
         complete, to rank r + 1, which overwrites its copy. Then every rank holds every sum.
      In one step a rank writes one chunk and reads (sends) another, so no thread reads what
      another writes: no atomics, no race, and the sums are taken in the same order every time.
+     A 2-D grid, x along a chunk and y over the ranks, and neighbours found by comparison
+     (``ring_neighbours``): no integer division per element.
 
 Why a ring: each rank sends 2 (R - 1) chunks, 2 (R - 1) / R * P values per all-reduce, nearly
 independent of R: the traffic NCCL's ring all-reduce has, and the reason an all-reduce per
@@ -56,29 +58,44 @@ from backprop_traps.kernels.vram_trap import (THREADS_PER_BLOCK, backward_params
 
 # ---------------------------------------------------------------- the ring all-reduce
 
+@cuda.jit(device=True)
+def ring_neighbours(r, step, shift, R):
+    """(the chunk rank r sends at this step, the rank it sends to): (r + shift - step) mod R and
+    (r + 1) mod R, by comparison (step < R, shift <= 1): no integer division on the GPU."""
+    c = r + shift - step
+    if c < 0:
+        c += R
+    if c >= R:
+        c -= R
+    to = r + 1
+    if to == R:
+        to = 0
+    return c, to
+
+
 @cuda.jit
 def ring_reduce_scatter_kernel(bufs, step, chunk):
     """Reduce-scatter step ``step``: rank r adds its chunk (r - step) mod R into rank r + 1's.
-    One thread per (rank, entry of a chunk); bufs (R, P)."""
-    t = cuda.grid(1)
+    A 2-D grid: x an entry of a chunk, y the sending rank; bufs (R, P)."""
+    i, r = cuda.grid(2)
     R, P = bufs.shape
-    if t < R * chunk:
-        r = t // chunk
-        e = ((r - step + R) % R) * chunk + t % chunk  # an entry of the chunk rank r sends
+    if i < chunk and r < R:
+        c, to = ring_neighbours(r, step, 0, R)
+        e = c * chunk + i  # an entry of the chunk rank r sends
         if e < P:
-            bufs[(r + 1) % R, e] += bufs[r, e]
+            bufs[to, e] += bufs[r, e]
 
 
 @cuda.jit
 def ring_all_gather_kernel(bufs, step, chunk):
     """All-gather step ``step``: rank r copies its complete chunk (r + 1 - step) mod R to rank r + 1."""
-    t = cuda.grid(1)
+    i, r = cuda.grid(2)
     R, P = bufs.shape
-    if t < R * chunk:
-        r = t // chunk
-        e = ((r + 1 - step + R) % R) * chunk + t % chunk
+    if i < chunk and r < R:
+        c, to = ring_neighbours(r, step, 1, R)
+        e = c * chunk + i
         if e < P:
-            bufs[(r + 1) % R, e] = bufs[r, e]
+            bufs[to, e] = bufs[r, e]
 
 
 def ring_traffic(ranks: int, entries: int) -> int:
@@ -92,11 +109,11 @@ def ring_all_reduce_device(d_bufs, threads_per_block=THREADS_PER_BLOCK):
     """Kernels 4 and 5 on d_bufs (R, P), in place: every row ends as the sum of the rows."""
     R, P = d_bufs.shape
     chunk = math.ceil(P / R)
-    blocks = max(1, math.ceil(R * chunk / threads_per_block))
+    grid = (max(1, math.ceil(chunk / threads_per_block)), R)  # R <= 65,535 ranks along y
     for step in range(R - 1):
-        ring_reduce_scatter_kernel[blocks, threads_per_block](d_bufs, step, chunk)
+        ring_reduce_scatter_kernel[grid, threads_per_block](d_bufs, step, chunk)
     for step in range(R - 1):
-        ring_all_gather_kernel[blocks, threads_per_block](d_bufs, step, chunk)
+        ring_all_gather_kernel[grid, threads_per_block](d_bufs, step, chunk)
 
 
 def workspace(micro_batch, d_in, d_out, dtype):
