@@ -1,0 +1,174 @@
+"""The all-reduce the grader does for the learner's simulated ranks, and counts (ddp_accumulation).
+
+The setup cell's ``all_reduce`` is replaced, after the learner's code loads, by one that asks
+the grader to do the sum (``Question.services``, as forward_vs_reverse's counted products): the
+count of what crossed the collective lives here, in the grader, where learner code cannot
+write. Each call is recorded with what every rank sent, so a check can tell that each rank sent
+its own shard's gradient (``own_gradients``), not a token while the real sum was done elsewhere.
+In process (``grade validate``) the same collective is put in the namespace for the call.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from backprop_traps.grader.engine.question import Fail
+
+SERVICE, TALLY, HANDLE = "all_reduce", "take_all_reduced", "_collective"
+
+HELPERS = '''
+def _collective_helpers(ask):
+    import numpy
+
+    def all_reduce(tensors):
+        """tensors: one array per rank, all of one shape. Every rank gets back the elementwise
+        sum over the ranks (ReduceOp.SUM), done and counted by the grader."""
+        items = list(tensors)
+        torch_in = any(type(t).__module__.split(".")[0] == "torch" for t in items)
+        out = ask("all_reduce", [numpy.asarray(t.detach().cpu() if hasattr(t, "detach") else t)
+                                 for t in items])
+        if torch_in:
+            import torch
+            return [torch.from_numpy(o) for o in out]
+        return out
+
+    def take_all_reduced():
+        """Elements all-reduced (one rank's share) since the last call; starts again from 0."""
+        return ask("take_all_reduced")
+    return all_reduce, take_all_reduced
+
+
+all_reduce, take_all_reduced = _collective_helpers(_grader_ask)
+del _collective_helpers
+'''
+
+
+class Collective:
+    """The grader's all-reduce: sums what the ranks send, counts it, and keeps a bounded record
+    of the graded call's traffic. ``learner_tally`` is what the learner's ``take_all_reduced``
+    reads: taking it resets nothing the checks read."""
+
+    MAX_ELEMENTS = 1 << 20     # one rank's array; the checks' gradients are tiny
+    MAX_KEPT_BYTES = 64 << 20  # what one graded call's record may hold in the grader
+
+    def __init__(self):
+        self.ranks: int | None = None
+        self.calls: list[list[np.ndarray]] = []
+        self.elements = 0
+        self.kept = 0
+        self.learner_tally = 0
+
+    def begin(self, ranks: int) -> None:
+        """A graded call on ``ranks`` ranks starts: its record starts empty."""
+        self.ranks, self.calls, self.elements, self.kept = ranks, [], 0, 0
+
+    def end(self) -> None:
+        self.ranks = None
+
+    def all_reduce(self, tensors):
+        if not isinstance(tensors, (list, tuple)) or not tensors:
+            raise ValueError("all_reduce takes a list with one array per rank")
+        if self.ranks is not None and len(tensors) != self.ranks:
+            raise ValueError(f"all_reduce takes one array per rank: got {len(tensors)} arrays, "
+                             f"and there are {self.ranks} ranks")
+        arrays = []
+        for t in tensors:
+            if not isinstance(t, np.ndarray) or t.dtype.kind not in "fiub" or t.size > self.MAX_ELEMENTS:
+                raise ValueError("all_reduce takes numeric numpy arrays of a sensible size")
+            arrays.append(t.astype(np.float64))
+        if any(a.shape != arrays[0].shape for a in arrays):
+            raise ValueError("all_reduce needs every rank's array in the same shape, got "
+                             + ", ".join(str(a.shape) for a in arrays))
+        summed = np.zeros(arrays[0].shape)
+        for a in arrays:  # rank order: the same sum every time
+            summed += a
+        self.learner_tally += arrays[0].size
+        if self.ranks is not None:
+            self.elements += arrays[0].size
+            self.kept += sum(a.nbytes for a in arrays)
+            if self.kept <= self.MAX_KEPT_BYTES:
+                self.calls.append(arrays)
+        return [summed.copy() for _ in range(len(arrays))]
+
+    def take_learner_tally(self) -> int:
+        counted, self.learner_tally = self.learner_tally, 0
+        return counted
+
+    def sent_by(self, rank: int, calls) -> np.ndarray:
+        return np.concatenate([c[rank].ravel() for c in calls]) if calls else np.zeros(0)
+
+
+def services():
+    collective = Collective()
+    return HELPERS, {SERVICE: collective.all_reduce, TALLY: collective.take_learner_tally,
+                     HANDLE: lambda: collective}
+
+
+def counted_call(ctx, fn: str, params, xs, ys, m):
+    """The learner's ``fn(params, xs, ys, m)`` and the grader's record of its all-reduces."""
+    handle = ctx.sandbox.services.get(HANDLE) if hasattr(ctx.sandbox, "services") else None
+    collective = handle() if handle is not None else Collective()
+    namespace = None if handle is not None else getattr(ctx.sandbox, "namespace", None)
+    missing = object()
+    saved = namespace.get(SERVICE, missing) if namespace is not None else missing
+    if namespace is not None:  # in process: the grader's collective stands in for the call
+        namespace[SERVICE] = collective.all_reduce
+    collective.begin(len(xs))
+    try:
+        value = ctx.call(fn, params, xs, ys, m)
+    finally:
+        collective.end()
+        if namespace is not None and saved is missing:
+            namespace.pop(SERVICE, None)
+        elif namespace is not None:
+            namespace[SERVICE] = saved
+    return value, collective
+
+
+def own_gradients(collective: Collective, own: list[np.ndarray], size: int) -> int | None:
+    """Whether each rank sent its own shard's gradient through the all-reduce: the rank's traffic,
+    less any calls that carry no more than bookkeeping (a row count), holds ``c_r`` times its
+    own summed gradient ``own[r]`` (flattened in any order, any nonzero scale). None when every
+    rank did; else the first rank that did not."""
+    calls = collective.calls
+    for r, right in enumerate(own):
+        target = np.sort(right)
+        if not any(_scaled_copy(np.sort(collective.sent_by(r, subset)), target)
+                   for subset in _subsets_of_size(calls, size)):
+            return r
+    return None
+
+
+def _subsets_of_size(calls, size):
+    """The calls (in order) whose arrays hold ``size`` elements in all: all of them first, then
+    the ones left when some small calls are dropped (at most 12 calls are searched)."""
+    sizes = [c[0].size for c in calls]
+    if sum(sizes) == size:
+        yield calls
+        return
+    if len(calls) > 12:
+        return
+    for k in range(len(calls) - 1, 0, -1):
+        for chosen in itertools.combinations(range(len(calls)), k):
+            if sum(sizes[i] for i in chosen) == size:
+                yield [calls[i] for i in chosen]
+
+
+def _scaled_copy(sent: np.ndarray, target: np.ndarray) -> bool:
+    """``sent`` (sorted) is c * ``target`` (sorted) for some nonzero c, up to rounding."""
+    if sent.shape != target.shape or not np.any(target):
+        return False
+    for flipped in (target, -target[::-1]):
+        c = float(sent @ flipped) / float(flipped @ flipped)
+        if c > 0 and np.linalg.norm(sent - c * flipped) <= 1e-7 * np.linalg.norm(sent):
+            return True
+    return False
+
+
+def no_collective_fail(fn: str) -> Fail:
+    return Fail(f"{fn} never called all_reduce, yet every rank must end with the gradient of the "
+                "whole global batch: the ranks' gradients were combined outside the collective. "
+                "In data parallelism the ranks share nothing but what all_reduce carries; call the "
+                "setup cell's all_reduce inside your function (the grader replaces it after your "
+                "code loads, so a copy taken earlier is not the one it counts).")
