@@ -5,7 +5,7 @@ RMSNorm follows kernels/layernorm_backward.py's plan with one sum fewer: no mean
 needs one reduction in each direction, not two.
 
 1. ``rmsnorm_forward_kernel``, one block per row (past CUDA's 2**31 - 1 blocks, the grid
-   strides on). Pass 1: each thread adds the squares of its strided share of the row;
+   strides on), as many threads as the row has features up to 256 (``row_threads``). Pass 1: each thread adds the squares of its strided share of the row;
    ``block_sum`` (kernels/row_reduction.py: warp shuffles, then the warps' sums) gives every
    thread the row's total. rstd = 1 / sqrt(total / D + eps), eps inside the root; thread 0
    writes it; pass 2 writes y = x * rstd * gamma.
@@ -17,14 +17,16 @@ needs one reduction in each direction, not two.
 3. ``dgamma_sum_kernel``: one thread per feature adds the G partial sums, always in the same
    order. No atomics: every run gives the same bits.
 4. ``rope_kernel``, one thread per pair (n, i), i < D/2: it reads x[n, i] and x[n, i + D/2],
-   turns them by theta = sign * pos[n] * inv_freq[i], inv_freq = base ** (-2 i / D) computed
-   once on the host (Hugging Face's buffer), and writes both. The forward
-   launches it with sign = +1, the backward with sign = -1: a rotation's transpose is the
-   rotation by -theta, so the backward needs the positions and nothing else.
+   turns them by the pair's angle, and writes both. The cosines and sines come from a table
+   with a line per distinct position (``rope_tables``: computed once on the host, as Hugging
+   Face's and Liger's cos/sin caches; no sine on the device, whose float32 version carries a
+   float64 slow path for huge arguments). The forward launches it with sign = +1, the backward
+   with sign = -1: a rotation's transpose is the rotation by -theta, the same cosine and the
+   opposite sine, so the backward needs the positions and nothing else.
 
 Memory traffic per op (each array once): RMSNorm's forward reads x (N*D) and writes y (N*D)
 plus N values of rstd; its backward reads dy and x and writes dx (3 N*D) plus G*D partials;
-RoPE reads N*D and writes N*D (and N positions), both ways. All four are memory-bound.
+RoPE reads N*D and writes N*D (and N indices, and the tables: U*D values, cached), both ways. All four are memory-bound.
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_rmsnorm_rope_backward_kernels.py
@@ -34,8 +36,8 @@ notebook (kernels/self_check.py; the simulator without a GPU).
 
 Shapes: N rows, D features (even for RoPE), TPB threads per block (a power of two), G
 backward blocks. x, y, dy, dx (N, D), flat; gamma, dgamma (D,); rstd (N,); pos int64 (N,);
-partials (G, D); inv_freq (D/2,). Math runs in x's dtype (float32 or float64), the angle too:
-in float32 it is off by about pos * 6e-8 radians, as in any float32 RoPE.
+partials (G, D); index (N,) int64; cos, sin (U, D/2), U distinct positions. Math runs in x's
+dtype (float32 or float64).
 """
 from __future__ import annotations
 
@@ -54,8 +56,8 @@ from backprop_traps.kernels.launch_limits import MAX_GRID
 from backprop_traps.kernels.patterns import u64
 from backprop_traps.kernels.row_reduction import block_sum
 
-THREADS_PER_BLOCK = 256
-MAX_BACKWARD_BLOCKS = 512  # G: enough blocks to fill a GPU, few partial rows to add up
+THREADS_PER_BLOCK = 256  # the most a row gets; a short row (Llama's D = 128) gets fewer: row_threads
+MAX_BACKWARD_BLOCKS = 2048  # G: 2048 x 128 threads fill an H100's 132 SMs; G * D partials stay small
 ELEMENTWISE_THREADS = 256  # RoPE and the per-feature sums
 
 
@@ -144,33 +146,31 @@ def dgamma_sum_kernel(partials, n_blocks, d, dgamma):
 
 
 # 4. RoPE, both ways ----------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
-def compile_rope(dtype: np.dtype):
-    """Compiled per dtype: the position is converted to x's dtype, so float32 stays float32."""
-    to_float = numba.from_dtype(dtype)
-
-    @cuda.jit
-    def rope_kernel(x, pos, inv_freq, sign, n_rows, d, y):
-        # x: N*D (flat); pos: N int64; inv_freq: D/2, base ** (-2i / D) in x's dtype; sign: +1
-        # forward, -1 backward; n_rows, d: u64; y: N*D (written). Thread t turns pair
-        # i = t % (D/2) of row n = t // (D/2).
-        t = u64(cuda.grid(1))
-        half = d // u64(2)
-        if t < n_rows * half:
-            n, i = t // half, t % half
-            theta = sign * to_float(pos[n]) * inv_freq[i]  # negated to go back: R(theta)^T = R(-theta)
-            c, s = math.cos(theta), math.sin(theta)
-            a, b = x[n * d + i], x[n * d + i + half]
-            y[n * d + i] = a * c - b * s  # the first half: x1 cos - x2 sin
-            y[n * d + i + half] = b * c + a * s  # the second: x2 cos + x1 sin
-
-    return rope_kernel
+@cuda.jit
+def rope_kernel(x, index, cos, sin, sign, n_rows, d, y):
+    # x: N*D (flat); index: N int64, row n's line in the tables; cos, sin: U*(D/2) (flat), the
+    # angles' cosines and sines in x's dtype; sign: +1 forward, -1 backward, in x's dtype;
+    # n_rows, d: u64; y: N*D (written). Thread t turns pair i of row n, t = n * (D/2) + i.
+    t = u64(cuda.grid(1))
+    half = d // u64(2)
+    if t < n_rows * half:
+        n = t // half
+        i = t - n * half
+        line = u64(index[n]) * half + i
+        c, s = cos[line], sign * sin[line]  # -theta has the same cosine and the opposite sine
+        a, b = x[n * d + i], x[n * d + i + half]
+        y[n * d + i] = a * c - b * s  # the first half: x1 cos - x2 sin
+        y[n * d + i + half] = b * c + a * s  # the second: x2 cos + x1 sin
 
 
-def inv_freq(d: int, base: float, dtype) -> np.ndarray:
-    """base ** (-2i / D) for i < D/2, computed once on the host in float64 (as Hugging Face's
-    ``inv_freq`` buffer), then in x's dtype."""
-    return (float(base) ** (-2.0 * np.arange(d // 2) / d)).astype(dtype)
+def rope_tables(pos, d: int, base: float, dtype):
+    """(index (N,), cos, sin (U, D/2)): one line of cosines and sines per distinct position,
+    computed on the host in float64 and stored in x's dtype, as Hugging Face's and Liger's RoPE
+    keep a cos/sin cache. A float32 angle pos * inv_freq would be off by about pos * 6e-8
+    radians; the table's are rounded once, whatever the position."""
+    positions, index = np.unique(np.asarray(pos, dtype=np.int64), return_inverse=True)
+    theta = np.outer(positions.astype(np.float64), float(base) ** (-2.0 * np.arange(d // 2) / d))  # U, D/2
+    return (index.astype(np.int64).reshape(-1), np.cos(theta).astype(dtype), np.sin(theta).astype(dtype))
 
 
 # launchers: device arrays in, launched ---------------------------------------------------------
@@ -179,37 +179,46 @@ def backward_blocks(n_rows: int) -> int:
     return max(1, min(n_rows, MAX_BACKWARD_BLOCKS))
 
 
+def row_threads(d: int) -> int:
+    """A row's block: the power of two at or above D, from a warp to THREADS_PER_BLOCK (a block
+    of 256 for a row of 128 would leave half its threads idle)."""
+    return min(THREADS_PER_BLOCK, max(32, 1 << max(d - 1, 0).bit_length()))
+
+
 def _elementwise(count: int) -> tuple[int, int]:
     return max(1, math.ceil(count / ELEMENTWISE_THREADS)), ELEMENTWISE_THREADS
 
 
-def rmsnorm_forward_device(d_x, d_gamma, eps, d_y, d_rstd, threads_per_block=THREADS_PER_BLOCK):
+def rmsnorm_forward_device(d_x, d_gamma, eps, d_y, d_rstd, threads_per_block=None):
     """Kernel 1: d_y (N, D) and d_rstd (N,) from d_x (N, D); one block per row, the grid capped."""
     dtype, (n, d) = np.dtype(d_x.dtype), d_x.shape
+    threads_per_block = threads_per_block or row_threads(d)
     compile_rmsnorm_forward(threads_per_block, dtype)[max(1, min(n, MAX_GRID[0])), threads_per_block](
         d_x.reshape(n * d), d_gamma, dtype.type(eps), np.uint64(n), np.uint64(d), dtype.type(1.0 / d),
         d_y.reshape(n * d), d_rstd)
 
 
-def rmsnorm_backward_device(d_dy, d_x, d_gamma, d_rstd, d_dx, d_partials, d_dgamma,
-                            threads_per_block=THREADS_PER_BLOCK):
+def rmsnorm_backward_device(d_dy, d_x, d_gamma, d_rstd, d_dx, d_partials, d_dgamma, threads_per_block=None):
     """Kernels 2 and 3: d_dx (N, D) and d_dgamma (D,), through d_partials (G, D)."""
     dtype, (n, d), g = np.dtype(d_x.dtype), d_x.shape, d_partials.shape[0]
+    threads_per_block = threads_per_block or row_threads(d)
     compile_rmsnorm_backward(threads_per_block, dtype)[g, threads_per_block](
         d_dy.reshape(n * d), d_x.reshape(n * d), d_gamma, d_rstd, np.uint64(n), np.uint64(d),
         dtype.type(1.0 / d), d_dx.reshape(n * d), d_partials.reshape(g * d))
     dgamma_sum_kernel[_elementwise(d)](d_partials.reshape(g * d), np.uint64(g), np.uint64(d), d_dgamma)
 
 
-def rope_device(d_x, d_pos, d_inv_freq, sign, d_y):
-    """Kernel 4: d_y (N, D) = d_x turned by sign * theta, one thread per pair."""
+def rope_device(d_x, d_index, d_cos, d_sin, sign, d_y):
+    """Kernel 4: d_y (N, D) = d_x turned by sign * theta, one thread per pair; the angles from
+    the tables of ``rope_tables``."""
     dtype, (n, d) = np.dtype(d_x.dtype), d_x.shape
-    compile_rope(dtype)[_elementwise(n * (d // 2))](d_x.reshape(n * d), d_pos, d_inv_freq, dtype.type(sign),
-                                                   np.uint64(n), np.uint64(d), d_y.reshape(n * d))
+    rope_kernel[_elementwise(n * (d // 2))](d_x.reshape(n * d), d_index, d_cos.reshape(d_cos.size),
+                                            d_sin.reshape(d_sin.size), dtype.type(sign), np.uint64(n),
+                                            np.uint64(d), d_y.reshape(n * d))
 
 
 # host functions: numpy in, numpy out ---------------------------------------------------------
-def rmsnorm_forward(x, gamma, eps, threads_per_block=THREADS_PER_BLOCK):
+def rmsnorm_forward(x, gamma, eps, threads_per_block=None):
     """(y, rstd) as the solution's ``rmsnorm_forward``, in x's dtype."""
     x = np.ascontiguousarray(x)  # N, D
     dtype, (n, d) = x.dtype, x.shape
@@ -220,7 +229,7 @@ def rmsnorm_forward(x, gamma, eps, threads_per_block=THREADS_PER_BLOCK):
     return y.copy_to_host(), rstd.copy_to_host()
 
 
-def rmsnorm_backward(dy, x, gamma, rstd, threads_per_block=THREADS_PER_BLOCK, blocks=None):
+def rmsnorm_backward(dy, x, gamma, rstd, threads_per_block=None, blocks=None):
     """(dx, dgamma) as the solution's ``rmsnorm_backward``, in x's dtype. ``blocks`` is G
     (default ``backward_blocks(N)``); a G below N gives blocks several rows."""
     x = np.ascontiguousarray(x)  # N, D
@@ -239,8 +248,8 @@ def _rope(x, pos, base, sign):
     x = np.ascontiguousarray(x)  # N, D
     y = cuda.device_array(x.shape, dtype=x.dtype)
     if x.size:
-        rope_device(cuda.to_device(x), cuda.to_device(np.ascontiguousarray(pos, dtype=np.int64)),
-                    cuda.to_device(inv_freq(x.shape[1], base, x.dtype)), sign, y)
+        rope_device(cuda.to_device(x), *(cuda.to_device(a) for a in rope_tables(pos, x.shape[1], base, x.dtype)),
+                    sign, y)
     return y.copy_to_host()
 
 

@@ -68,6 +68,14 @@ def test_rope_forward_and_backward_match_the_reference(seed, n, d, base):
     np.testing.assert_allclose(kernels.rope_forward(dx, pos, base), dy, atol=1e-11)  # back, then forward
 
 
+def test_rope_takes_repeated_and_negative_positions():
+    """Rows at the same position share a line of the tables; -pos (the reference's backward) works."""
+    _, _, dy, _ = problem(9, 5, 8)
+    pos = np.array([3, -3, 3, 0, -100])
+    np.testing.assert_allclose(kernels.rope_forward(dy, pos, 10.0), ref.rope_forward(dy, pos, 10.0), atol=1e-12)
+    np.testing.assert_allclose(kernels.rope_backward(dy, pos, 10.0), ref.rope_forward(dy, -pos, 10.0), atol=1e-12)
+
+
 def test_float32_math_stays_float32_and_close():
     x, gamma, dy, pos = problem(8, 4, 48)
     x32, gamma32, dy32 = (a.astype(np.float32) for a in (x, gamma, dy))
@@ -79,7 +87,6 @@ def test_float32_math_stays_float32_and_close():
     assert dx.dtype == np.float32 and dgamma.dtype == np.float32
     np.testing.assert_allclose(dx, want[0], rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(dgamma, want[1], rtol=1e-3, atol=1e-4)
-    pos = pos % 64  # a float32 angle is off by about pos * 6e-8 radians
-    got = kernels.rope_backward(dy32, pos, 10000.0)
+    got = kernels.rope_backward(dy32, pos, 10000.0)  # positions up to 4096: the table's angles are exact
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, ref.rope_backward(dy, pos, 10000.0), rtol=1e-4, atol=1e-5)
