@@ -25,7 +25,7 @@ RMS_DX = "RMSNorm backward: dx against finite differences"
 RMS_DGAMMA = "RMSNorm backward: dgamma against finite differences"
 ROPE_FWD = "RoPE forward: y"
 ROPE_DX = "RoPE backward: dx against finite differences"
-EDGES = "edge sizes (N = 1, D = 1, D = 2) and a 64 x 256 batch: all four functions"
+EDGES = "edge sizes (N = 1, D = 1, D = 2, a row of zeros) and a 64 x 256 batch: all four functions"
 ref = load_solution(QID)
 
 
@@ -173,6 +173,17 @@ def test_rmsnorm_trap_forms_are_wrong_for_rows_away_from_0():
     assert all(not np.allclose(f, dgamma) for fs in forms["dgamma"].values() for f in fs)
     assert np.allclose(forms["dx"]["mean-term-kept"][1].sum(axis=1), 0.0)  # LayerNorm's rows sum to 0
     assert np.allclose((dx * x).sum(axis=1), 0.0) and not np.allclose(dx.sum(axis=1), 0.0)  # RMSNorm's do not
+
+
+def test_eps_outside_the_root_costs_the_edge_check():
+    """1 / (rms + eps) barely differs on ordinary rows (eps = 0 or 0.5 there); small rows (D = 1)
+    and a row of zeros, 1 / eps instead of 1 / sqrt(eps), are where it shows."""
+    snippet = ("def rmsnorm_forward(x, gamma, eps):\n"
+               "    rstd = 1.0 / (np.sqrt((x * x).mean(axis=1)) + eps)\n"
+               "    return x * rstd[:, None] * gamma, rstd\n")
+    result = graded(snippet)
+    failed = {t.name: t for t in result.tests if not t.passed}
+    assert set(failed) <= {EDGES, RMS_FWD} and EDGES in failed, failures(result)
 
 
 def test_seed_replays():

@@ -152,14 +152,17 @@ def rope_dx(ctx):
 
 
 # -- both ----------------------------------------------------------------------------------
-@QUESTION.check("edge sizes (N = 1, D = 1, D = 2) and a 64 x 256 batch: all four functions",
+@QUESTION.check("edge sizes (N = 1, D = 1, D = 2, a row of zeros) and a 64 x 256 batch: all four functions",
                 points=1, hints=(
     "Keep every array 2-D and reduce with explicit axes, so that N = 1 and D = 1 behave like any other size.",
+    "A row of zeros has a mean square of 0: only eps, inside the square root, keeps rstd finite.",
     "With D = 2 RoPE has one pair, at frequency 1: its angle is the position itself, in radians.",
 ))
 def edge_sizes(ctx):
-    for n, d, eps in ((1, 7, 0.0), (4, 1, EPS), (64, 256, EPS)):
+    for n, d, eps in ((1, 7, 0.0), (4, 1, EPS), (3, 5, EPS), (64, 256, EPS)):
         x, g = rows(ctx.rng, n, d), gamma(ctx.rng, d)
+        if (n, d) == (3, 5):
+            x[1] = 0.0  # rstd = 1 / sqrt(eps), y = 0
         check_rms_forward(ctx, x, g, eps)
         check_rms_gradient(ctx, 0, x, g, eps)
         check_rms_gradient(ctx, 1, x, g, eps)
