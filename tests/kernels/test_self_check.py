@@ -23,12 +23,14 @@ def test_a_kernel_files_main_checks_its_kernels_against_the_solution(question, c
     assert out.count(" ok ") >= 4  # two kernels, two dtypes
 
 
-# Questions 01-14's kernel files (issue 29), and 21-24's (issue 37); those of 15-19 came with
-# mains of their own.
+# Questions 01-14's kernel files (issue 29), 21-24's (issue 37) and 30's (issue 49); those of
+# 15-19 came with mains of their own.
 PLANNED = ("attention_backward", "forward_vs_reverse", "grad_accumulation", "layernorm_backward", "loss_scaling",
            "mlp_backprop", "per_step_update_trap", "reparameterisation", "routing_trap", "softmax_ce",
            "straight_through", "vram_trap", "residual_backward", "training_symptoms", "custom_function",
-           "memory_budget", "ddp_accumulation")
+           "memory_budget", "ddp_accumulation",
+           "rmsnorm_rope_backward",
+           )
 
 
 def test_every_kernel_file_has_the_plan():

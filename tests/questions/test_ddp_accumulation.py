@@ -15,7 +15,7 @@ from backprop_traps.grader.checks.ddp_accumulation.collective import Collective
 from backprop_traps.grader.engine.run import grade_path
 from conftest import ANSWERS, graded_in_process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QID = "ddp_accumulation"
 EVEN, SHORT_MICRO, SHORT_SHARD, EDGES = (
     "ddp_grads: equal shards whose micro-batches divide them",

@@ -63,7 +63,9 @@ WRONG = {"routing_trap": "maxpool2d_backward", "per_step_update_trap": "conv1d_b
          "maxpool_kernel": "maxpool2d_backward_gather", "residual_backward": "residual_backward",
          "training_symptoms": "gated_block_backward", "custom_function": "hvp",
          "memory_budget": "rev_backward",
-         "ddp_accumulation": "linear_grads"}
+         "ddp_accumulation": "linear_grads",
+         "rmsnorm_rope_backward": "rmsnorm_backward",
+         }
 SAYS_WHERE = [
     re.compile(r"The largest difference is at \[[\d, ]+\] \([^)]*\): expected \S+, yours \S+, off by [+-]"),
     re.compile(r"`[^`]+` is \S+, expected \S+: off by [+-]"),
