@@ -34,9 +34,9 @@ def where(N, D, E, k, aux_coef) -> str:
 
 
 def with_place(failure: Fail, at: str) -> Fail:
-    """The failure with the input's sizes on its first line."""
-    head, _, rest = failure.feedback.partition("\n")
-    return Fail(f"{head.rstrip('.')} ({at})." + (f"\n{rest}" if rest else ""), failure.trap)
+    """The failure with the input's sizes in front (the trap's explanation left whole, so the
+    report can show its symptom in its place)."""
+    return Fail(f"With {at}: {failure.feedback}", failure.trap)
 
 
 def learner_forward(ctx, x, Wr, k, aux_coef):

@@ -20,19 +20,19 @@ TRAPS = [
          "is exactly 0. Differentiating the softmax over all experts while the renormalising sum "
          "is held constant (or scattering the k values to the wrong columns) leaks it to the "
          "others. Scatter the k-by-k softmax backward to the columns idx names, zeros elsewhere.",
-         symptom="the gates' gradient reaches experts outside the token's top k"),
+         symptom="Your backward sends the gates' gradient to experts outside the token's top k."),
     Trap("softmax-then-topk", "These are the gates of a softmax over all E experts followed by "
          "top-k, never renormalised: they sum to less than 1 per token, and since every logit sits "
          "in that softmax's denominator, their backward reaches every expert. The contract's gates "
          "are a softmax over the k selected logits only (equal to renormalising those k "
          "probabilities so they sum to 1), and their backward stays on the k selected experts.",
-         symptom="the gates are the top k of a softmax over all experts"),
+         symptom="Your gates are the top k of a softmax over all E experts, never renormalised."),
     Trap("aux-detached", "The load-balancing loss's gradient is missing: the answer is the "
          "gates' gradient alone. aux_loss = aux_coef * E * sum_i f_i P_i is part of the loss; f is "
          "a count and is held constant, but P_i, the mean over tokens of the softmax over all "
          "experts, depends on every logit. Its gradient is aux_coef * E * f_i / N at each "
          "probability, taken back through each token's softmax over all E experts.",
-         symptom="dx and dWr carry no gradient from the auxiliary loss"),
+         symptom="Your dx and dWr carry no gradient from the load-balancing loss."),
 ]
 
 
