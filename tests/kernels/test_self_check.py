@@ -30,6 +30,7 @@ PLANNED = ("attention_backward", "forward_vs_reverse", "grad_accumulation", "lay
            "straight_through", "vram_trap", "residual_backward", "training_symptoms", "custom_function",
            "memory_budget", "ddp_accumulation",
            "rmsnorm_rope_backward",
+           "moe_router_backward",
            )
 
 

@@ -18,7 +18,7 @@ from backprop_traps.grader.engine.run import DEFAULT_SEED
 from backprop_traps.grader.loading.reference import load_solution
 from conftest import ANSWERS, graded_in_process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QID = "rmsnorm_rope_backward"
 RMS_FWD = "RMSNorm forward: y and rstd"
 RMS_DX = "RMSNorm backward: dx against finite differences"

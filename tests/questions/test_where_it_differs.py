@@ -65,6 +65,7 @@ WRONG = {"routing_trap": "maxpool2d_backward", "per_step_update_trap": "conv1d_b
          "memory_budget": "rev_backward",
          "ddp_accumulation": "linear_grads",
          "rmsnorm_rope_backward": "rmsnorm_backward",
+         "moe_router_backward": "router_backward",
          }
 SAYS_WHERE = [
     re.compile(r"The largest difference is at \[[\d, ]+\] \([^)]*\): expected \S+, yours \S+, off by [+-]"),
