@@ -81,7 +81,7 @@ def describe(question: str, solution: Path, root: Path) -> tuple[str, str]:
 
 def _derivation_steps(solution: Path) -> int:
     """How many steps the solution's derivation has (what `grade reveal` shows, one a call)."""
-    from backprop_traps.grader.authoring.stub_layout import derivation_steps
+    from backprop_traps.grader.learner.derivation import derivation_steps
     from backprop_traps.grader.loading.notebook import NotebookError, parse_notebook
     try:
         return len(derivation_steps(parse_notebook(solution.read_text(encoding="utf-8"))))
