@@ -290,7 +290,8 @@ def after_grading(results, want_hint: bool, color: bool, pointers: bool = True) 
                 texts.append(f"{r.submission}: no hint until the file can be graded (see above).")
             continue
         attempts = history.questions.get(r.question, {}).get("attempts", 0)
-        history.record_score(r.question, r.score, r.max_score, _fingerprint(r.submission))
+        history.record_score(r.question, r.score, r.max_score,
+                             r.fingerprint or _fingerprint(r.submission))  # hashed when it was read
         if history.questions[r.question].get("attempts", 0) > attempts:  # a new try: a review
             _review(history, r)
         failing = [t for t in r.tests if not t.passed]
