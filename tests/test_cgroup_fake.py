@@ -10,7 +10,7 @@ import pytest
 
 from backprop_traps.grader.sandbox import cgroup, cgroup_place, cgroupfs, systemd_scope
 from backprop_traps.grader.sandbox.limits import Limits
-from backprop_traps.grader.sandbox.measure import PRACTICE, CgroupMeter, Meter
+from backprop_traps.grader.sandbox.measure import PRACTICE, CgroupMeter
 from backprop_traps.grader.sandbox.measure import create as measure_create
 from backprop_traps.grader.sandbox.practice_meter import PracticeMeter
 from cgroup_fake import FakeKernel

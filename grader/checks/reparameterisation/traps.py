@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.grader.engine.context import RTOL, ATOL
+from backprop_traps.grader.engine.context import RTOL
 from backprop_traps.grader.engine.sameness import same_as  # noqa: F401 (the one rule; traps.same_as too)
 from backprop_traps.grader.engine.question import Fail, Trap
 from backprop_traps.grader.checks.reparameterisation.probes import GRADS, _close, diagnose_pathwise
