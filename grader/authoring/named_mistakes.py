@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import re
 
+from backprop_traps.grader.authoring.stub_layout import is_visible_test
+from backprop_traps.grader.authoring.stub_prose import prose_of_code
+
 _WARNINGS = re.compile(
     r"\b(?:traps?|pitfalls?|gotchas?|mistakes?|(?:common|classic|typical|usual) (?:error|bug|slip)s?|"
     r"careful|watch out|beware|(?:don't|do not) forget|easy to (?:forget|miss|get wrong))\b", re.I)
@@ -77,8 +80,6 @@ def _context(text: str, m: re.Match, width: int = 50) -> str:
 
 def named_mistakes(stub: dict, trap_ids, question_ids=()) -> list[str]:
     """How the stub's specification names graded mistakes (empty when it does not)."""
-    from backprop_traps.grader.authoring.stub_layout import is_visible_test
-    from backprop_traps.grader.authoring.stub_leaks import prose_of_code
     markdown, prose = [], []
     for cell in stub["cells"]:
         source = "".join(cell.get("source", ""))

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import re
 
-DERIVATION = "derivation"
+from backprop_traps.grader.learner.derivation import DERIVATION, derivation_steps, tags  # noqa: F401 (named here too)
+
 SOLUTION_ONLY = "solution-only"
 INTERVIEW = "interview"
 RUN_ALL_GOES_ON = "raises-exception"
@@ -41,12 +42,6 @@ ANSWER_GRADE_ID = "derivation_answer"
 ANSWER_POINTS = 2
 ANSWER_HEADING = "## Your derivation"
 _SELF_GRADE_ID = "grade_this_notebook"
-
-
-def tags(cell: dict) -> list:
-    meta = cell.get("metadata") if isinstance(cell, dict) else None
-    found = meta.get("tags") if isinstance(meta, dict) else None
-    return found if isinstance(found, list) else []
 
 
 def _source(cell: dict) -> str:
@@ -57,12 +52,6 @@ def _source(cell: dict) -> str:
 def _nbgrader(cell: dict) -> dict:
     meta = (cell.get("metadata") or {}).get("nbgrader")
     return meta if isinstance(meta, dict) else {}
-
-
-def derivation_steps(nb: dict) -> list[str]:
-    """The markdown of each derivation step, in notebook order (a dict or an nbformat node)."""
-    return [_source(c).strip() for c in nb.get("cells", [])
-            if isinstance(c, dict) and c.get("cell_type") == "markdown" and DERIVATION in tags(c)]
 
 
 def is_answer_cell(cell: dict) -> bool:

@@ -18,14 +18,15 @@ Five findings per question, each a FAIL with the offending text when it does not
 """
 from __future__ import annotations
 
-import io
+import json
 import re
-import tokenize
 from pathlib import Path
 
 from backprop_traps.grader.authoring.findings import FAIL, OK, QuestionReport
+from backprop_traps.grader.authoring.named_mistakes import named_mistakes
 from backprop_traps.grader.authoring.stub_layout import (ANSWER_GRADE_ID, after_solving_pointer, derivation_steps,
                                                          is_after_solving, is_answer_cell)
+from backprop_traps.grader.authoring.stub_prose import prose_of_code, stub_prose  # noqa: F401 (named here too)
 
 RUN_WORDS = 12
 MIN_CODE_LINE = 16  # shorter solution lines (`return dx`, `k, s = k, s`) are not an answer
@@ -54,25 +55,6 @@ def quoted_runs(answer: str, text: str, n: int = RUN_WORDS) -> list[str]:
         else:
             i += 1
     return hits
-
-
-def prose_of_code(source: str) -> str:
-    """A code cell's comments and string literals (its docstrings), one per line."""
-    kinds = {tokenize.COMMENT, tokenize.STRING}
-    try:
-        return "\n".join(tok.string.lstrip("#") for tok in
-                         tokenize.generate_tokens(io.StringIO(source).readline) if tok.type in kinds)
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return source
-
-
-def stub_prose(stub: dict) -> str:
-    """What a learner reads in the stub: markdown, and code cells' comments and docstrings."""
-    parts = []
-    for cell in stub["cells"]:
-        source = "".join(cell.get("source", ""))
-        parts.append(source if cell.get("cell_type") == "markdown" else prose_of_code(source))
-    return "\n".join(parts)
 
 
 def _squash(text: str) -> str:
@@ -127,8 +109,6 @@ def _answer_cell_problem(stub: dict) -> str | None:
 
 def check_stub_practice(report: QuestionReport, question: str, root: Path, trap_ids=()) -> None:
     """Add the six findings (see the module docstring) for ``question`` to ``report``."""
-    import json
-
     from backprop_traps.grader.authoring.interview import find_cells, parse
     from backprop_traps.grader.loading.questions import exercise_path, solution_path
     stub_file = exercise_path(question, root)
@@ -146,7 +126,6 @@ def check_stub_practice(report: QuestionReport, question: str, root: Path, trap_
          f"the stub quotes the hired answer ({len(runs)} run(s) of {RUN_WORDS}+ words)")
     listed = listed_traps(trap_ids, stub)
     _add(report, listed, "the stub does not list the graded mistakes", "the stub lists the graded mistakes")
-    from backprop_traps.grader.authoring.named_mistakes import named_mistakes
     from backprop_traps.grader.loading.questions import solution_notebooks
     named = named_mistakes(stub, trap_ids, list(solution_notebooks(root)))
     _add(report, named, "the specification names none of the graded mistakes",

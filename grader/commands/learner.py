@@ -81,7 +81,7 @@ def describe(question: str, solution: Path, root: Path) -> tuple[str, str]:
 
 def _derivation_steps(solution: Path) -> int:
     """How many steps the solution's derivation has (what `grade reveal` shows, one a call)."""
-    from backprop_traps.grader.authoring.stub_layout import derivation_steps
+    from backprop_traps.grader.learner.derivation import derivation_steps
     from backprop_traps.grader.loading.notebook import NotebookError, parse_notebook
     try:
         return len(derivation_steps(parse_notebook(solution.read_text(encoding="utf-8"))))
@@ -290,7 +290,8 @@ def after_grading(results, want_hint: bool, color: bool, pointers: bool = True) 
                 texts.append(f"{r.submission}: no hint until the file can be graded (see above).")
             continue
         attempts = history.questions.get(r.question, {}).get("attempts", 0)
-        history.record_score(r.question, r.score, r.max_score, _fingerprint(r.submission))
+        history.record_score(r.question, r.score, r.max_score,
+                             r.fingerprint or _fingerprint(r.submission))  # hashed when it was read
         if history.questions[r.question].get("attempts", 0) > attempts:  # a new try: a review
             _review(history, r)
         failing = [t for t in r.tests if not t.passed]

@@ -360,7 +360,6 @@ class CheckContext:
         """Inputs echoed back after the call must equal what was sent."""
         after = result.args_after or []
         for name, before, now in zip(names, originals, after):
-            if isinstance(before, np.ndarray) and not (
-                    isinstance(now, np.ndarray) and now.shape == before.shape and np.array_equal(now, before)):
+            if isinstance(before, np.ndarray) and not unchanged(before, now):
                 raise Fail(f"{fn} wrote into its input `{name}`. Functions must not change their "
                            "inputs: the caller may still need them. Work on a copy (e.g. `x.copy()`).")

@@ -17,23 +17,13 @@ from typing import Callable
 
 import numpy as np
 
+from backprop_traps.grader.engine.search_budget import (  # noqa: F401 (named here too)
+    SECONDS, SHARE, SearchBudget, allowance)
+
 RTOL = 1e-6
 ATOL = 1e-8
 MAX_POSITIONS = 8
 _STOP_KINDS = ("timeout", "crash", "budget")  # do not pay for a broken function twice
-SECONDS = 3.0  # the most one search for a small example may spend in the learner's code
-SHARE = 0.1
-"""What one search for feedback (a smaller failing input, ``smallest_failure`` and
-engine/shrink.py; an upstream function's replay, engine/upstream.py) may spend of what is left
-of the submission's total time budget, at most ``SECONDS``. These run only after a check has
-failed, and only describe: a right answer never pays for them, a wrong one pays a bounded share."""
-
-
-def allowance(sandbox) -> float:
-    """Seconds of the learner's code that one search for feedback may spend now (``SHARE``)."""
-    limits = getattr(sandbox, "limits", None)
-    left = (limits.total_seconds - getattr(sandbox, "spent", 0.0)) if limits is not None else SECONDS
-    return min(SECONDS, SHARE * max(left, 0.0))
 
 
 def differing(got, expected, rtol: float = RTOL, atol: float = ATOL) -> np.ndarray | None:
@@ -281,7 +271,6 @@ def smallest_failure(sandbox, rng: np.random.Generator, fn: str, build: Callable
     value is shown in preference to an exception (the check failed on a value, so a value
     illustrates it best). Returns None when every small input passes, or when a call times
     out or crashes (we do not pay for a broken function twice)."""
-    from backprop_traps.grader.engine.search_budget import SearchBudget
     with SearchBudget(sandbox) as budget:  # inside the submission's budget, and charged to it
         return _smallest_failure(sandbox, rng, fn, build, sizes, expected, pick, name, tries, rtol, atol, budget)
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from backprop_traps.grader.engine.sentences import first_sentence
+
 
 @dataclass(frozen=True)
 class Trap:
@@ -39,7 +41,6 @@ class Trap:
 
     @property
     def what_is_wrong(self) -> str:
-        from backprop_traps.grader.engine.trap_feedback import first_sentence
         return self.symptom or first_sentence(self.explanation)
 
 

@@ -75,6 +75,9 @@ class GradeResult:
     (grading went on past it); in the JSON as ``"warnings"``, only when there are some."""
     internal_error: bool = False
     """The grader broke down on this submission as a whole (see ``grader_error``)."""
+    fingerprint: str | None = None
+    """A hash of what was graded (``Submission.fingerprint``) for this folder's history, which
+    counts a new attempt only when it changes; not in the JSON. None when nothing was read."""
     memory: str = ""
     """How its memory checks' calls were measured (``measure.Meter.label``): 'cgroup v2:
     tamper-proof', 'practice meter: not tamper-proof' (a learner's own practice, no cgroup), or

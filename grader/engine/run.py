@@ -66,6 +66,8 @@ def _grade(path, question, seed, limits, root, visible_tests=False, practice=Fal
     timeline.mark("read the submission")
     result = GradeResult(submission=str(path), question=sub.question, score=0.0, max_score=0.0,
                          seed=seed, draw=draw)
+    if sub.error is None:
+        result.fingerprint = sub.fingerprint
     if sub.question is not None and sub.question not in known:
         result.error = (f"unknown question '{sub.question}'; the questions are: {', '.join(known)}")
         return result
@@ -175,8 +177,8 @@ def _checks(sub, question, ref, sandbox: Sandbox, source_child, seed: int, resul
         timeline.mark(f"check: {check.name}")
     if visible_tests and loaded.ok:
         from backprop_traps.grader.engine.visible_tests import manual_cells, run_visible_tests
-        result.public = run_visible_tests(sandbox, sub.path)
-        result.manual = manual_cells(sub.path)
+        result.public = run_visible_tests(sandbox, sub.path, sub.notebook)  # the notebook parsed once
+        result.manual = manual_cells(sub.path, sub.notebook)
         timeline.mark("the notebook's visible tests")
     if sandbox.not_started:  # a restart failed midway: the checks left did not grade the learner
         for t in result.tests:

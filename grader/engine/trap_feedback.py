@@ -11,22 +11,10 @@ may point at a mistake this answer does not make.
 """
 from __future__ import annotations
 
-import re
-
 from backprop_traps.grader.engine.difference_hints import from_difference  # noqa: F401 (named here too)
 from backprop_traps.grader.engine.question import Fail
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
-
-
-def first_sentence(text: str) -> str:
-    """The first sentence of ``text`` (up to a full stop followed by a capital letter)."""
-    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
-
-
-def rest_after_first(text: str) -> str:
-    parts = _SENTENCE_END.split(text.strip(), maxsplit=1)
-    return parts[1] if len(parts) > 1 else ""
+from backprop_traps.grader.engine.sentences import (  # noqa: F401 (named here too)
+    SENTENCE_END as _SENTENCE_END, first_sentence, rest_after_first)
 
 
 def split(question, check, feedback: str, trap_id: str | None) -> tuple[str, tuple[str, ...]]:

@@ -18,14 +18,24 @@ from backprop_traps.grader.engine.results import VisibleTests
 NOT_VISIBLE_TESTS = SKIP_TAGS | {"hidden-checks"}
 
 
-def test_cells(path: str | Path) -> list[tuple[str, str]]:
-    """``(name, source)`` of each visible test cell of a notebook; [] for a .py or a bad file."""
-    path = Path(path)
-    if path.suffix != ".ipynb":
-        return []
+def _notebook(path: str | Path, nb: dict | None) -> dict | None:
+    """The learner's notebook: ``nb`` as the grading parsed it (``Submission.notebook``), else
+    read from ``path`` the bounded way; None for a .py or a bad file."""
+    if nb is not None:
+        return nb
+    if Path(path).suffix != ".ipynb":
+        return None
     try:
-        nb = read_notebook(path)  # bounded: the learner's file
+        return read_notebook(path)  # bounded: the learner's file
     except ValueError:  # unreadable, not UTF-8, not a notebook
+        return None
+
+
+def test_cells(path: str | Path, nb: dict | None = None) -> list[tuple[str, str]]:
+    """``(name, source)`` of each visible test cell of a notebook (``nb``, the notebook already
+    parsed, or the file at ``path``); [] for a .py or a bad file."""
+    nb = _notebook(path, nb)
+    if nb is None:
         return []
     cells = []
     for index, cell in enumerate(nb["cells"]):
@@ -54,9 +64,10 @@ def _describe(name: str, source: str, outcome: dict) -> str:
     return text
 
 
-def run_visible_tests(sandbox, path: str | Path) -> VisibleTests | None:
-    """Run the notebook's visible tests in ``sandbox``; None when it has none (a .py file)."""
-    cells = test_cells(path)
+def run_visible_tests(sandbox, path: str | Path, nb: dict | None = None) -> VisibleTests | None:
+    """Run the notebook's visible tests in ``sandbox``; None when it has none (a .py file).
+    ``nb``: the notebook as the grading parsed it (else the file is read)."""
+    cells = test_cells(path, nb)
     if not cells:
         return None
     result = sandbox.run_cells([source for _, source in cells])
@@ -71,16 +82,12 @@ def run_visible_tests(sandbox, path: str | Path) -> VisibleTests | None:
     return VisibleTests(len(cells) - len(failures), len(cells), failures)
 
 
-def manual_cells(path: str | Path) -> list[str]:
+def manual_cells(path: str | Path, nb: dict | None = None) -> list[str]:
     """The headings of a notebook's manually graded answer cells (nbgrader markdown cells with
     solution and grade metadata, e.g. "Your derivation"): `grade` lists them as not
-    auto-graded and never scores them."""
-    path = Path(path)
-    if path.suffix != ".ipynb":
-        return []
-    try:
-        nb = read_notebook(path)  # bounded: the learner's file
-    except ValueError:  # unreadable, not UTF-8, not a notebook
+    auto-graded and never scores them. ``nb``: the notebook already parsed (else ``path``)."""
+    nb = _notebook(path, nb)
+    if nb is None:
         return []
     found = []
     for cell in nb["cells"]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from backprop_traps.grader.learner import clauses, lexicon, polarity
+from backprop_traps.grader.learner import clauses, lexicon, phrase_states, polarity
 from backprop_traps.grader.learner.glossary import glossary
 from backprop_traps.grader.learner.patterns import Element, Index, compile_part
 from backprop_traps.grader.learner.said import normalise  # noqa: F401  (the spelling rules, re-exported)
@@ -72,9 +72,9 @@ class KeyPoint:
 
     def stated(self) -> tuple[frozenset, frozenset]:
         """The directions ("outside", "accumulate") and quantities ("16", "one") the phrase
-        states (grader/learner/polarity.py)."""
+        states (grader/learner/phrase_states.py)."""
         if getattr(self, "_stated", None) is None:
-            self._stated = polarity.stated(self.point)
+            self._stated = phrase_states.stated(self.point)
         return self._stated
 
     def matches(self, text: str, question: str = "") -> bool:

@@ -128,21 +128,10 @@ def inverted(reading, spans, sides: frozenset) -> bool:
                for w in said)
 
 
-def stated(phrase: str) -> tuple[frozenset, frozenset]:
-    """The directions a point's phrase states (not those it denies: "x, not the output"), and
-    the quantities it states ("16 bytes", "a 1-bit mask", "one extra forward")."""
-    from backprop_traps.grader.learner import clauses
-    reading = clauses.read(phrase)
-    said = [t for t, negated in zip(reading.tokens, reading.negated) if not negated]
-    figures = {(_unit(reading.tokens, i), _quantity(t)) for i, t in enumerate(reading.tokens)
-               if (t.kind == "num" or t.text not in ("zero", "single")) and not reading.negated[i]}
-    return directions.stated(t.text for t in said), frozenset((u, q) for u, q in figures if u and q is not None)
-
-
 _ABOUT = frozenset({"near", "around", "about", "roughly", "approximately", "~", "circa"})
 
 
-def _unit(tokens, i: int) -> str | None:
+def unit(tokens, i: int) -> str | None:
     """What the quantity at token ``i`` counts: the word after it ("16 *bytes*", "0/1
     *knapsack*"), else the approximation before it ("*near* 1e-3"); None when neither says."""
     from backprop_traps.grader.learner import lexicon
@@ -160,7 +149,7 @@ _NUMBER_WORDS = {"zero": 0.0, "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0,
                  "third": 1 / 3, "thirtieth": 1 / 30, "twentieth": 1 / 20}
 
 
-def _quantity(token) -> float | None:
+def quantity(token) -> float | None:
     if token.kind == "num":
         try:
             return float(token.text)
@@ -194,7 +183,7 @@ def requantified(reading, spans, quantities: frozenset) -> bool:
         return False
     near = {i for a, b in spans for i in range(max(0, a - 1), min(len(reading.tokens), b + 1))
             if not reading.negated[i] and _counts(reading.tokens, i)}
-    said = {(_unit(reading.tokens, i), _quantity(reading.tokens[i])) for i in near}
+    said = {(unit(reading.tokens, i), quantity(reading.tokens[i])) for i in near}
     if any(q == s for _, q in said for _, s in quantities):
         return False  # the phrase's own figure is said ("16 bytes per param: 2 for grads")
     units = {u for u, _ in quantities}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backprop_traps.grader.learner import keypoints
+from backprop_traps.grader.learner.interview_cell import parse, read_notebook
 from backprop_traps.grader.sandbox.inert import inert
 
 WIDTH = 88
@@ -47,12 +48,11 @@ class Rehearsal:
     number: str
     """Its number NN, from the solution notebook's name."""
     interview: object
-    """The parsed interview cell (backprop_traps.grader.authoring.interview.Interview)."""
+    """The parsed interview cell (backprop_traps.grader.learner.interview_cell.Interview)."""
 
 
 def load(question: str, root: Path) -> Rehearsal:
     """The interview of ``question`` in the questions folder ``root``."""
-    from backprop_traps.grader.authoring.interview import parse, read_notebook
     from backprop_traps.grader.loading.questions import solution_notebooks
     notebooks = solution_notebooks(root)
     if question not in notebooks:
@@ -66,7 +66,6 @@ def load(question: str, root: Path) -> Rehearsal:
 
 def rehearsable(root: Path) -> list[str]:
     """The questions that have key points to rehearse, in order."""
-    from backprop_traps.grader.authoring.interview import parse, read_notebook
     from backprop_traps.grader.loading.questions import solution_notebooks
     found = []
     for qid, notebook in solution_notebooks(root).items():

@@ -177,7 +177,7 @@ AS_ABOVE = "(The rest as above.)"
 def sentences(line: str) -> list[str]:
     """``line`` cut into sentences at a full stop, question or exclamation mark followed by a
     space and a capital, a backquote or a parenthesis, never inside parentheses or backquotes."""
-    from backprop_traps.grader.engine.trap_feedback import _SENTENCE_END
+    from backprop_traps.grader.engine.sentences import SENTENCE_END as _SENTENCE_END
     out, start = [], 0
     for match in _SENTENCE_END.finditer(line):
         head = line[start:match.start()]

@@ -1,7 +1,7 @@
 """`grade reveal ID`: the solution's derivation, one step per call, after the learner has tried.
 
 The steps are the solution notebook's markdown cells tagged ``derivation``, in order
-(grader/authoring/stub_layout.py). How many were shown is kept in this folder's history
+(grader/learner/derivation.py). How many were shown is kept in this folder's history
 (``"revealed"``), so the next call shows the next step; ``--all`` shows every step. The
 solution is read as JSON (no nbformat): it is package data in a wheel, like the stubs. Formulas
 are written as text a terminal shows (grader/learner/latex_text.py).
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from backprop_traps.grader.learner.derivation import derivation_steps
 
 
 @dataclass
@@ -26,7 +28,6 @@ class Revealed:
 
 def derivation(question: str, root: Path | None = None) -> list[str]:
     """The markdown of each step of the question's derivation ([] when it has none)."""
-    from backprop_traps.grader.authoring.stub_layout import derivation_steps
     from backprop_traps.grader.loading.notebook import parse_notebook
     from backprop_traps.grader.loading.questions import solution_path
     return derivation_steps(parse_notebook(solution_path(question, root).read_text(encoding="utf-8")))

@@ -32,6 +32,17 @@ class Submission:
     cells: list | None = None
     """A notebook's graded cells, ``(label, source, fallback)`` (``backprop_traps.grader.loading.notebook.graded_cells``),
     loaded one by one; None for a ``.py`` file, which loads as one piece."""
+    notebook: dict | None = None
+    """The notebook as parsed here, once per grading: its visible tests and its manually graded
+    cells are read from it (engine/visible_tests.py), never from the file again. None for a
+    ``.py`` file or a file that could not be read."""
+
+    @property
+    def fingerprint(self) -> str:
+        """A hash of what is graded (``source``): grading the same answer again is not a new
+        attempt, and saving a notebook's outputs changes nothing graded."""
+        import hashlib
+        return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
 
 
 def load_submission(path: str | Path, question: str | None = None) -> Submission:
@@ -68,6 +79,7 @@ def load_submission(path: str | Path, question: str | None = None) -> Submission
             return sub
         sub.source = graded_code(nb)
         sub.cells = graded_cells(nb)
+        sub.notebook = nb
         sub.question = question or notebook_question(nb)
     elif path.suffix == ".py":
         sub.source = text

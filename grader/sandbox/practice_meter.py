@@ -30,7 +30,7 @@ import shlex
 from pathlib import Path
 
 from backprop_traps.grader.sandbox import wire
-from backprop_traps.grader.sandbox.measure import PRACTICE, Meter
+from backprop_traps.grader.sandbox.meter import PRACTICE, Meter
 
 
 def _status(pid: int, *fields: str) -> list[int]:

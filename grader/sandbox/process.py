@@ -54,7 +54,7 @@ class Sandbox(LoadsSubmission, Channel):
         self.source = source
         self.practice = practice
         """A learner's own practice (no course): memory is measured by the practice meter where
-        no tamper-proof one exists (``measure.Meter.create``)."""
+        no tamper-proof one exists (``measure.create``)."""
         self.memory_meter = ""
         """How the last measured call's memory was counted (``measure.Meter.label``)."""
         self.cells = cells
@@ -177,7 +177,7 @@ class Sandbox(LoadsSubmission, Channel):
         self._marker = f"{os.getpid()}-{os.urandom(8).hex()}"  # whose sandbox, and which
         use_bwrap = self.isolate and bwrap.usable()
         try:
-            self._meter = measure.Meter.create(self.limits, self.isolate, self.practice)
+            self._meter = measure.create(self.limits, self.isolate, self.practice)
         except cgroup.CgroupError as e:  # never a silent fall back to fewer layers
             return self._not_started(f"the sandbox could not start: {e.strerror}")
         # Without bubblewrap, the working folder is writable only where a cgroup charges what

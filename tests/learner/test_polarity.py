@@ -5,7 +5,7 @@ said aloud and a terse fact are credited; formulas are read in any notation."""
 import pytest
 
 from backprop_traps.grader.authoring import interview
-from backprop_traps.grader.learner import directions, keypoints, polarity
+from backprop_traps.grader.learner import directions, keypoints, phrase_states
 from backprop_traps.grader.loading.questions import solution_notebooks
 
 QUESTIONS = solution_notebooks()
@@ -35,7 +35,7 @@ def test_the_other_side_of_a_direction_or_another_magnitude_is_refused(k, right,
 
 def test_a_denied_opposite_is_no_inversion():
     assert POINTS[1].matches("eps goes outside the square root, not inside.")
-    assert polarity.stated("x, not the output")[0] == frozenset()  # the phrase denies it, so it states nothing
+    assert phrase_states.stated("x, not the output")[0] == frozenset()  # the phrase denies it, so it states nothing
     assert directions.opposite("Outside") == "inside" and directions.opposite("decoupled") is None
 
 

@@ -175,7 +175,8 @@ KIT_READS = {
     ("grader/learner/rehearsal.py", "read_answer"): "stdin (`--answer -`), capped",
     ("grader/learner/lexicon.py", "_table"): "lemminflect's word-form table, shipped in site-packages",
     ("grader/learner/keypoints.py", "__init__"): "clauses.read parses text already in memory: no file",
-    ("grader/learner/polarity.py", "stated"): "clauses.read parses a key point's phrase: no file",
+    ("grader/learner/phrase_states.py", "stated"): "clauses.read parses a key point's phrase: no file",
+    ("grader/learner/interview_cell.py", "read_notebook"): "a solution notebook's interview cell",
 }
 READS = {"read_text", "read_bytes", "open", "fdopen", "read"}
 

@@ -10,7 +10,8 @@ import pytest
 
 from backprop_traps.grader.sandbox import cgroup, cgroup_place, cgroupfs, systemd_scope
 from backprop_traps.grader.sandbox.limits import Limits
-from backprop_traps.grader.sandbox.measure import PRACTICE, CgroupMeter, Meter
+from backprop_traps.grader.sandbox.measure import PRACTICE, CgroupMeter
+from backprop_traps.grader.sandbox.measure import create as measure_create
 from backprop_traps.grader.sandbox.practice_meter import PracticeMeter
 from cgroup_fake import FakeKernel
 
@@ -95,7 +96,7 @@ def test_a_subtree_that_delegates_memory_alone_is_still_a_meter_and_forks_are_re
         assert group.pids is None and not group.caps_processes
         assert fake.read(group.memory / "memory.max") == str(256 * MiB)
         assert not (group.memory / "pids.max").exists() and group.load.is_dir()
-        meter = Meter.create(Limits(), isolate=True)
+        meter = measure_create(Limits(), isolate=True)
         assert isinstance(meter, CgroupMeter) and meter.whole_sandbox and not meter.caps_processes
         meter.close()
     finally:
@@ -219,7 +220,7 @@ def test_held_memory_under_v1_reads_rss_shmem_and_kernel_memory(kernel):
 
 def _measured_call(fake, practice=False):
     """A cgroup meter's whole measured call on the fake kernel: (meter, group, reading)."""
-    meter = Meter.create(Limits(), isolate=True, practice=practice)
+    meter = measure_create(Limits(), isolate=True, practice=practice)
     group = meter.group
     _stat(group.load / "memory.stat", anon=5 * MiB, file=20 * MiB, kernel=0, shmem=0, sock=0)
     meter.start()
@@ -258,14 +259,14 @@ def test_before_linux_6_12_the_older_groups_are_frozen_instead_of_reset(kernel):
 def test_without_memory_peak_a_course_gets_no_number_and_practice_the_practice_meter(kernel):
     """cgroup v2 before Linux 5.19 keeps no peak: the group still caps, but measures nothing."""
     fake = kernel(own=SESSION, has_peak=False)
-    course = Meter.create(Limits(), isolate=True)
+    course = measure_create(Limits(), isolate=True)
     try:
         assert course.whole_sandbox and not course.measures
         assert "5.19" in course.why and "course" in course.why
         assert course.read({})["peak"] is None
     finally:
         course.close()
-    practice = Meter.create(Limits(), isolate=True, practice=True)
+    practice = measure_create(Limits(), isolate=True, practice=True)
     try:
         assert isinstance(practice, PracticeMeter) and practice.whole_sandbox and practice.caps_processes
         assert practice.label == PRACTICE
@@ -305,7 +306,7 @@ def test_an_error_while_measuring_gives_no_number_and_says_why(kernel, file, pea
     """A call's group that cannot be made, an older group that cannot be frozen (before 6.12),
     a process that cannot be moved: the call gets no number, never a wrong one."""
     fake = kernel(own=SESSION, peak_reset=peak_reset)
-    meter = Meter.create(Limits(), isolate=True)
+    meter = measure_create(Limits(), isolate=True)
     try:
         _stat(meter.group.load / "memory.stat", anon=0, file=0, kernel=0, shmem=0, sock=0)
         meter.start()

@@ -18,6 +18,7 @@ from backprop_traps.grader.checks.backprop_ninja import probes
 from backprop_traps.grader.checks.backprop_ninja.probes import BWD, CACHE, CHAIN, FWD, PARAMS, problem
 from backprop_traps.grader.checks.backprop_ninja.traps import TRAPS, backward_forms, forward_forms
 from backprop_traps.grader.engine.question import Fail, Question
+from backprop_traps.grader.engine.sameness import unchanged
 
 QUESTION = Question("backprop_ninja", "Backprop ninja: every gradient of a small language model",
                     traps=TRAPS, difficulty="hard",
@@ -190,16 +191,6 @@ def edge_cases(ctx):
             raise Fail(f"{FWD} is wrong on input {prob.sizes}; its other checks say where.")
 
 
-def _same_dicts(before, after) -> bool:
-    """Arguments echoed back: every array (in a dict or not) as it was sent."""
-    if isinstance(before, dict):
-        return isinstance(after, dict) and before.keys() == after.keys() and all(
-            _same_dicts(before[k], after[k]) for k in before)
-    if isinstance(before, np.ndarray):
-        return isinstance(after, np.ndarray) and after.shape == before.shape and np.array_equal(after, before)
-    return before == after
-
-
 @QUESTION.check("inputs left unchanged (and the answers right)", points=1, hints=(
     "Does either function change params, the cache, idx or the mask in place (+=, /=, np.add.at)?",
     "Build results in new arrays, or copy first: dlogits from a copy of the probabilities.",
@@ -211,7 +202,7 @@ def inputs_unchanged(ctx):
     for fn, args in ((FWD, prob.forward_args()), (BWD, prob.backward_args())):
         result = ctx.call(fn, *args, echo_args=True)
         for name, before, after in zip(names[fn], args, result.args_after or []):
-            if not _same_dicts(before, after):
+            if not unchanged(before, after):
                 raise Fail(f"{fn} wrote into its input `{name}`. Functions must not change their "
                            "inputs: the caller may still need them. Work on a copy.")
     loss, cache = probes.learner_forward(ctx, prob)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.grader.engine.context import ATOL, RTOL
+from backprop_traps.grader.engine.sameness import same_as  # noqa: F401 (the one rule; traps.same_as too)
 from backprop_traps.grader.engine.question import Trap
 
 FWD, BWD = "batchnorm_forward", "batchnorm_backward"
@@ -50,18 +50,6 @@ TRAPS = [
          "one variance per feature, computed over the N examples, and the backward's two means "
          "and the parameter sums run over the batch as well."),
 ]
-
-
-def same_as(got, candidates: dict):
-    """The first trap one of whose forms ``got`` equals (any shape), else None."""
-    if not isinstance(got, np.ndarray) or got.dtype.kind not in "fiu" or not np.all(np.isfinite(got)):
-        return None
-    for trap, forms in candidates.items():
-        for form in forms:
-            if form is not None and np.shape(form) == got.shape and np.allclose(
-                    got.astype(np.float64), form, rtol=RTOL, atol=ATOL):
-                return trap
-    return None
 
 
 def _layernorm_axis(ctx, x, gamma, beta, running_mean, running_var, momentum, eps):

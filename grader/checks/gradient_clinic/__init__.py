@@ -18,6 +18,7 @@ from backprop_traps.grader.checks.gradient_clinic.traps import (TRAPS, absolute_
                                                  update_ratio_forms)
 from backprop_traps.grader.engine import feedback
 from backprop_traps.grader.engine.question import Fail, Question
+from backprop_traps.grader.engine.sameness import unchanged
 
 QUESTION = Question("gradient_clinic", "Gradient clinic: name the fault and its layer",
                     traps=TRAPS, difficulty="medium",
@@ -288,17 +289,6 @@ def thresholds(ctx):
             expect_diagnosis(ctx, snapshot, f"a network {'past' if over else 'exactly at'} a threshold")
 
 
-def _unchanged(before, after) -> bool:
-    if isinstance(before, dict):
-        return isinstance(after, dict) and all(_unchanged(before[k], after.get(k)) for k in before)
-    if isinstance(before, (list, tuple)):
-        return isinstance(after, (list, tuple)) and len(after) == len(before) and all(
-            _unchanged(b, a) for b, a in zip(before, after))
-    if isinstance(before, np.ndarray):
-        return isinstance(after, np.ndarray) and after.shape == before.shape and np.array_equal(after, before)
-    return before == after
-
-
 @QUESTION.check("inputs left unchanged (and the answers right)", points=1, hints=(
     "Does a function change a list or an array it was given (sort, append, -=)?",
     "Compute on copies.",
@@ -311,7 +301,7 @@ def inputs_unchanged(ctx):
              (DIAGNOSE, (snapshot,))]
     for fn, args in calls:
         result = ctx.call(fn, *args, echo_args=True)
-        if not all(_unchanged(b, a) for b, a in zip(args, result.args_after or [])):
+        if not all(unchanged(b, a) for b, a in zip(args, result.args_after or [])):
             raise Fail(f"{fn} wrote into its input. Functions must not change their inputs: the "
                        "caller may still need them. Work on a copy.")
     expect_ratios(ctx, *calls[0][1], "a network's logged step")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.grader.engine.context import ATOL, RTOL
+from backprop_traps.grader.engine.sameness import same_as  # noqa: F401 (the one rule; traps.same_as too)
 from backprop_traps.grader.engine.question import Fail, Trap
 from backprop_traps.grader.checks.layernorm_backward.probes import EPS
 from backprop_traps.grader.engine.trap_feedback import named_failure
@@ -41,18 +41,6 @@ TRAPS = [
          "the spread from x."),
 ]
 EXPLANATION = {t.id: t.explanation for t in TRAPS}
-
-
-def same_as(got, candidates: dict):
-    """The first trap one of whose forms ``got`` equals (any shape; NaN where the form has NaN)."""
-    if not isinstance(got, np.ndarray) or got.dtype.kind not in "fiu":
-        return None
-    for trap, forms in candidates.items():
-        for form in forms:
-            if form is not None and np.shape(form) == got.shape and np.allclose(
-                    got.astype(np.float64), form, rtol=RTOL, atol=ATOL, equal_nan=True):
-                return trap
-    return None
 
 
 def forward_traps(ctx, x, gamma, beta, eps) -> dict:

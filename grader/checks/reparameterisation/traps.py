@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.grader.engine.context import RTOL, ATOL
+from backprop_traps.grader.engine.context import RTOL
+from backprop_traps.grader.engine.sameness import same_as  # noqa: F401 (the one rule; traps.same_as too)
 from backprop_traps.grader.engine.question import Fail, Trap
 from backprop_traps.grader.checks.reparameterisation.probes import GRADS, _close, diagnose_pathwise
 from backprop_traps.grader.engine.trap_feedback import named_failure
@@ -69,18 +70,6 @@ def forward_traps(ctx, logits, gumbel, tau) -> dict:
 def backward_traps(ctx, dy, y, tau) -> dict:
     right = ctx.ref.gumbel_softmax_backward(dy, y, tau)
     return {"backward-missing-temperature": [right * tau, right * tau * tau]}
-
-
-def same_as(got, candidates: dict):
-    """The first trap one of whose forms ``got`` equals (same shape, close values)."""
-    if not isinstance(got, np.ndarray) or got.dtype.kind not in "fiu":
-        return None
-    for trap, forms in candidates.items():
-        for form in forms:
-            if np.shape(form) == got.shape and np.all(np.isfinite(form)) and np.allclose(
-                    got.astype(np.float64), form, rtol=RTOL, atol=ATOL):
-                return trap
-    return None
 
 
 def _ratio(score, path):

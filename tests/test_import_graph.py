@@ -1,0 +1,123 @@
+"""The structure has no circles (issue 48 item 5): the import graph of grader/, read with ast
+from the source (module-level and function-level imports alike: a late import closes a circle
+as surely as one at the top), has no cycle; learner/ is built on by authoring/, never the other
+way; and nothing in kernels/ but its cases imports the grader (a kernel file's launcher, under
+``if __name__ == "__main__":``, may load the solution to validate against it).
+
+An arrow goes from a module to the module an import names: ``from backprop_traps.grader.engine
+import context`` to grader/engine/context.py, ``from backprop_traps.grader.engine.question import
+Fail`` to grader/engine/question.py, ``from backprop_traps.grader import engine`` to
+grader/engine/__init__.py (a package's ``__init__`` counts where it is named itself)."""
+import ast
+import graphlib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PREFIX = "backprop_traps."
+
+
+def _modules(folder: str) -> dict[str, Path]:
+    """{dotted name: file} for every module under ``folder`` (``grader.engine.context``)."""
+    found = {}
+    for path in sorted((REPO / folder).rglob("*.py")):
+        parts = list(path.relative_to(REPO).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _imported(name: str, path: Path, among: dict) -> list[tuple[str, int]]:
+    """(module imported, line) for every import in the file, at any depth, relative imports
+    resolved, the package prefix dropped: ``from X import y`` is ``X.y`` where that is a module
+    in ``among``, else ``X``; names outside ``among`` are kept as written (numpy, json)."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = []
+    for node in _nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(_short(alias.name), node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                kept = package[:len(package) - node.level + 1]
+                base = ".".join(kept + ([node.module] if node.module else []))
+            else:
+                base = _short(node.module or "")
+            found += [(f"{base}.{alias.name}" if f"{base}.{alias.name}" in among else base, node.lineno)
+                      for alias in node.names]
+    return found
+
+
+def _nodes(tree: ast.AST):
+    """Every node at any depth, but for a script's ``if __name__ == "__main__":`` block: it runs
+    only as a script (a kernel file's launcher validates against the solution, as llm.c's do),
+    never when the module is imported."""
+    for node in ast.iter_child_nodes(tree):
+        test = getattr(node, "test", None) if isinstance(node, ast.If) else None
+        if (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+                and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)):
+            continue
+        yield node
+        yield from _nodes(node)
+
+
+def _short(name: str) -> str:
+    return name[len(PREFIX):] if name.startswith(PREFIX) else name
+
+
+def _graph(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
+    """{module: {module of ``modules`` it imports: the first line that does}}."""
+    graph = {}
+    for name, path in modules.items():
+        arrows: dict[str, int] = {}
+        for target, line in _imported(name, path, modules):
+            if target in modules and target != name:
+                arrows.setdefault(target, line)
+        graph[name] = arrows
+    return graph
+
+
+GRADER = _modules("grader")
+GRAPH = _graph(GRADER)
+
+
+def test_the_graph_is_read_at_every_depth():
+    # a function-level import is an arrow too (the circles of issue 48 were all closed by one)
+    assert "grader.engine.search_budget" in GRAPH["grader.engine.feedback"]
+    assert "grader.engine.sentences" in GRAPH["grader.engine.question"]
+    assert len(GRAPH) > 200 and sum(map(len, GRAPH.values())) > 500
+
+
+def test_no_module_of_the_grader_imports_itself_back_in_a_circle():
+    try:
+        graphlib.TopologicalSorter(GRAPH).prepare()
+    except graphlib.CycleError as e:
+        cycle = e.args[1]
+        arrows = [f"{a} -> {b} (line {GRAPH[a][b]})" for a, b in zip(cycle, cycle[1:])]
+        pytest.fail("an import circle: " + "; ".join(arrows) + ". Move the part both need into a "
+                    "module of its own (see grader/engine/sentences.py).")
+
+
+def test_the_learner_room_never_imports_authoring():
+    """authoring/ (validate, release, proofs) builds on learner/ (key points, the interview cell,
+    the derivation): the learner's path must not load the instructor's tools."""
+    back = [f"{a} -> {b} (line {line})" for a, arrows in GRAPH.items() if a.startswith("grader.learner")
+            for b, line in arrows.items() if b.startswith("grader.authoring")]
+    assert not back, back
+
+
+def test_nothing_in_kernels_imports_the_grader_but_the_cases():
+    """The kernels are the independent second implementation: only their cases, which cross-check
+    them against the solution notebooks, read the grader's reference loader (and a question's
+    input builders)."""
+    if not (REPO / "kernels" / "runtime").is_dir():
+        pytest.skip("kernels/ is not split by job in this tree yet (issue 48 item 1)")
+    kernels = _modules("kernels")
+    reached = {name: {t for t, _ in _imported(name, path, {**kernels, **GRADER}) if t.split(".")[0] == "grader"}
+               for name, path in kernels.items()}
+    climbs = {name: sorted(t) for name, t in reached.items() if t and not name.startswith("kernels.cases")}
+    assert not climbs, climbs
+    cases = set().union(*(t for name, t in reached.items() if name.startswith("kernels.cases")))
+    other = [t for t in cases if t != "grader.loading.reference" and not t.endswith(".probes")]
+    assert not other, sorted(other)
