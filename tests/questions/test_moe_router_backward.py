@@ -17,7 +17,7 @@ from backprop_traps.grader.engine.run import DEFAULT_SEED
 from backprop_traps.grader.loading.reference import load_solution
 from conftest import ANSWERS, graded_in_process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QID = "moe_router_backward"
 SELECTION = "router_forward: idx and gates, k = 2 of 8 experts"
 AUX_LOSS = "router_forward: aux_loss, k = 2 and k = 1"

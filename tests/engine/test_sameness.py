@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 from backprop_traps.grader.engine import sameness
 from backprop_traps.grader.engine.sameness import ATOL, RTOL, same_answer, same_as, same_values, unchanged
 
-GRADER = Path(__file__).resolve().parents[1] / "grader"
+GRADER = Path(__file__).resolve().parents[2] / "grader"
 DTYPES = st.sampled_from([np.float16, np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8])
 FLOATS = st.sampled_from([np.float16, np.float32, np.float64])
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)
