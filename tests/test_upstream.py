@@ -36,6 +36,7 @@ CASES = [
     ("residual_backward", "residual_backward", "gradient_norms"),
     ("memory_budget", "rev_backward", "revnet_loss_and_grads"),
     ("custom_function", "grad", "hvp"),
+    ("weight_tying", "tied_lm_backward", "tied_lm_train"),
 ]
 FACTOR = {"relative_error": 1e6}  # 1.5 times a tiny error is still tiny: diagnose would not change
 NO_STRUCTURE = {"routing_trap", "softmax_ce", "mlp_backprop", "straight_through", "attention_backward",
