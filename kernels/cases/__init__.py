@@ -39,6 +39,7 @@ QUESTIONS = ("routing_trap", "per_step_update_trap", "softmax_ce", "vram_trap",
              "ddp_accumulation",
              "rmsnorm_rope_backward",
              "moe_router_backward",
+             "weight_tying",
              )
 # Kernel modules with no cases file of their own: they launch another module's kernels.
 CASES_OF = {"mlp_backprop": "vram_trap"}

@@ -31,6 +31,7 @@ PLANNED = ("attention_backward", "forward_vs_reverse", "grad_accumulation", "lay
            "memory_budget", "ddp_accumulation",
            "rmsnorm_rope_backward",
            "moe_router_backward",
+           "weight_tying",
            )
 
 
