@@ -23,8 +23,12 @@ a GPU a radix sort (CUB, ``torch.sort``) does it, and the benchmark times the ke
 segments made beforehand.
 
 Shape letters: P = B * T positions, V rows, D features, S distinct ids other than padding.
-Every array is flat inside the kernels; ``pad`` is padding_idx, or -1 for None. Indices are
-unsigned 64-bit (``_u``) once they are known to be ids, so Numba drops its negative-index check.
+Every array is flat inside the kernels; ``pad`` is padding_idx, or -1 for None. Each kernel
+gives a block to a row (a position, or a segment) and its threads to the row's features: the id
+is read once per block, the features are read and written by consecutive threads (coalesced),
+and no thread divides an index (a flat index e // D is a 64-bit division per element). Indices
+are unsigned 64-bit (``_u``) once they are known to be ids, so Numba drops its negative-index
+check.
 
 The launchers (``*_device``) take C-ordered device arrays and only launch: the benchmark times
 them and kernels/dry_run.py checks their grids at any size. The host functions at the bottom
@@ -47,13 +51,15 @@ import numpy as np
 
 from backprop_traps.kernels.device import cuda
 
-THREADS_PER_BLOCK = 256
-MAX_BLOCKS = 4096  # a grid-stride loop covers the rest: far under the 2^31 - 1 blocks of grid x
+THREADS_PER_BLOCK = 256  # at most; a row of D features takes D rounded up to a warp, up to this
+MAX_BLOCKS = 4096  # a grid-stride loop over rows covers the rest: far under the 2^31 - 1 blocks of grid x
 
 
-def launch_config(elements: int):
-    """(blocks, threads) for a grid-stride loop over ``elements``."""
-    return max(1, min(MAX_BLOCKS, math.ceil(elements / THREADS_PER_BLOCK))), THREADS_PER_BLOCK
+def launch_config(rows: int, D: int):
+    """(blocks, threads): a block per row (grid-stride beyond MAX_BLOCKS rows), its threads
+    across the row's D features (a stride loop beyond THREADS_PER_BLOCK). No thread divides
+    an index: the row is the block's, the feature the thread's."""
+    return max(1, min(MAX_BLOCKS, rows)), min(THREADS_PER_BLOCK, 32 * max(1, math.ceil(D / 32)))
 
 
 @cuda.jit(device=True)
@@ -64,42 +70,57 @@ def _u(i):
 # 1. the forward: a gather ------------------------------------------------------------------------
 @cuda.jit
 def embedding_forward_kernel(W, ids, pad, D, zero, out):
-    # W: V*D; ids: P (int64); pad: padding_idx or -1; out: P*D (written)
+    # W: V*D; ids: P (int64); pad: padding_idx or -1; out: P*D (written); a block per position
     Du = _u(D)
-    for e in range(_u(cuda.grid(1)), _u(out.size), _u(cuda.gridsize(1))):
-        p = e // Du
-        v = ids[p]
-        if v == pad:
-            out[e] = zero  # the padding row is held at zero
-        else:
-            out[e] = W[_u(v) * Du + (e - p * Du)]
+    p = _u(cuda.blockIdx.x)
+    while p < _u(ids.size):
+        v = ids[p]  # one id per block: the row it copies
+        d = _u(cuda.threadIdx.x)
+        while d < Du:  # whiles, not ranges: no trip count, so no 64-bit division
+            if v == pad:
+                out[p * Du + d] = zero  # the padding row is held at zero
+            else:
+                out[p * Du + d] = W[_u(v) * Du + d]
+            d += _u(cuda.blockDim.x)
+        p += _u(cuda.gridDim.x)
 
 
 # 2. the backward with atomics: a scatter ---------------------------------------------------------
 @cuda.jit
 def embedding_backward_atomic_kernel(dout, ids, pad, D, dW):
-    # dout: P*D; ids: P; dW: V*D, zeroed before the launch, added into
+    # dout: P*D; ids: P; dW: V*D, zeroed before the launch, added into; a block per position
     Du = _u(D)
-    for e in range(_u(cuda.grid(1)), _u(dout.size), _u(cuda.gridsize(1))):
-        p = e // Du
+    p = _u(cuda.blockIdx.x)
+    while p < _u(ids.size):
         v = ids[p]
         if v != pad:  # a constant output: no gradient for the padding row
-            cuda.atomic.add(dW, _u(v) * Du + (e - p * Du), dout[e])  # repeated ids collide here
+            d = _u(cuda.threadIdx.x)
+            while d < Du:
+                cuda.atomic.add(dW, _u(v) * Du + d, dout[p * Du + d])  # repeated ids collide here
+                d += _u(cuda.blockDim.x)
+        p += _u(cuda.gridDim.x)
 
 
 # 3. the backward by sorted segments: one writer per row ------------------------------------------
 @cuda.jit
 def segment_sum_kernel(dout, order, starts, targets, D, zero, out):
     # dout: P*D; order: the non-padding positions sorted by id; starts: S + 1, segment s is
-    # order[starts[s]:starts[s + 1]]; targets: S, the row segment s writes; out: rows*D (written)
+    # order[starts[s]:starts[s + 1]]; targets: S, the row segment s writes; out: rows*D (written);
+    # a block per segment
     Du = _u(D)
-    for e in range(_u(cuda.grid(1)), _u(targets.size) * Du, _u(cuda.gridsize(1))):
-        s = e // Du
-        d = e - s * Du
-        acc = zero
-        for j in range(_u(starts[s]), _u(starts[s + 1])):  # in a fixed order: the same bits every run
-            acc += dout[_u(order[j]) * Du + d]
-        out[_u(targets[s]) * Du + d] = acc
+    s = _u(cuda.blockIdx.x)
+    while s < _u(targets.size):
+        row = _u(targets[s]) * Du
+        d = _u(cuda.threadIdx.x)
+        while d < Du:
+            acc = zero
+            j, end = _u(starts[s]), _u(starts[s + 1])
+            while j < end:  # in a fixed order: the same bits every run
+                acc += dout[_u(order[j]) * Du + d]
+                j += _u(1)
+            out[row + d] = acc
+            d += _u(cuda.blockDim.x)
+        s += _u(cuda.gridDim.x)
 
 
 # launchers: device arrays in, launched ----------------------------------------------------------
@@ -115,14 +136,14 @@ def _pad(padding_idx) -> np.int64:
 def embedding_forward_device(d_W, d_ids, padding_idx, d_out):
     """Kernel 1: d_out (P, D) = W[ids], zero at padding positions."""
     D = _features(d_W)
-    embedding_forward_kernel[launch_config(d_out.size)](d_W.ravel(), d_ids.ravel(), _pad(padding_idx), np.int64(D),
+    embedding_forward_kernel[launch_config(d_ids.size, D)](d_W.ravel(), d_ids.ravel(), _pad(padding_idx), np.int64(D),
                                                         d_W.dtype.type(0), d_out.ravel())
 
 
 def embedding_backward_atomic_device(d_dout, d_ids, padding_idx, d_dW):
     """Kernel 2: adds every non-padding position's gradient into d_dW (zero it first)."""
     D = _features(d_dout)
-    embedding_backward_atomic_kernel[launch_config(d_dout.size)](d_dout.ravel(), d_ids.ravel(), _pad(padding_idx),
+    embedding_backward_atomic_kernel[launch_config(d_ids.size, D)](d_dout.ravel(), d_ids.ravel(), _pad(padding_idx),
                                                                  np.int64(D), d_dW.ravel())
 
 
@@ -130,7 +151,7 @@ def segment_sum_device(d_dout, d_order, d_starts, d_targets, d_out):
     """Kernel 3: row targets[s] of d_out = the sum of segment s's gradients (for the dense form,
     zero d_out first)."""
     D = _features(d_dout)
-    segment_sum_kernel[launch_config(d_targets.size * D)](d_dout.ravel(), d_order, d_starts, d_targets,
+    segment_sum_kernel[launch_config(d_targets.size, D)](d_dout.ravel(), d_order, d_starts, d_targets,
                                                           np.int64(D), d_dout.dtype.type(0), d_out.ravel())
 
 

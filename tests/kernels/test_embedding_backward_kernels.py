@@ -65,11 +65,15 @@ def test_the_sorted_backward_sums_in_a_fixed_order():
 
 
 def test_a_grid_capped_below_the_size_still_covers_every_element(monkeypatch):
+    """One block for 40 positions, one warp for 40 features: both stride loops go round."""
     monkeypatch.setattr(kernels, "MAX_BLOCKS", 1)
-    W, ids, dout = draw(3, 4, 80, 12, 2, 7)  # 640 elements, one block of 256 threads
+    monkeypatch.setattr(kernels, "THREADS_PER_BLOCK", 32)
+    W, ids, dout = draw(3, 4, 10, 12, 40, 7)
     np.testing.assert_array_equal(kernels.embedding_forward(W, ids, None), ref.embedding_forward(W, ids, None))
-    np.testing.assert_allclose(kernels.embedding_backward(dout, ids, 12, 3, "atomic"),
-                               ref.embedding_backward(dout, ids, 12, 3), rtol=1e-12, atol=1e-12)
+    pad = int(ids[0, 0])
+    for method in ("atomic", "sorted"):
+        np.testing.assert_allclose(kernels.embedding_backward(dout, ids, 12, pad, method),
+                                   ref.embedding_backward(dout, ids, 12, pad), rtol=1e-12, atol=1e-12)
 
 
 def test_float32_stays_float32():
