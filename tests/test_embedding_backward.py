@@ -98,6 +98,18 @@ def test_each_trap_is_named_and_costs_only_its_own_checks(trap, lost):
     assert {t.trap for t in result.tests if not t.passed} == {trap}, failures(result)
 
 
+def test_both_mistakes_at_once_are_each_named_by_their_own_check():
+    """`dW[ids] += dout` over every position, padding included: the repeats check (no padding)
+    names the overwrite, the padding check (its other ids distinct) names the padding row."""
+    snippet = ("def embedding_backward(dout, ids, V, padding_idx):\n"
+               "    dW = np.zeros((V, dout.shape[-1]))\n"
+               "    dW[ids.reshape(-1)] += dout.reshape(-1, dout.shape[-1])\n"
+               "    return dW\n")
+    result = graded_in_process(QID, snippet)
+    assert {(t.name, t.trap) for t in result.tests if not t.passed} == {
+        (REPEATS, "overwrite-repeats"), (PADDING, "padding-updated")}, failures(result)
+
+
 @pytest.mark.parametrize("snippet", [
     # the mean over a row's positions instead of their sum: wrong, but no assignment
     "_right = embedding_backward\n"
