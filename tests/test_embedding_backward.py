@@ -159,3 +159,17 @@ def test_a_dense_gradient_is_named_through_the_sandbox(tmp_path, name, lost):
     assert set(failed) == lost, failed
     assert {t["trap"] for t in failed.values()} == {"dense-gradient"}, failed
     assert "MemoryError" in failed[HUGE]["feedback"], failed[HUGE]
+
+
+@pytest.mark.parametrize("feedback, named", [
+    ("embedding_backward_sparse() raised MemoryError: Unable to allocate 512. GiB for an array with shape "
+     "(4294967296, 16) and data type float64 (line 2: `dW = np.zeros((V, D))`)", True),
+    ("embedding_backward_sparse() raised RuntimeError: DefaultCPUAllocator: can't allocate memory: you tried "
+     "to allocate 549755813888 bytes. (line 2: `dW = torch.zeros(V, D)`)", True),
+    ("embedding_backward_sparse() raised IndexError: index 7 is out of bounds for axis 0 with size 3 "
+     "(line 4: `allocated[v] += g`)", False),
+    ("embedding_backward_sparse() raised RuntimeError: shape mismatch (line 4: `allocate(rows)`)", False),
+])
+def test_only_a_failed_allocation_is_read_as_one(feedback, named):
+    from backprop_traps.grader.checks.embedding_backward import allocation_failure
+    assert allocation_failure(feedback) is named

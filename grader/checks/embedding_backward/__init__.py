@@ -21,6 +21,8 @@ judged, names ``dense-gradient``.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from backprop_traps.grader.checks.embedding_backward import probes, traps
@@ -154,8 +156,10 @@ def sparse(ctx):
 
 
 def allocation_failure(feedback: str) -> bool:
-    """The learner's call failed allocating memory: numpy's MemoryError, torch's "can't allocate"."""
-    return "MemoryError" in feedback or "allocate" in feedback.lower()
+    """The learner's call failed allocating memory: numpy's MemoryError, or torch's RuntimeError
+    that says it cannot allocate (read from the exception's message, never from the quoted line
+    of code, which the feedback puts in backquotes)."""
+    return "raised MemoryError" in feedback or re.search(r"raised RuntimeError: [^`]*allocat", feedback) is not None
 
 
 @QUESTION.check(f"embedding_backward_sparse on a table of 2^32 rows", points=2, hints=(
