@@ -32,6 +32,7 @@ PLANNED = ("attention_backward", "forward_vs_reverse", "grad_accumulation", "lay
            "rmsnorm_rope_backward",
            "moe_router_backward",
            "weight_tying",
+           "embedding_backward",
            )
 
 
