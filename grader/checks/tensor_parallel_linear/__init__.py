@@ -32,12 +32,11 @@ def on(P, *sizes) -> str:
 
 
 def annotate(at: str, run):
-    """Run ``run()``; a failure's first line says on which input."""
+    """Run ``run()``; a failure's feedback starts with the input it failed on."""
     try:
         return run()
     except Fail as failure:
-        head, _, rest = failure.feedback.partition("\n")
-        raise Fail(f"{head.rstrip('.')} ({at})." + (f"\n{rest}" if rest else ""), failure.trap) from None
+        raise Fail(f"On {at}: {failure.feedback}", failure.trap) from None
 
 
 def replaced(items, r, value) -> list:

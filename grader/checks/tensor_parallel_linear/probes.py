@@ -83,11 +83,18 @@ def expect_calls(fn: str, calls: int, from_sums: bool, P: int, traps) -> None:
     ranks' values were summed some other way; more is the double all-reduce."""
     want = EXPECTED_CALLS[fn]
     if calls > want:
-        raise Fail(f"{fn} gave the right values but called all_reduce {calls} times on {P} ranks, where "
-                   f"{want} {'call does' if want == 1 else 'calls do'} the job: every extra collective "
-                   f"moves a whole activation between the GPUs. " + traps.explanation, traps.id)
+        need = "none is needed" if want == 0 else "one call does the job" if want == 1 else f"{want} calls do it"
+        raise Fail(f"{fn} gave the right values but called all_reduce {times(calls)} on {P} ranks, where "
+                   f"{need}: every extra collective moves a whole activation between the GPUs. "
+                   + traps.explanation, traps.id)
     if calls < want or not from_sums:
-        raise Fail(f"{fn} gave the right values, but {'called all_reduce only ' + str(calls) + ' times' if calls < want else 'its replicated outputs are not the sums all_reduce returned'}: "
-                   "the ranks' values were summed some other way. On real GPUs a rank cannot read "
-                   "another rank's arrays; sum over the ranks only with all_reduce (the grader counts "
-                   "its calls).")
+        why = (("never called all_reduce" if calls == 0 else f"called all_reduce {times(calls)}")
+               + f", where {want} {'call is' if want == 1 else 'calls are'} needed" if calls < want
+               else "its replicated outputs are not the sums all_reduce returned")
+        raise Fail(f"{fn} gave the right values, but {why}: the ranks' values were summed some other "
+                   "way. On real GPUs a rank cannot read another rank's arrays; sum over the ranks only "
+                   "with all_reduce (the grader counts its calls).")
+
+
+def times(n: int) -> str:
+    return "never" if n == 0 else "once" if n == 1 else f"{n} times"

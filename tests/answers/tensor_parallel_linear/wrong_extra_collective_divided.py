@@ -1,5 +1,5 @@
 # expect: trap=double-all-reduce
-# says: called all_reduce 2 times
+# says: called all_reduce once
 # Right values, one collective too many: the bias gradient of the row-parallel layer is
 # all-reduced and divided by P to undo it. The numbers agree; the communication does not.
 _right_row_backward = row_parallel_backward

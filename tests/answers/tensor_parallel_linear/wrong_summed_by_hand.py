@@ -1,5 +1,5 @@
 # expect: unnamed
-# says: summed some other way
+# says: never called all_reduce, where 1 call is needed
 # The right numbers with no collective at all: every rank's terms summed in Python, reading the
 # other ranks' arrays, which a real GPU cannot do.
 def column_parallel_backward(dy_shards, x_ranks, W_shards):
