@@ -62,7 +62,7 @@ WRONG = {"routing_trap": "maxpool2d_backward", "per_step_update_trap": "conv1d_b
          "adamw_step": "adamw_step", "gradient_clinic": "update_ratios", "bptt": "rnn_backward",
          "maxpool_kernel": "maxpool2d_backward_gather", "residual_backward": "residual_backward",
          "training_symptoms": "gated_block_backward", "custom_function": "hvp",
-         "memory_budget": "rev_backward"}
+         "memory_budget": "rev_backward", "tensor_parallel_linear": "column_parallel_backward"}
 SAYS_WHERE = [
     re.compile(r"The largest difference is at \[[\d, ]+\] \([^)]*\): expected \S+, yours \S+, off by [+-]"),
     re.compile(r"`[^`]+` is \S+, expected \S+: off by [+-]"),

@@ -35,7 +35,8 @@ QUESTIONS = ("routing_trap", "per_step_update_trap", "softmax_ce", "vram_trap",
              "layernorm_backward", "attention_backward", "loss_scaling", "grad_accumulation",
              "reparameterisation", "batchnorm_backward", "backprop_ninja", "adamw_step",
              "gradient_clinic", "bptt", "forward_vs_reverse", "straight_through", "maxpool_kernel",
-             "residual_backward", "training_symptoms", "custom_function", "memory_budget")
+             "residual_backward", "training_symptoms", "custom_function", "memory_budget",
+             "tensor_parallel_linear")
 # Kernel modules with no cases file of their own: they launch another module's kernels.
 CASES_OF = {"mlp_backprop": "vram_trap"}
 SIZES = ("tiny", "large", "huge")

@@ -28,7 +28,7 @@ def test_a_kernel_files_main_checks_its_kernels_against_the_solution(question, c
 PLANNED = ("attention_backward", "forward_vs_reverse", "grad_accumulation", "layernorm_backward", "loss_scaling",
            "mlp_backprop", "per_step_update_trap", "reparameterisation", "routing_trap", "softmax_ce",
            "straight_through", "vram_trap", "residual_backward", "training_symptoms", "custom_function",
-           "memory_budget")
+           "memory_budget", "tensor_parallel_linear")
 
 
 def test_every_kernel_file_has_the_plan():
