@@ -93,7 +93,9 @@ def expect_calls(fn: str, calls: int, from_sums: bool, P: int, traps) -> None:
                else "its replicated outputs are not the sums all_reduce returned")
         raise Fail(f"{fn} gave the right values, but {why}: the ranks' values were summed some other "
                    "way. On real GPUs a rank cannot read another rank's arrays; sum over the ranks only "
-                   "with all_reduce (the grader counts its calls).")
+                   "with all_reduce, called by that name when your function runs (the grader puts its own "
+                   "all_reduce in place after your code loads and counts its calls; an alias or a default "
+                   "argument bound earlier keeps the setup cell's, which nobody counts).")
 
 
 def times(n: int) -> str:

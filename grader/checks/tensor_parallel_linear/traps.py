@@ -20,7 +20,8 @@ TRAPS = [
          "input x fed all P ranks (Megatron's f copies it), and a value used P times gets the sum "
          "of the P gradients: dx = sum over r of dy_r @ W_r^T. Sum the ranks' terms with one "
          "all_reduce, so every rank holds the whole dx.",
-         symptom="the ranks' copies of dx differ, each one rank's share of the sum",
+         symptom="Each rank's dx is only its own term, dy_r @ W_r^T: the ranks' copies differ, and each "
+                 "misses the other ranks' terms.",
          hints=("x went to every rank in the forward: how many gradients does it get back?",
                 "f is the identity forward; what is its transpose?")),
     Trap("double-all-reduce", "An all-reduce where the operator is the identity: summing P equal "
@@ -29,13 +30,14 @@ TRAPS = [
          "gradient and a dx once reduced; only two collectives are needed per block, one in the "
          "forward (g: the row-parallel layer's partial outputs) and one in the backward (f: the "
          "column-parallel layer's dx).",
-         symptom="a gradient P times too large, or more all-reduces than the layer needs",
+         symptom="A value P times too large, or more all-reduce calls than the function needs: an "
+                 "all-reduce where the operator is the identity.",
          hints=("Which values does every rank already hold whole?",
                 "All-reducing P identical copies multiplies by P.")),
     Trap("bias-on-every-rank", "The row-parallel layer adds its bias on every rank before the "
          "all-reduce, so the sum carries it P times: out = x @ W + P b. The bias belongs to the "
          "whole output, once: add it after the all-reduce (every rank holds the sum by then).",
-         symptom="the output carries P times the bias",
+         symptom="The output carries P times the bias: it was added on every rank before the all-reduce.",
          hints=("What does all_reduce do to something every rank added?",)),
 ]
 
