@@ -176,7 +176,7 @@ def mlp_forward_values(ctx):
         out = ranks(got, P, MLP_FWD, "out_ranks")
         for r in range(P):
             ctx.expect_array(f"out_ranks[{r}]", out[r], want[r], MLP_FWD,
-                             traps={"bias-on-every-rank": want[r] + (P - 1) * b2})
+                             traps={"bias-on-every-rank": traps.bias_added_by_every_rank(want[r], b2, P)})
         expect_calls(MLP_FWD, calls, from_sums, P, DOUBLE)
     annotate(on(P, ("N", N), ("D", D), ("H", H)), run)
 
@@ -194,7 +194,7 @@ def mlp_backward_values(ctx):
                                     sums=lambda v: [(v[0], None)])
     want = ctx.ref.mlp_backward([dout] * P, x_ranks, W1s, b1s, W2s)
     fwd = lambda xs=x_ranks, w1=W1s, c1=b1s, w2=W2s, c2=b2_ranks: ctx.ref.mlp_forward(xs, w1, c1, w2, c2)[0]  # noqa: E731
-    partial = [(((dout @ w2.T) * (1 - np.tanh(x @ w1 + c1) ** 2)) @ w1.T) for w1, c1, w2 in zip(W1s, b1s, W2s)]
+    partial = traps.mlp_dx_terms(dout, x, W1s, b1s, W2s)
 
     def run():
         value = ctx.unpack(got, 5, MLP_BWD, "dx_ranks, dW1_shards, db1_shards, dW2_shards, db2_ranks")

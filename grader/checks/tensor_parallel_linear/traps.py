@@ -61,6 +61,18 @@ def row_out_forms(x_shards, W_shards, b) -> dict:
     return {"bias-on-every-rank": [out] * P}
 
 
+def mlp_dx_terms(dout, x, W1_shards, b1_shards, W2_shards) -> list:
+    """The block's dx as each rank holds it before f's all-reduce: its own term, through its
+    hidden columns (dout @ W2_r^T, tanh's derivative, @ W1_r^T)."""
+    return [((dout @ W2.T) * (1.0 - np.tanh(x @ W1 + b1) ** 2)) @ W1.T
+            for W1, b1, W2 in zip(W1_shards, b1_shards, W2_shards)]
+
+
+def bias_added_by_every_rank(out, b, P):
+    """A right output with the bias P times over instead of once."""
+    return out + (P - 1) * b
+
+
 def per_rank(forms: dict, r: int) -> dict:
     """One rank's array of each per-rank form."""
     return {trap: value[r] for trap, value in forms.items()}
