@@ -11,15 +11,19 @@ order fixed. Every rank then reads the one sum.
    reading A and B through strides: A^T and B^T (the backward's dx = dy W^T and dW = x^T dy)
    are the same kernel with the strides swapped, nothing copied.
 2. ``add_bias_kernel``: C[n, j] += b[j]: on every rank where the bias is sharded
-   (column-parallel), once after the all-reduce where it is replicated (row-parallel).
-3. ``column_sum_kernel``: db[j] = sum over n of dy[n, j], a thread per column, rows in order.
+   (column-parallel), once after the all-reduce where it is replicated (row-parallel). A 2-D
+   grid, columns along x and rows along y: no division per element.
+3. ``column_partial_sums_kernel`` then ``column_sum_kernel``: db[j] = sum over n of dy[n, j] in
+   two stages, partial sums over chunks of 64 rows (a thread per column and chunk), then the
+   chunks in order (a thread per column). One stage, a thread per column, starts only D threads:
+   1,024 at the benchmark's LARGE size, a hundredth of what an H200 keeps busy.
 4. ``all_reduce_kernel``: out[e] = sum over r of partial[r, e], in rank order.
 5. ``tanh_kernel`` and ``tanh_backward_kernel``: the block's activation on each rank's own
    hidden columns, and dz = dh (1 - h^2) from the saved h. No communication: tanh is elementwise.
 
 Indices are unsigned 64-bit (``_u``): Numba drops the negative-index check on every load.
-Every kernel is a grid-stride loop over its outputs (1-D launches of 128 threads, at most
-4096 blocks). Math runs in the arrays' dtype: the zero and the one come in it.
+Every kernel is a grid-stride loop over its outputs (launches of 128 threads a block, at most
+4096 blocks along x and 65,535 along y). Math runs in the arrays' dtype: the zero and the one come in it.
 
 The launchers (``*_device``) take C-ordered device arrays in their natural shapes, hand the
 kernels flat views (a ravel: no copy) and only launch: the benchmark times them and
@@ -50,6 +54,8 @@ from backprop_traps.kernels.device import cuda  # numba.cuda, its simulator (lau
 
 THREADS = 128
 MAX_BLOCKS = 4096  # a grid-stride loop covers the rest
+MAX_Y = 65_535     # grid y's hardware limit: rows or chunks beyond it are strided over
+ROWS_PER_CHUNK = 64  # a bias gradient's first stage: rows one thread sums
 
 
 def launch_config(entries: int):
@@ -77,20 +83,38 @@ def matmul_kernel(a, a_row, a_col, b, b_row, b_col, c, rows, cols, inner, zero):
 
 # 2. the bias, added where it belongs ----------------------------------------------------------
 @cuda.jit
-def add_bias_kernel(c, bias, cols):
-    # c: rows * cols (updated in place), bias: cols
-    for e in range(_u(cuda.grid(1)), _u(c.size), _u(cuda.gridsize(1))):
-        c[e] += bias[e % _u(cols)]
+def add_bias_kernel(c, bias, rows, cols):
+    # c: rows * cols (updated in place), bias: cols. Grid x over columns, y over rows, both
+    # strided: no division or modulo per element, and a warp's columns side by side in memory.
+    for n in range(_u(cuda.blockIdx.y), _u(rows), _u(cuda.gridDim.y)):
+        for j in range(_u(cuda.grid(1)), _u(cols), _u(cuda.gridsize(1))):
+            c[n * _u(cols) + j] += bias[j]
 
 
-# 3. a bias's gradient -------------------------------------------------------------------------
+# 3. a bias's gradient, in two stages ----------------------------------------------------------
 @cuda.jit
-def column_sum_kernel(dy, rows, cols, db, zero):
-    # dy: rows * cols; db: cols (written), each column's rows summed in order
-    for j in range(_u(cuda.grid(1)), _u(cols), _u(cuda.gridsize(1))):
+def column_partial_sums_kernel(dy, rows, cols, chunk, partial, zero):
+    # dy: rows * cols; partial: chunks * cols (written), partial[k, j] = sum of dy[n, j] over the
+    # rows n of chunk k, in order. Grid x over columns, y over chunks: enough threads to fill a
+    # GPU when the columns alone are a few thousand.
+    chunks = (_u(rows) + _u(chunk) - _u(1)) // _u(chunk)
+    for k in range(_u(cuda.blockIdx.y), chunks, _u(cuda.gridDim.y)):
+        stop = min(_u(rows), (k + _u(1)) * _u(chunk))
+        for j in range(_u(cuda.grid(1)), _u(cols), _u(cuda.gridsize(1))):
+            acc = zero
+            for n in range(k * _u(chunk), stop):
+                acc += dy[n * _u(cols) + j]
+            partial[k * _u(cols) + j] = acc
+
+
+@cuda.jit
+def column_sum_kernel(partial, chunks, db, zero):
+    # partial: chunks * cols; db: cols (written), the chunks summed in order
+    cols = _u(db.size)
+    for j in range(_u(cuda.grid(1)), cols, _u(cuda.gridsize(1))):
         acc = zero
-        for n in range(_u(rows)):
-            acc += dy[n * _u(cols) + j]
+        for k in range(_u(chunks)):
+            acc += partial[k * cols + j]
         db[j] = acc
 
 
@@ -136,12 +160,30 @@ def matmul_device(a, transpose_a, b, transpose_b, c):
                                                rows, cols, inner, zero)
 
 
+def _rows_by_columns(rows, cols):
+    """A 2-D grid: x covers the columns (at most MAX_BLOCKS blocks), y the rows (at most 65,535)."""
+    return (max(1, min(MAX_BLOCKS, math.ceil(cols / THREADS))), max(1, min(MAX_Y, rows))), (THREADS, 1)
+
+
 def add_bias_device(c, bias):
-    add_bias_kernel[launch_config(c.size)](_flat(c), bias, bias.size)
+    rows, cols = c.size // bias.size, bias.size
+    grid, block = _rows_by_columns(rows, cols)
+    add_bias_kernel[grid, block](_flat(c), bias, rows, cols)
 
 
-def column_sum_device(dy, db):
-    column_sum_kernel[launch_config(dy.shape[1])](_flat(dy), dy.shape[0], dy.shape[1], db, db.dtype.type(0))
+def column_sum_chunks(rows: int) -> int:
+    """How many row chunks a bias gradient's first stage makes (the scratch's first axis)."""
+    return math.ceil(rows / ROWS_PER_CHUNK)
+
+
+def column_sum_device(dy, db, scratch):
+    """db = dy.sum(axis=0): partial sums over chunks of ROWS_PER_CHUNK rows into ``scratch``
+    (column_sum_chunks(rows), cols), then the chunks summed in order."""
+    rows, cols = dy.shape
+    grid, block = _rows_by_columns(column_sum_chunks(rows), cols)
+    zero = db.dtype.type(0)
+    column_partial_sums_kernel[grid, block](_flat(dy), rows, cols, ROWS_PER_CHUNK, _flat(scratch), zero)
+    column_sum_kernel[launch_config(cols)](_flat(scratch), scratch.shape[0], db, zero)
 
 
 def all_reduce_device(partial, out):
@@ -183,7 +225,8 @@ def all_reduce(tensors):
 
 def _bias_grad(dy):
     db = cuda.device_array(dy.shape[1], dtype=np.float64)
-    column_sum_device(_dev(dy), db)
+    scratch = cuda.device_array((column_sum_chunks(dy.shape[0]), dy.shape[1]), dtype=np.float64)
+    column_sum_device(_dev(dy), db, scratch)
     return db.copy_to_host()
 
 

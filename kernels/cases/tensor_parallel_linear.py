@@ -48,7 +48,8 @@ def cases(shape, dtype, arrays) -> list:
                                                                  "h", "dh", "dz")}
     out = {name: cuda.device_array(s, dtype=dtype) for name, s in (
         ("z", (N, Hp)), ("h", (N, Hp)), ("y", (N, D)), ("out", (N, D)), ("dh", (N, Hp)), ("dW2", (Hp, D)),
-        ("db2", (D,)), ("dz", (N, Hp)), ("dx_r", (N, D)), ("dW1", (D, Hp)), ("dx", (N, D)))}
+        ("db2", (D,)), ("dz", (N, Hp)), ("dx_r", (N, D)), ("dW1", (D, Hp)), ("dx", (N, D)),
+        ("scratch", (tp.column_sum_chunks(N), D)))}  # the bias gradient's partial sums
     f64 = lambda name: getattr(host, name).astype(np.float64)  # noqa: E731
 
     def row_backward():
@@ -111,7 +112,7 @@ def cases(shape, dtype, arrays) -> list:
              lambda: {"dh": row_grads()[0][0], "dW2": row_grads()[1][0]}, lambda dev: torch_ops(dev)["row_backward"],
              2 * product),
         Case(f"the replicated bias's gradient, db2: dout's column sums ({cfg})", {"dout": d["dout"]},
-             {"db2": out["db2"]}, lambda: tp.column_sum_device(d["dout"], out["db2"]),
+             {"db2": out["db2"]}, lambda: tp.column_sum_device(d["dout"], out["db2"], out["scratch"]),
              lambda: {"db2": row_grads()[2][0]}, lambda dev: torch_ops(dev)["db2"]),
         Case(f"tanh backward on one rank's hidden columns, from the saved h ({cfg})",
              {"dh": d["dh"], "h": d["h"]}, {"dz": out["dz"]}, lambda: tp.tanh_backward_device(d["dh"], d["h"], out["dz"]),

@@ -59,3 +59,12 @@ def test_the_all_reduce_sums_in_rank_order():
     parts = [np.array([1e16, 1.0]), np.array([1.0, 1e16]), np.array([-1e16, -1e16])]
     for copy in kernels.all_reduce(parts):
         np.testing.assert_array_equal(copy, (parts[0] + parts[1]) + parts[2])
+
+
+def test_a_bias_gradient_over_several_chunks_of_rows_and_the_bias_on_every_row():
+    rng = np.random.default_rng(7)
+    dy, b = rng.standard_normal((150, 5)), rng.standard_normal(5)  # 3 chunks of 64 rows, the last short
+    want = ref.row_parallel_backward([dy], [np.ones((150, 1))], [np.ones((1, 5))])[2][0]
+    np.testing.assert_allclose(kernels._bias_grad(dy), want, rtol=1e-12, atol=1e-12)
+    x, W = rng.standard_normal((150, 3)), rng.standard_normal((3, 5))
+    np.testing.assert_allclose(kernels._product(x, W, bias=b), x @ W + b, rtol=1e-12, atol=1e-12)
