@@ -41,6 +41,7 @@ QUESTIONS = ("routing_trap", "per_step_update_trap", "softmax_ce", "vram_trap",
              "moe_router_backward",
              "weight_tying",
              "embedding_backward",
+             "tensor_parallel_linear",
              )
 # Kernel modules with no cases file of their own: they launch another module's kernels.
 CASES_OF = {"mlp_backprop": "vram_trap"}

@@ -33,6 +33,7 @@ PLANNED = ("attention_backward", "forward_vs_reverse", "grad_accumulation", "lay
            "moe_router_backward",
            "weight_tying",
            "embedding_backward",
+           "tensor_parallel_linear",
            )
 
 

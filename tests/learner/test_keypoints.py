@@ -9,6 +9,7 @@ import interview_paraphrases
 import interview_paraphrases_15_20
 import interview_paraphrases_21_22
 import interview_paraphrases_23_24
+import interview_paraphrases_27
 from backprop_traps.grader.authoring import interview, keypoint_corpus, keypoint_proofs
 from backprop_traps.grader.authoring.findings import QuestionReport
 from backprop_traps.grader.learner import clauses, keypoints
@@ -16,9 +17,11 @@ from backprop_traps.grader.loading.questions import solution_notebooks
 from conftest import REPO
 
 PARAPHRASES = {**interview_paraphrases.PARAPHRASES, **interview_paraphrases_15_20.PARAPHRASES,
-               **interview_paraphrases_21_22.PARAPHRASES, **interview_paraphrases_23_24.PARAPHRASES}
+               **interview_paraphrases_21_22.PARAPHRASES, **interview_paraphrases_23_24.PARAPHRASES,
+               **interview_paraphrases_27.PARAPHRASES}
 WRONG = {**interview_paraphrases.WRONG, **interview_paraphrases_15_20.WRONG,
-         **interview_paraphrases_21_22.WRONG, **interview_paraphrases_23_24.WRONG}
+         **interview_paraphrases_21_22.WRONG, **interview_paraphrases_23_24.WRONG,
+         **interview_paraphrases_27.WRONG}
 QUESTIONS = solution_notebooks()
 
 

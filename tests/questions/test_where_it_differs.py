@@ -68,6 +68,7 @@ WRONG = {"routing_trap": "maxpool2d_backward", "per_step_update_trap": "conv1d_b
          "moe_router_backward": "router_backward",
          "weight_tying": "tied_lm_backward",
          "embedding_backward": "embedding_backward",
+         "tensor_parallel_linear": "column_parallel_backward",
          }
 SAYS_WHERE = [
     re.compile(r"The largest difference is at \[[\d, ]+\] \([^)]*\): expected \S+, yours \S+, off by [+-]"),
