@@ -126,7 +126,7 @@ for name in ("pytest", "xdist", "click", "torch"):  # found, not imported: torch
     if iu.find_spec(name) is None:
         out["missing"].append(name)
 import numpy, numba
-from backprop_traps.kernels.device import BACKEND, cuda
+from backprop_traps.kernels.runtime.device import BACKEND, cuda
 out.update(numpy=numpy.__version__, numba=numba.__version__, numba_cuda=md.version("numba-cuda"), backend=BACKEND,
            torch="none" if "torch" in out["missing"] else md.version("torch"))
 gpu = BACKEND != "numba-cuda simulator" and cuda.is_available() and cuda.get_current_device().name

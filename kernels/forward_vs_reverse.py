@@ -10,7 +10,7 @@ B = m_k reverse mode does: the batch turns every step into a matrix product (wha
 torch.func.jacfwd and jacrev get from vmap), and the Jacobian costs m_0 * S or m_k * S
 multiply-adds, S = sum m_i m_{i-1}.
 
-Both steps are matrix products, so both run one tiled kernel (kernels/tiled_matmul.py): a
+Both steps are matrix products, so both run one tiled kernel (kernels/common/tiled_matmul.py): a
 block computes a 64 x 64 tile of the output through shared memory, each thread a 4 x 4 tile
 in registers. The VJP multiplies U by A as it lies: a tile of A is copied row by row, never
 transposed in memory. (The first kernels here gave each thread one output and read A
@@ -29,17 +29,17 @@ The math runs in the arrays' dtype (float32 or float64).
 
 Check and time it: python -m backprop_traps.kernels.forward_vs_reverse (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
-reference, and times them (kernels/self_check.py; the simulator without a GPU).
+reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.forward_vs_reverse: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.tiled_matmul import matmul
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.common.tiled_matmul import matmul
 
 
 # launchers: device arrays in, launched -------------------------------------------------------
@@ -99,7 +99,7 @@ def jacobian_reverse(As) -> np.ndarray:
     return vjp_block(As, np.eye(As[-1].shape[0], dtype=As[-1].dtype))
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("forward_vs_reverse"))

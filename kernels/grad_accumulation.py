@@ -47,12 +47,12 @@ the accumulation, not a fast GEMM.
 
 Check and time it: python -m backprop_traps.kernels.grad_accumulation (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
-reference, and times them (kernels/self_check.py; the simulator without a GPU).
+reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.grad_accumulation: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -60,7 +60,7 @@ import math
 import numpy as np
 
 from backprop_traps.kernels import vram_trap_v2 as v2
-from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.runtime.device import cuda
 from backprop_traps.kernels.vram_trap import (THREADS_PER_BLOCK as ELEMENTWISE_TPB, backward_input, backward_params,
                                               linear_forward_device, linear_relu_forward_device,
                                               mse_loss_backward_device, partials_shape)
@@ -174,7 +174,7 @@ def mlp_grads(params, x, y, threads_per_block=THREADS_PER_BLOCK):
     return accumulated_grads(params, x, y, x.shape[0], np.dtype(x.dtype), True, threads_per_block)
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("grad_accumulation"))

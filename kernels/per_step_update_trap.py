@@ -32,7 +32,7 @@ and return numpy arrays in any float dtype (the first array's), under the simula
 ``NUMBA_ENABLE_CUDASIM=1`` (tests/conftest.py sets it), else on the GPU. Tests:
 ``python -m pytest tests/kernels/test_per_step_update_trap_kernels.py -q``; ``python -m
 backprop_traps.kernels.per_step_update_trap`` checks them on the benchmark's tiny cases
-against the solution notebook and times them (kernels/self_check.py).
+against the solution notebook and times them (kernels/runtime/self_check.py).
 
 Shapes: N batch, C_in / C_out input / output channels, L input length, K filter taps,
 S stride, P zero padding at each end, L_out = (L + 2P - K) // S + 1 output positions.
@@ -40,7 +40,7 @@ x (N, C_in, L), w (C_out, C_in, K), b (C_out,), out and dout (N, C_out, L_out).
 """
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.per_step_update_trap: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -48,9 +48,9 @@ import math
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import bounded_jit, i64, u64
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import bounded_jit, i64, u64
 
 THREADS_PER_BLOCK = 64   # the reductions' blocks: a power of two (the tree halves them)
 MAX_PARTIALS = 1024      # stage-1 parts per value, at most; stage 2 folds them
@@ -394,7 +394,7 @@ def conv1d_backward(dout, x, w, stride, padding):
             conv1d_backward_weight(dout, x, w.shape[2], stride, padding), conv1d_backward_bias(dout))
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("per_step_update_trap"))

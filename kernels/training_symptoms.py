@@ -22,7 +22,7 @@ Version 2 (``gated_forward_v2_device``, ``gated_backward_v2_device``; the static
 version 1's products compute-bound one-thread-per-output loops, its gain gradient D = 512
 threads for a GPU that holds 270,336, and its dout * gain a 64-bit modulo an element):
   forward   1. residual_backward_v2.hidden_forward_kernel: a = relu(h @ W1), tiled.
-            2. gated_output_tiled_kernel: kernels/tiled_matmul.py's tile of a @ W2, then f and
+            2. gated_output_tiled_kernel: kernels/common/tiled_matmul.py's tile of a @ W2, then f and
                out = h + gain * f in the epilogue.
   backward  3.+4. gain_partials_kernel: ONE pass over dout and f writes g = dout * gain and each
                part's column sums of dout * f: the rows in P parts (grid y), 4 channels a thread
@@ -37,14 +37,14 @@ Version 2 reads 4 channels at once: D must be a multiple of 4 and the arrays 16-
 
 The launchers (``gated_forward_device``, ``gated_backward_device`` and version 2's) take
 device arrays in their natural shapes and only launch (question 21's launchers for its
-kernels): the benchmark times them and kernels/dry_run.py checks their grids at any size. The
+kernels): the benchmark times them and kernels/runtime/dry_run.py checks their grids at any size. The
 host functions at the bottom take and return numpy arrays, with either version (``version``).
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_training_symptoms_kernels.py
 Check and time it: python -m backprop_traps.kernels.training_symptoms (from any folder) runs
 these kernels on the benchmark's tiny cases (kernels/cases/training_symptoms.py) in float64
-and float32 against the solution notebook, and times them (kernels/self_check.py; the
+and float32 against the solution notebook, and times them (kernels/runtime/self_check.py; the
 simulator without a GPU).
 
 Shapes: N rows, D channels, H hidden units. h, dout, out, f, g, dh (N, D); W1 (D, H); W2 (H, D);
@@ -54,7 +54,7 @@ kernels; math in h's dtype.
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.training_symptoms: no GPU? the simulator first
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -62,13 +62,13 @@ import math
 import numpy as np
 
 from backprop_traps.kernels import residual_backward_v2 as rb2
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import FULL_MASK, VECTOR, aligned, bounded_jit, load4, store4, u64
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import FULL_MASK, VECTOR, aligned, bounded_jit, load4, store4, u64
 from backprop_traps.kernels.residual_backward import (THREADS, _blocks, _u, hidden_backward_device,
                                                       hidden_forward_device, input_backward_device,
                                                       weight_grad_device)
-from backprop_traps.kernels.tiled_matmul import BM, BN, R, T, TILE_A, TILE_B, THREADS as TILE_THREADS, grid, product_tile
+from backprop_traps.kernels.common.tiled_matmul import BM, BN, R, T, TILE_A, TILE_B, THREADS as TILE_THREADS, grid, product_tile
 
 LANES, GROUPS = 8, 32     # gain_partials_kernel's block: 8 lanes of rows by 32 groups of 4 channels
 ROWS_PER_LANE = 8         # at least, so a part is 64 rows or more
@@ -276,7 +276,7 @@ def gated_block_backward(dout, h, W1, W2, gain, version=1):
     return d_dh.copy_to_host(), d_dW1.copy_to_host(), d_dW2.copy_to_host(), d_dgain.copy_to_host()
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("training_symptoms"))

@@ -30,7 +30,7 @@ Bytes a ReLU layer saves for its backward pass, per layer:
 for dW; mlp_loss_and_grads keeps only every segment_size-th of those and recomputes the rest.
 
 Run: the launchers (``*_device``, ``backward_input``, ``backward_params``) take device arrays
-and only launch: the benchmark times them and kernels/dry_run.py checks their grids at any
+and only launch: the benchmark times them and kernels/runtime/dry_run.py checks their grids at any
 size. The host functions at the bottom take and return numpy arrays. On a machine with no
 GPU set NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does) to run them
 in Numba's CUDA simulator; on a GPU they compile for the device. The kernels are generic
@@ -40,19 +40,19 @@ reference for the memory schedule, not a fast GEMM.
 
 Check and time it: python -m backprop_traps.kernels.vram_trap (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
-reference, and times them (kernels/self_check.py; the simulator without a GPU).
+reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.vram_trap: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
 
 THREADS_PER_BLOCK = 128  # elementwise launches: a 1-D grid, one thread per flat index
 TILE, ROWS = 32, 4       # kernel 3's block: TILE threads along i, ROWS rows of the batch
@@ -386,7 +386,7 @@ def mlp_loss_and_grads(params, x, y, segment_size):
     return loss, grads
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("vram_trap"))

@@ -3,7 +3,7 @@
 Version 1 (kernels/vram_trap.py) computes each output with one thread reading a row of h and
 a column of W straight from global memory; it teaches the memory schedule (the bit mask,
 one writer a byte) and issue 34 measured gradient accumulation's MLP on it at 0.10x PyTorch.
-Here each kernel is the tiled product of kernels/tiled_matmul.py (64 x 64 output tiles
+Here each kernel is the tiled product of kernels/common/tiled_matmul.py (64 x 64 output tiles
 through shared memory, 4 x 4 a thread in registers, unsigned offsets), with the layer's own
 work folded into the tile copies and the epilogue:
 
@@ -33,10 +33,10 @@ import math
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import WARP, bounded_jit, u32, u64, warp_sum
-from backprop_traps.kernels.tiled_matmul import (BK, BM, BN, R, T, THREADS, TILE_A, TILE_B, grid, load_cols, load_rows,
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import WARP, bounded_jit, u32, u64, warp_sum
+from backprop_traps.kernels.common.tiled_matmul import (BK, BM, BN, R, T, THREADS, TILE_A, TILE_B, grid, load_cols, load_rows,
                                                 multiply_tiles)
 from backprop_traps.kernels.vram_trap import THREADS_PER_BLOCK, linear_params_sum_kernel, partials_shape
 

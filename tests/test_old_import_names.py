@@ -69,11 +69,11 @@ def test_old_names_are_the_same_module_objects(fresh_import_state):
     assert run_hidden_checks is backprop_traps.grader.nbgrader_bridge.run_hidden_checks
     assert sys.modules["grader.notebook_grade"] is backprop_traps.grader.notebook_grade
     assert importlib.import_module("grader") is sys.modules["backprop_traps.grader"]
-    race_checker = importlib.import_module("kernels.race_checker")
-    assert race_checker is importlib.import_module("backprop_traps.kernels.race_checker")
+    limits = importlib.import_module("kernels.runtime.launch_limits")
+    assert limits is importlib.import_module("backprop_traps.kernels.runtime.launch_limits")
     # the module keeps its own spec and name: reload, pickling and relative imports see one module
     assert sys.modules["grader"].__spec__.name == "backprop_traps.grader"
-    assert race_checker.__name__ == "backprop_traps.kernels.race_checker"
+    assert limits.__name__ == "backprop_traps.kernels.runtime.launch_limits"
 
 
 def test_a_real_top_level_package_wins(fresh_import_state, tmp_path, monkeypatch):

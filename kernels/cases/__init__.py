@@ -6,11 +6,11 @@ builder, ``cases(shape, dtype, arrays) -> [Case]``:
          backprop_traps.kernels.<id>``, the benchmark's smoke pass, the static compile);
   LARGE  what benchmarks/kernels_gpu.py times on a GPU (> 100 MB per op in fp32);
   HUGE   shapes that fill an 80 GB GPU along one axis each (in fp32), never allocated: the
-         launch-limit test dry-runs them (kernels/dry_run.py), as it does LARGE.
+         launch-limit test dry-runs them (kernels/runtime/dry_run.py), as it does LARGE.
 Each Case holds the device arrays an op reads and writes (the bytes model counts each once),
 the launch itself (a launcher of the kernel module, ``*_device``, with no allocation or host
 copy inside), the solution notebook's answer, and PyTorch's own op for the same job. The
-builders take their ``cuda`` from kernels/device.py when called: the caller picks the
+builders take their ``cuda`` from kernels/runtime/device.py when called: the caller picks the
 simulator or the GPU first. Installed with the kit, so a kernel file checks itself from a
 wheel; benchmarks/ imports this package, never the reverse.
 
@@ -56,7 +56,7 @@ def shapes(question: str, size: str) -> list:
 
 def build_cases(size, dtype, seed=0, questions=QUESTIONS, dry=False) -> list:
     """Every case of the given questions at a size, inputs drawn from one seeded generator
-    (or, with ``dry``, stand-ins: inside kernels/dry_run.py's ``dry_run()`` only)."""
+    (or, with ``dry``, stand-ins: inside kernels/runtime/dry_run.py's ``dry_run()`` only)."""
     arrays, dtype = Arrays(np.random.default_rng(seed), dry), np.dtype(dtype)
     return [case for question in questions for shape in shapes(question, size)
             for case in module(question).cases(shape, dtype, arrays)]

@@ -38,7 +38,7 @@ def large_kernels(dtype) -> dict:
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import attention_backward as ab
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("attention_backward")
     B, N, d, causal = shape
     tiny = shape == TINY

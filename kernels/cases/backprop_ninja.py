@@ -105,7 +105,7 @@ def _inputs(shape, dtype, arrays, ref):
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import backprop_ninja as bn
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("backprop_ninja")
     B, T, V, C, H = shape
     host, solution = _inputs(shape, dtype, arrays, ref)

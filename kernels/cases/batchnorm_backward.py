@@ -27,7 +27,7 @@ MOMENTUM, EPS = 0.1, 1e-5
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import batchnorm_backward as bn, batchnorm_backward_v2 as bn2
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("batchnorm_backward")
     N, D = shape
 

@@ -27,7 +27,7 @@ HUGE = ((64, 98_000, 512, 512), (2, 16, 16_000_000, 64))
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import bptt
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("bptt")
     T, N, D, H = shape
     P = 8 * H * (D + H)  # a flat gradient buffer: several layers' weights

@@ -8,7 +8,7 @@ from typing import Callable
 
 import numpy as np
 
-from backprop_traps.kernels.dry_run import ShapeOnly
+from backprop_traps.kernels.runtime.dry_run import ShapeOnly
 
 TOLERANCE = {"float64": (1e-9, 1e-12), "float32": (1e-4, 1e-5)}  # rtol, atol against the solutions
 
@@ -41,7 +41,7 @@ class Case:
 
 class Arrays:
     """Where a builder's host inputs come from: drawn from ``rng``, or, in a dry run
-    (kernels/dry_run.py), stand-ins of the declared shapes that hold no memory.
+    (kernels/runtime/dry_run.py), stand-ins of the declared shapes that hold no memory.
 
     ``make(spec, fill)``: ``spec`` declares each input, ``name: (shape, dtype)`` for an array,
     ``name: number`` for a scalar (the number is its dry-run value); ``fill(rng)`` returns the
@@ -90,6 +90,6 @@ def zero_fill(d_array):
     if isinstance(d_array, ShapeOnly):
         return
     import importlib
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     driver = importlib.import_module(f"{cuda.__name__}.cudadrv.driver")  # numba.cuda's or numba_cuda_mlir.cuda's
     driver.device_memset(d_array, 0, d_array.nbytes)

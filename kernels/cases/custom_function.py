@@ -33,7 +33,7 @@ def double_backward_reference(ref, x, dy, gdx):
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import custom_function as cf
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("custom_function")
     E = shape
 

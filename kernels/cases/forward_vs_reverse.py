@@ -4,7 +4,7 @@ one VJP step (out = U A, a block of B cotangents, A^T never formed), each one la
 TINY is a (19, 140) matrix and B = 5 (the JVP's shared axis of 140 splits in two); LARGE is (8192, 8192) with B = 64 (256 MB of A in fp32);
 HUGE fills an 80 GB GPU with a tall matrix (100M rows: past grid y's 65,535 row blocks), and
 with a block of 75M cotangents of a small layer. Both steps run the tiled product of
-kernels/tiled_matmul.py: flops say more than bytes. PyTorch's counterpart is the
+kernels/common/tiled_matmul.py: flops say more than bytes. PyTorch's counterpart is the
 matrix product itself (TF32 off). M rows, N columns of A, B the block.
 """
 from __future__ import annotations
@@ -19,8 +19,9 @@ HUGE = ((100_000_000, 64, 64), (64, 64, 75_000_000))
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.kernels import forward_vs_reverse as fr, tiled_matmul
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels import forward_vs_reverse as fr
+    from backprop_traps.kernels.common import tiled_matmul
+    from backprop_traps.kernels.runtime.device import cuda
     M, N, B = shape
     host = arrays.make({"A": ((M, N), dtype), "V": ((N, B), dtype), "U": ((B, M), dtype)},
                        lambda rng: {"A": rng.standard_normal((M, N)).astype(dtype),   # M, N

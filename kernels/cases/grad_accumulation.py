@@ -40,7 +40,7 @@ NAMES = ("dW1", "db1", "dW2", "db2")
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import grad_accumulation as ga
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("grad_accumulation")
     s = shape
     d_in, hidden, d_out, m, rows = s["d_in"], s["hidden"], s["d_out"], s["m"], s["last"]

@@ -28,7 +28,7 @@ HUGE = (((80_000, 65_536), (8192, 8192)), ((4096, 8192), (8192, 2_000_000)))
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import gradient_clinic as gc
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("gradient_clinic")
     w_shape, z_shape = shape
 

@@ -25,7 +25,7 @@ EPS = 1e-5
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import layernorm_backward as ln, layernorm_backward_v2 as ln2
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("layernorm_backward")
     N, D = shape
 

@@ -33,7 +33,7 @@ LR = 0.01
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import loss_scaling as ls
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("loss_scaling")
     n = shape
 

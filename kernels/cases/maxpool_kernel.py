@@ -25,7 +25,7 @@ def blocks(total: int) -> int:
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.checks.maxpool_kernel import probes
     from backprop_traps.grader.loading.reference import load_solution
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     sol = load_solution("maxpool_kernel")
     if np.dtype(dtype) != np.float64:
         return []

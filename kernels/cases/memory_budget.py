@@ -25,7 +25,7 @@ GRADIENTS = ("dx1", "dx2", "dWf", "dbf", "dWg", "dbg")
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import memory_budget as mb
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("memory_budget")
     N, D = shape
 

@@ -18,7 +18,7 @@ HUGE = ((4096, 32, 32, 32768, 3, 1, 1),)  # x, dout, out and dx: 17 GB each in f
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import per_step_update_trap as ps
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("per_step_update_trap")
     N, C_in, C_out, L, K, stride, pad = shape
     L_out = (L + 2 * pad - K) // stride + 1

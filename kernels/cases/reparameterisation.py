@@ -23,7 +23,7 @@ TAU = 0.5
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import reparameterisation as rp
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("reparameterisation")
     N, K = shape
 

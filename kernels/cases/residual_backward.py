@@ -30,8 +30,9 @@ HUGE = ((8, 1_200_000, 512, 2048), (8, 8192, 512, 600_000), (3_600, 8192, 512, 2
 
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
-    from backprop_traps.kernels import residual_backward as rb, residual_backward_v2 as rb2, tiled_matmul
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels import residual_backward as rb, residual_backward_v2 as rb2
+    from backprop_traps.kernels.common import tiled_matmul
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("residual_backward")
     L, N, D, H = shape
 

@@ -25,7 +25,7 @@ def pooled(shape):
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import routing_trap as rt, routing_trap_v2 as rt2
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("routing_trap")
     N, C, H, W, k, s = shape
     out_shape = pooled(shape)

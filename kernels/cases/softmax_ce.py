@@ -20,7 +20,7 @@ HUGE = ((400_000, 16384), (2_200_000_000, 1))
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import softmax_ce as sc
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("softmax_ce")
     N, K = shape
     host = arrays.make({"logits": ((N, K), dtype), "labels": (N, np.int64)},

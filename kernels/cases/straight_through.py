@@ -21,7 +21,7 @@ SCALE, QMIN, QMAX = 0.05, -128, 127
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import straight_through as st
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("straight_through")
     E = shape
 

@@ -28,8 +28,9 @@ HUGE = ((1_600_000, 512, 2048), (8192, 512, 600_000))
 
 def cases(shape, dtype, arrays) -> list:
     from backprop_traps.grader.loading.reference import load_solution
-    from backprop_traps.kernels import tiled_matmul, training_symptoms as ts
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.common import tiled_matmul
+    from backprop_traps.kernels import training_symptoms as ts
+    from backprop_traps.kernels.runtime.device import cuda
     ref = load_solution("training_symptoms")
     N, D, H = shape
 

@@ -78,8 +78,8 @@ def test_inputs_are_left_unchanged():
                          ids=["rows-past-a-tile", "columns-past-a-tile", "shared-axis-split"])
 def test_the_tiled_product_past_one_tile(M, K, N):
     """More than one 64 x 64 output tile, a shared axis past one 16-step, and one split over
-    blocks (split-K: one tile and 140 along the shared axis, kernels/tiled_matmul.py)."""
-    from backprop_traps.kernels import tiled_matmul
+    blocks (split-K: one tile and 140 along the shared axis, kernels/common/tiled_matmul.py)."""
+    from backprop_traps.kernels.common import tiled_matmul
     assert (tiled_matmul.splits(M, N, K) > 1) == (K == 140)
     rng = np.random.default_rng(20)
     A, B = rng.standard_normal((M, K)), rng.standard_normal((K, N))

@@ -99,10 +99,10 @@ def test_the_sanitizer_budget_is_sized_to_the_compile():
 def test_the_clone_is_importable_without_installing(tmp_path):
     site = gpu_session.kit_site(tmp_path)
     done = subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path[:0] = [{str(site)!r}]; "
-                           "import backprop_traps.kernels.launch_limits as m; print(m.__file__)"],
+                           "import backprop_traps.kernels.runtime.launch_limits as m; print(m.__file__)"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert Path(done.stdout.strip()).resolve() == REPO / "kernels" / "launch_limits.py"
+    assert Path(done.stdout.strip()).resolve() == REPO / "kernels" / "runtime" / "launch_limits.py"
     assert not (site / "benchmarks").exists()  # a step's "outside the repository" test stays outside it
 
 

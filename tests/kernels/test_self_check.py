@@ -1,4 +1,4 @@
-"""Every kernel file's __main__ (kernels/self_check.py): it checks its kernels against the
+"""Every kernel file's __main__ (kernels/runtime/self_check.py): it checks its kernels against the
 solution notebook and times them; the same pass, in process, under the simulator (on the GPU
 with BACKPROP_TRAPS_REAL_GPU=1), and as ``python -m`` from a folder outside the repository."""
 import os
@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from conftest import REAL_GPU
-from backprop_traps.kernels import self_check
+from backprop_traps.kernels.runtime import self_check
 
 # Where the pass says it ran: the simulator, or the device's name and the backend (numba-cuda
-# or numba-cuda-mlir, kernels/device.py) on a real GPU.
+# or numba-cuda-mlir, kernels/runtime/device.py) on a real GPU.
 WHERE = "(numba-cuda" if REAL_GPU else "the Numba CUDA simulator"
 
 

@@ -30,7 +30,7 @@ four layouts (``a_transposed``: A given as the (K, M) array it is the transpose 
 ``b_transposed``: B given as (N, K)); ``matmul`` takes the same two flags, and a kernel that
 does more than multiply (a ReLU, a residual add, a tanh: kernels/residual_backward_v2.py,
 kernels/memory_budget_v2.py) calls ``product_tile`` and then writes its own epilogue. Every
-index is an unsigned offset into a flat array (sizes as u64: kernels/patterns.py), so no load
+index is an unsigned offset into a flat array (sizes as u64: kernels/common/patterns.py), so no load
 pays Numba's stride arithmetic or negative-index check.
 
 What the static table predicts (benchmarks/results/kernels_static.md): global loads only in
@@ -44,9 +44,9 @@ from __future__ import annotations
 
 import math
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import bounded_jit, u64
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import bounded_jit, u64
 
 BM = BN = 64        # a block's tile of C
 BK = 16             # the shared axis, a step at a time
