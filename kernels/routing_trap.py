@@ -31,6 +31,11 @@ Numba's CUDA simulator; on a GPU they compile for the device. The kernels are ge
 the float dtype: scalars they need (zero, 1 / (k * k)) are passed in x's dtype, so float32
 math is not promoted to float64.
 
+Version 2 (kernels/routing_trap_v2.py) keeps these kernels' plan and makes them fast: a 3-D
+grid and flat arrays with unsigned offsets (no division to find an element), the window
+compiled in, and an s x s cell a thread in the backward passes (issue 34 measured this
+file's gather at 5% of copy bandwidth).
+
 Check and time it: python -m backprop_traps.kernels.routing_trap (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).

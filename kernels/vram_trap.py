@@ -38,6 +38,11 @@ over the float dtype: the zero and 1 / N they need are passed in the arrays' dty
 float32 math is not promoted to float64. They are plain loops, written to be read: a
 reference for the memory schedule, not a fast GEMM.
 
+Version 2 (kernels/vram_trap_v2.py) computes the same layers as tiled matrix products
+(kernels/common/tiled_matmul.py: 64 x 64 tiles through shared memory, 4 x 4 outputs a thread),
+the layer's own work in the tile copies and the epilogue (issue 34 measured this file's kernels
+under gradient accumulation at 0.10x PyTorch).
+
 Check and time it: python -m backprop_traps.kernels.vram_trap (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).

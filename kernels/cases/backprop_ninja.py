@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (3, 4, 7, 5, 6)                    # B, T, V, C, H
 LARGE = (2 ** 12, 2 ** 6, 50304, 256, 2 ** 14)
@@ -103,10 +103,9 @@ def _inputs(shape, dtype, arrays, ref):
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import backprop_ninja as bn
     from backprop_traps.kernels.runtime.device import cuda
-    ref = load_solution("backprop_ninja")
+    ref = solution("backprop_ninja")
     B, T, V, C, H = shape
     host, solution = _inputs(shape, dtype, arrays, ref)
     cache = lambda key: solution["cache"][key]

@@ -1,5 +1,6 @@
 """What every cases file shares: ``Case`` (one timed op), ``Arrays`` (where its inputs come
-from), ``compare`` (the correctness check) and ``on_torch`` (PyTorch's copies of the inputs)."""
+from), ``solution`` (the references), ``compare`` (the correctness check) and ``on_torch``
+(PyTorch's copies of the inputs)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -78,6 +79,14 @@ def compare(got, expected, dtype_name):
         ok &= bool(np.allclose(g, w, rtol=rtol, atol=atol))
         err = max(err, float(np.max(np.abs(g - w), initial=0.0)))
     return ok, err
+
+
+def solution(question: str):
+    """The question's solution notebook as a namespace of its functions: what a case's expected
+    output is computed with. kernels/'s one import of grader/: the notebooks' loader (the
+    solutions are notebooks, and reading one is grader/loading's job), imported when called."""
+    from backprop_traps.grader.loading.reference import load_solution
+    return load_solution(question)
 
 
 def on_torch(device, *arrays):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = {"d_in": 4, "hidden": 6, "d_out": 3, "m": 8, "k": 3, "last": 5, "tpb": 32}
 LARGE = {"d_in": 64, "hidden": 256, "d_out": 64, "m": 65536, "k": 4, "last": 65536, "tpb": 128}
@@ -38,10 +38,9 @@ NAMES = ("dW1", "db1", "dW2", "db2")
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import grad_accumulation as ga, grad_accumulation_v2 as ga2
     from backprop_traps.kernels.runtime.device import cuda
-    ref = load_solution("grad_accumulation")
+    ref = solution("grad_accumulation")
     s = shape
     d_in, hidden, d_out, m, rows = s["d_in"], s["hidden"], s["d_out"], s["m"], s["last"]
     n = (s["k"] - 1) * m + rows                                        # N rows in the batch

@@ -9,7 +9,7 @@ what the tiles aim at. Shape letters as in the kernel module: N, C_in, C_out, L,
 """
 from __future__ import annotations
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (2, 2, 2, 10, 3, 2, 1)            # N, C_in, C_out, L, K, stride, padding
 LARGE = (32, 32, 32, 32768, 3, 1, 1)
@@ -17,10 +17,9 @@ HUGE = ((4096, 32, 32, 32768, 3, 1, 1),)  # x, dout, out and dx: 17 GB each in f
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import per_step_update_trap as ps, per_step_update_trap_v2 as ps2
     from backprop_traps.kernels.runtime.device import cuda
-    ref = load_solution("per_step_update_trap")
+    ref = solution("per_step_update_trap")
     N, C_in, C_out, L, K, stride, pad = shape
     L_out = (L + 2 * pad - K) // stride + 1
     host = arrays.make(

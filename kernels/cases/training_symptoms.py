@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (4, 8, 6)          # N, D, H
 LARGE = (8192, 512, 2048)
@@ -27,11 +27,10 @@ HUGE = ((1_600_000, 512, 2048), (8192, 512, 600_000))
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels.common import tiled_matmul
     from backprop_traps.kernels import training_symptoms as ts, training_symptoms_v2 as ts2
     from backprop_traps.kernels.runtime.device import cuda
-    ref = load_solution("training_symptoms")
+    ref = solution("training_symptoms")
     N, D, H = shape
 
     def fill(rng):
