@@ -14,13 +14,12 @@ builders take their ``cuda`` from kernels/runtime/device.py when called: the cal
 simulator or the GPU first. Installed with the kit, so a kernel file checks itself from a
 wheel; benchmarks/ imports this package, never the reverse.
 
-Versions. Where a faster kernel sits beside the simple one that teaches (llm.c's numbered
-kernels in dev/cuda), it is a function of its own in the same kernel module (or, where that
-module would pass 400 lines, in ``<module>_v2.py`` beside it), with a launcher of its own, and
-a case of its own in the same cases file, named by its version and what changed: "max-pool
-forward + argmax, v2: flat unsigned index (k3 s2)". The benchmark then
-times both side by side, the static table compiles both, and the launch-limit test checks
-both (it fails while a kernel or a launcher has no case).
+Versions. A question's teaching kernel is version 1, ``kernels/<question>.py``; where a faster
+one exists (llm.c's numbered kernels in dev/cuda) it is version 2, ``kernels/<question>_v2.py``
+beside it, with launchers of its own and a case of its own in the same cases file, named by
+its version and what changed: "max-pool forward + argmax, v2: flat unsigned index (k3 s2)".
+The benchmark then times both side by side, the static table compiles both, and the
+launch-limit test checks both (it fails while a kernel or a launcher has no case).
 """
 from __future__ import annotations
 

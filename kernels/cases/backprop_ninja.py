@@ -107,9 +107,9 @@ def cases(shape, dtype, arrays) -> list:
     from backprop_traps.kernels.runtime.device import cuda
     ref = solution("backprop_ninja")
     B, T, V, C, H = shape
-    host, solution = _inputs(shape, dtype, arrays, ref)
-    cache = lambda key: solution["cache"][key]
-    grad = lambda key: solution["grads"][key]
+    host, step = _inputs(shape, dtype, arrays, ref)   # step: the solution step's cache and grads
+    cache = lambda key: step["cache"][key]
+    grad = lambda key: step["grads"][key]
     d = {name: cuda.to_device(getattr(host, name)) for name in vars(host)}
     out = lambda shp: cuda.device_array(shp, dtype=dtype)
     emb, z = out((B, T, C)), out((B, C))

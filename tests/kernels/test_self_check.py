@@ -33,7 +33,7 @@ PLANNED = ("attention_backward", "forward_vs_reverse", "grad_accumulation", "lay
 
 def test_every_kernel_file_has_the_plan():
     from pathlib import Path
-    for path in (Path(self_check.__file__).parent / f"{name}.py" for name in PLANNED):
+    for path in (Path(self_check.__file__).parents[1] / f"{name}.py" for name in PLANNED):  # kernels/
         text = path.read_text()
         assert f"python -m backprop_traps.kernels.{path.stem}" in text, path.name  # how to run it, in its header
         assert text.rstrip().endswith(f'sys.exit(main("{path.stem}"))'), path.name  # its __main__
