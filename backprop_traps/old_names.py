@@ -9,6 +9,12 @@ END of ``sys.meta_path``, so it is asked only when no other finder knows the nam
 top-level old name is aliased, a second finder goes to the FRONT, for that name's submodules
 only (the path finder would otherwise load ``grader/notebook_grade.py`` a second time).
 
+Modules that moved inside the package keep their old paths the same way (``MOVED``, issue 48):
+a question folder's kernel file made by an earlier ``grade new`` says ``from
+backprop_traps.kernels.device import cuda``, which is now ``backprop_traps.kernels.runtime.device``.
+Only a name nothing else finds reaches the alias; the kit itself imports the new paths
+(tests/kernels/test_kernels_layout.py checks).
+
 Installed at interpreter start by ``backprop_traps_old_names.pth`` (pyproject.toml's build
 hook, backprop_traps/_build.py), so it runs in every Python process of the environment: it
 imports nothing but ``sys`` until an old name is actually imported.
@@ -17,10 +23,17 @@ import sys
 
 OLD_NAMES = ("grader", "kernels")
 NEW_PREFIX = "backprop_traps."
+# issue 48: kernels/ split into common/ (shared device code) and runtime/; the race checker
+# went to its user, the sandbox
+MOVED = {**{f"backprop_traps.kernels.{m}": f"backprop_traps.kernels.common.{m}"
+            for m in ("patterns", "row_reduction", "tiled_matmul")},
+         **{f"backprop_traps.kernels.{m}": f"backprop_traps.kernels.runtime.{m}"
+            for m in ("device", "simulator_fixes", "launch_limits", "dry_run", "self_check")},
+         "backprop_traps.kernels.race_checker": "backprop_traps.grader.sandbox.race_checker"}
 
 
 class _AliasLoader:
-    """Loads ``old`` as the module object of ``NEW_PREFIX + old``."""
+    """Loads an old name as the module object of the new one (``new``)."""
 
     def __init__(self, new: str):
         self.new = new
@@ -38,7 +51,8 @@ class _AliasLoader:
 
 def _alias_spec(name: str):
     from importlib.machinery import ModuleSpec
-    return ModuleSpec(name, _AliasLoader(NEW_PREFIX + name))
+    new = NEW_PREFIX + name
+    return ModuleSpec(name, _AliasLoader(MOVED.get(new, new)))
 
 
 def _is_aliased(top: str) -> bool:
@@ -48,10 +62,14 @@ def _is_aliased(top: str) -> bool:
 
 
 class OldTopLevelNames:
-    """At the end of ``sys.meta_path``: ``grader`` and ``kernels`` when nothing else has them."""
+    """At the end of ``sys.meta_path``: ``grader`` and ``kernels`` when nothing else has them, and
+    the old paths of moved modules (nothing else has those)."""
 
     @classmethod
     def find_spec(cls, name, path=None, target=None):
+        if name in MOVED:
+            from importlib.machinery import ModuleSpec
+            return ModuleSpec(name, _AliasLoader(MOVED[name]))
         if name not in OLD_NAMES:
             return None
         if OldSubmodules not in sys.meta_path:

@@ -268,7 +268,7 @@ def main(argv=None) -> int:
         parser.error(f"--dtypes takes float64 and/or float32, not {args.dtypes!r}")
 
     if args.check_only:
-        checks = check_all("tiny", questions, dtypes)  # kernels/device.py installs the simulator's fix on import
+        checks = check_all("tiny", questions, dtypes)  # kernels/runtime/device.py installs the simulator's fix on import
         print(json.dumps(checks))
         return 0 if all(r["ok"] for r in checks) else 1
 

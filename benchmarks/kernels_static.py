@@ -47,7 +47,7 @@ TARGETS = ((8, 0), (9, 0))
 DTYPES = ("float32", "float64")
 REGISTER_BOUND = 128
 """Per thread: 128 keeps two 256-thread blocks resident per SM (64K registers) on sm_80/sm_90."""
-MAX_SHARED_BYTES, REGISTERS_PER_SM = 48 * 1024, 65_536  # what one block may have: kernels/launch_limits.py
+MAX_SHARED_BYTES, REGISTERS_PER_SM = 48 * 1024, 65_536  # what one block may have: kernels/runtime/launch_limits.py
 
 
 # ---------------------------------------------------------------- 1. record the launches
@@ -148,10 +148,12 @@ def module_kernels() -> set[str]:
     import importlib
     from numba.cuda.dispatcher import CUDADispatcher
     names = set()
-    for path in sorted((REPO / "kernels").glob("*.py")):
+    paths = [(p, "backprop_traps.kernels") for p in sorted((REPO / "kernels").glob("*.py"))]
+    paths += [(p, "backprop_traps.kernels.common") for p in sorted((REPO / "kernels" / "common").glob("*.py"))]
+    for path, package in paths:
         if path.stem.startswith("_"):
             continue
-        module = importlib.import_module(f"backprop_traps.kernels.{path.stem}")
+        module = importlib.import_module(f"{package}.{path.stem}")
         for name, obj in vars(module).items():
             if (isinstance(obj, CUDADispatcher) and not obj.targetoptions.get("device")
                     and obj.py_func.__module__ == module.__name__):
@@ -315,7 +317,7 @@ def cache_key() -> str:
     import hashlib
     from importlib import metadata
     digest = hashlib.sha256()
-    files = (sorted((REPO / "kernels").glob("*.py")) + sorted((REPO / "kernels" / "cases").glob("*.py"))
+    files = (sorted(p for p in (REPO / "kernels").rglob("*.py") if "__pycache__" not in p.parts)
              + sorted((REPO / "solutions").glob("*_maxpool_kernel.ipynb")))  # question 20's kernels live there
     here = Path(__file__).resolve().parent
     for path in files + [here / name for name in ("kernels_static.py", "ptx_stats.py", "speed_prediction.py",

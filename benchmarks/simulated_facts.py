@@ -19,7 +19,7 @@ Per kernel (``module.function``, as benchmarks/kernels_static.py names it):
       a compute-bound loop, judged by GFLOP/s rather than bandwidth.
   threads_large, elements_large
       the threads its LARGE launch starts and the size of its largest array (a dry run,
-      kernels/dry_run.py): too few threads to fill a GPU (132 SMs x 2,048 on an H100 or H200)
+      kernels/runtime/dry_run.py): too few threads to fill a GPU (132 SMs x 2,048 on an H100 or H200)
       and bandwidth cannot be reached; their ratio says whether work done once per thread
       (an index's 64-bit division) is done once per element.
 """
@@ -37,8 +37,10 @@ if str(REPO) not in sys.path:  # run as a script from a checkout: make `backprop
 
 
 def kernel_key(py_func) -> str:
-    """``module.function`` of a kernel, a solution notebook's module without its prefix."""
-    module = py_func.__module__.removeprefix("backprop_traps.kernels.").removeprefix("reference_")
+    """``module.function`` of a kernel, a solution notebook's module without its prefix (and a
+    shared module, kernels/common/, without its folder: ``tiled_matmul.matmul_kernel``)."""
+    module = (py_func.__module__.removeprefix("backprop_traps.kernels.").removeprefix("common.")
+              .removeprefix("reference_"))
     return f"{module}.{py_func.__name__}"
 
 
@@ -106,7 +108,7 @@ def large_threads() -> dict:
     size of its largest array (a dry run: nothing runs, nothing is allocated)."""
     import numpy as np
     from backprop_traps.kernels import cases
-    from backprop_traps.kernels.dry_run import dry_run
+    from backprop_traps.kernels.runtime.dry_run import dry_run
     threads = {}
     for question in cases.QUESTIONS:
         dtype = np.float64 if question == "maxpool_kernel" else np.float32

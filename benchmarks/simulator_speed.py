@@ -24,7 +24,8 @@ RUN = """
 import json, os, sys, time
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 import numpy as np
-from backprop_traps.kernels import race_checker, residual_backward as k  # installs the simulator's fixes
+from backprop_traps.grader.sandbox import race_checker
+from backprop_traps.kernels import residual_backward as k  # installs the simulator's fixes
 sys.setswitchinterval(float(sys.argv[1]))
 checked = sys.argv[2] == "1"
 if checked:
@@ -47,7 +48,7 @@ def run(interval: float, checked: bool) -> dict:
 
 
 def main() -> int:
-    from backprop_traps.kernels.simulator_fixes import SWITCH_INTERVAL
+    from backprop_traps.kernels.runtime.simulator_fixes import SWITCH_INTERVAL
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--intervals", type=float, nargs="+", default=[1e-4, SWITCH_INTERVAL, 5e-3])
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "simulator_speed.md")

@@ -30,7 +30,7 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_adamw_step_kernels.py
 Check and time it: python -m backprop_traps.kernels.adamw_step (from any folder) runs these kernels on
 the benchmark's tiny cases (kernels/cases/adamw_step.py) in float64 and float32 against the
-solution notebook, the CPU reference, and times them (kernels/self_check.py; the simulator
+solution notebook, the CPU reference, and times them (kernels/runtime/self_check.py; the simulator
 without a GPU).
 
 Shapes: P parameters of one tensor, flattened. p, m, v (P,) in the master dtype (float32 in
@@ -39,7 +39,7 @@ mixed precision, float64 for the plain step); g, weight16 (P,).
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.adamw_step: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -47,8 +47,8 @@ import math
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.patterns import VECTOR, aligned, load4, store4, u64
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.common.patterns import VECTOR, aligned, load4, store4, u64
 
 THREADS_PER_BLOCK = 256
 FLAG_BLOCKS = 1024        # one flag a block; enough blocks to fill a GPU
@@ -195,7 +195,7 @@ def mixed_precision_step(master, grad16, m, v, t, lr, beta1, beta2, eps, weight_
     return new_master, weight16, new_m, new_v, t + 1
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("adamw_step"))

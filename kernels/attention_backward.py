@@ -38,12 +38,12 @@ math is done in the inputs' dtype (float32 or float64).
 
 Check and time it: python -m backprop_traps.kernels.attention_backward (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
-reference, and times them (kernels/self_check.py; the simulator without a GPU).
+reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.attention_backward: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -52,7 +52,7 @@ import math
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.runtime.device import cuda
 
 SHARED_BYTES = 48 * 1024  # static shared memory per block that every CUDA device allows
 ROW_THREADS = 128
@@ -311,7 +311,7 @@ def attention_backward(do, q, k, v, o, lse, causal, tile=None):
     return tuple(g.copy_to_host() for g in grads)
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("attention_backward"))

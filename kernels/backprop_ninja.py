@@ -47,16 +47,16 @@ float64 (the host functions allocate float64). idx (B, T) int64; E (V, C); W1 (T
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.backprop_ninja: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import i64, u64
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import i64, u64
 
 THREADS = 64
 WIDE = (32, 8)  # 2-D launches: columns along x, rows along y (strided past 65,535 blocks)
@@ -393,7 +393,7 @@ def ninja_backward(params, cache, idx, targets, keep_bits, p_drop, deterministic
             "demb": demb, "dE": dE.copy_to_host()}
 
 
-if __name__ == "__main__":  # check every kernel against the solution and time it: kernels/self_check.py
+if __name__ == "__main__":  # check every kernel against the solution and time it: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("backprop_ninja"))

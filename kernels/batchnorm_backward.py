@@ -32,7 +32,7 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_batchnorm_backward_kernels.py
 Check and time it: python -m backprop_traps.kernels.batchnorm_backward (from any folder) runs these kernels on
 the benchmark's tiny cases (kernels/cases/batchnorm_backward.py) in float64 and float32 against the
-solution notebook, the CPU reference, and times them (kernels/self_check.py; the simulator
+solution notebook, the CPU reference, and times them (kernels/runtime/self_check.py; the simulator
 without a GPU).
 
 Shapes: N examples, D features, F features per block, L row lanes per block (a power of two).
@@ -42,7 +42,7 @@ Math runs in x's dtype (float32 or float64).
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.batchnorm_backward: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -51,7 +51,7 @@ import math
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.runtime.device import cuda
 
 from backprop_traps.kernels.layernorm_backward import welford_merge
 
@@ -253,7 +253,7 @@ def batchnorm_backward(dy, x, gamma, mean, rstd, features_per_block=FEATURES_PER
     return dx.copy_to_host(), dgamma.copy_to_host(), dbeta.copy_to_host()
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("batchnorm_backward"))

@@ -40,10 +40,10 @@ import math
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.runtime.device import cuda
 from backprop_traps.kernels.layernorm_backward import welford_merge
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import VECTOR, aligned, load4, store4, u64
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import VECTOR, aligned, load4, store4, u64
 
 GROUPS, LANES = 8, 32              # stages 1 and 2: block (GROUPS, LANES), GROUPS * 4 features
 TILE = GROUPS * VECTOR             # features per block: 32

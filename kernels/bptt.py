@@ -29,7 +29,7 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_bptt_kernels.py
 Check and time it: python -m backprop_traps.kernels.bptt (from any folder) runs these kernels on
 the benchmark's tiny cases (kernels/cases/bptt.py) in float64 and float32 against the
-solution notebook, the CPU reference, and times them (kernels/self_check.py; the simulator
+solution notebook, the CPU reference, and times them (kernels/runtime/self_check.py; the simulator
 without a GPU).
 
 Shapes: T steps, N sequences, D inputs, H hidden units. x (T, N, D), h0 (N, H), hs, dhs,
@@ -38,16 +38,16 @@ dzs (T, N, H), W_xh (D, H), W_hh (H, H), b (H,). Math runs in x's dtype.
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.bptt: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import VECTOR, WARP, aligned, block_sum, load4, store4, u64
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import VECTOR, WARP, aligned, block_sum, load4, store4, u64
 
 TILE = 16           # threads per block along each axis of the (rows, H) grids
 REDUCE_THREADS = 256
@@ -272,7 +272,7 @@ def clip_grad_norm(grads, max_norm, blocks=None):
     return clipped, total_norm
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("bptt"))

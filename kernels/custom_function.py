@@ -26,14 +26,14 @@ instruction; ``x + x`` is 2x exactly.
 Bytes per element: forward 2 reads/writes, backward 3, double backward 5, round 2, copy 2.
 
 The launchers (``*_device``) take C-ordered device arrays of any one shape, hand the kernels
-flat views (a ravel: no copy) and only launch: the benchmark times them and kernels/dry_run.py
+flat views (a ravel: no copy) and only launch: the benchmark times them and kernels/runtime/dry_run.py
 checks their grids at any size. The host functions at the bottom take and return numpy arrays.
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_custom_function_kernels.py
 Check and time it: python -m backprop_traps.kernels.custom_function (from any folder) runs
 these kernels on the benchmark's tiny cases (kernels/cases/custom_function.py) in float64 and
-float32 against the solution notebook, and times them (kernels/self_check.py; the simulator
+float32 against the solution notebook, and times them (kernels/runtime/self_check.py; the simulator
 without a GPU).
 
 Shapes: E = x.size; every array is flat (E,) inside the kernels; the launchers and the host
@@ -42,7 +42,7 @@ functions take any shape.
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.custom_function: no GPU? the simulator
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -50,7 +50,7 @@ import math
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.runtime.device import cuda
 
 THREADS_PER_BLOCK = 256
 MAX_BLOCKS = 4096  # a grid-stride loop covers the rest: far under the 2^31 - 1 blocks of grid x
@@ -192,7 +192,7 @@ def round_ste_backward(dy):
     return dx.copy_to_host()
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("custom_function"))

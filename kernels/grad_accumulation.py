@@ -22,11 +22,9 @@ Each entry has exactly one writer, so there are no atomics and the sum is the sa
 run. The partial sums are kept in the buffer's dtype, so a float32 micro-batch can
 accumulate into float64.
 
-Version 2 (``version=2``): the same six steps on kernels/vram_trap_v2.py's tiled products
-(64 x 64 tiles through shared memory, 4 x 4 a thread in registers; issue 34 measured version 1
-at 0.10x PyTorch) and its warp-per-row loss gradient; the weight gradient's parts are still
-added into the buffers by vram_trap's kernel 4b, fused. It needs a hidden width of at most 64
-or a multiple of 8 (the mask is packed a block at a time).
+Version 2 (kernels/grad_accumulation_v2.py): the same six steps on kernels/vram_trap_v2.py's
+tiled products (64 x 64 tiles through shared memory, 4 x 4 a thread in registers; issue 34
+measured this version 1 at 0.10x PyTorch) and its warp-per-row loss gradient, fused.
 
 The unfused way, for comparison (``fused=False``): the same kernel 4 writes the micro-batch's
 gradient into a scratch array, then accumulate_kernel adds it into the buffer elementwise.
@@ -47,20 +45,19 @@ the accumulation, not a fast GEMM.
 
 Check and time it: python -m backprop_traps.kernels.grad_accumulation (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
-reference, and times them (kernels/self_check.py; the simulator without a GPU).
+reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.grad_accumulation: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
 
 import numpy as np
 
-from backprop_traps.kernels import vram_trap_v2 as v2
-from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.runtime.device import cuda
 from backprop_traps.kernels.vram_trap import (THREADS_PER_BLOCK as ELEMENTWISE_TPB, backward_input, backward_params,
                                               linear_forward_device, linear_relu_forward_device,
                                               mse_loss_backward_device, partials_shape)
@@ -103,14 +100,18 @@ def workspace(micro_batch, params, dtype, buffer_dtype=None):
                          cuda.device_array(partials_shape(m, hidden, d_out), acc)]}
 
 
-def _accumulate_layer(d_up, d_mask, relu, d_input, d_dW, d_db, zero, ws, index, fused, tpb, version=1):
-    """d_dW += d_input.T @ dz and d_db += sum_n dz (dz = d_up, gated by the mask when relu)."""
+def layer_partials(ws, index, d_input, d_dW):
+    """Layer ``index``'s partial sums from the workspace, or None (sized by the launcher) for
+    buffers of another dtype or a shorter last micro-batch."""
     partials = ws["partials"][index // 2]
     if partials.dtype != d_dW.dtype or partials.shape[0] != partials_shape(d_input.shape[0], 1, 1)[0]:
-        partials = None  # buffers of another dtype, or a shorter last micro-batch: sized here
-    if version == 2:  # tiled parts, added into the buffers
-        v2.backward_params(d_up, d_mask, relu, d_input, d_dW, d_db, True, partials)
-        return
+        return None
+    return partials
+
+
+def _accumulate_layer(d_up, d_mask, relu, d_input, d_dW, d_db, zero, ws, index, fused, tpb):
+    """d_dW += d_input.T @ dz and d_db += sum_n dz (dz = d_up, gated by the mask when relu)."""
+    partials = layer_partials(ws, index, d_input, d_dW)
     if fused:  # the parts' sums are added straight into the buffers
         backward_params(d_up, d_mask, relu, d_input, d_dW, d_db, zero, True, partials, tpb)
         return
@@ -121,24 +122,15 @@ def _accumulate_layer(d_up, d_mask, relu, d_input, d_dW, d_db, zero, ws, index, 
 
 
 def accumulate_micro_batch_dev(d_params, d_x, d_y, d_buffers, inv_n, ws, fused=True,
-                               threads_per_block=THREADS_PER_BLOCK, version=1):
+                               threads_per_block=THREADS_PER_BLOCK):
     """Kernels 1 to 6 on one micro-batch (device arrays): its gradient, weighted by n_k / N
     through ``inv_n = 1 / N``, added into ``d_buffers`` = [dW1, db1, dW2, db2] in place. No
-    allocation: the scratch comes from ``workspace``. ``version=2``: the tiled kernels
-    (always fused; ``fused`` and ``threads_per_block`` are version 1's)."""
+    allocation: the scratch comes from ``workspace``."""
     d_W1, d_b1, d_W2, d_b2 = d_params
     n_k, hidden = d_x.shape[0], d_W1.shape[1]
     zero = d_x.dtype.type(0)
     d_h, d_dh, d_out, d_dout = ws["h"][:n_k], ws["dh"][:n_k], ws["out"][:n_k], ws["dout"][:n_k]
     d_mask = ws["mask"][:math.ceil(n_k * hidden / 8)]
-    if version == 2:
-        v2.linear_relu_forward_device(d_x, d_W1, d_b1, d_h, d_mask)
-        v2.linear_forward_device(d_h, d_W2, d_b2, d_out)
-        v2.mse_loss_backward_device(d_out, d_y, d_dout, ws["row_sq"][:n_k], inv_n)
-        _accumulate_layer(d_dout, ws["no_mask"], False, d_h, d_buffers[2], d_buffers[3], zero, ws, 2, True, 0, 2)
-        v2.backward_input(d_dout, ws["no_mask"], False, d_W2, d_dh)
-        _accumulate_layer(d_dh, d_mask, True, d_x, d_buffers[0], d_buffers[1], zero, ws, 0, True, 0, 2)
-        return
     linear_relu_forward_device(d_x, d_W1, d_b1, d_h, d_mask)
     linear_forward_device(d_h, d_W2, d_b2, d_out)
     mse_loss_backward_device(d_out, d_y, d_dout, ws["row_sq"][:n_k], inv_n)
@@ -152,10 +144,11 @@ def accumulate_micro_batch_dev(d_params, d_x, d_y, d_buffers, inv_n, ws, fused=T
 # ---------------------------------------------------------------- host functions: numpy in, out
 
 def accumulated_grads(params, x, y, micro_batch, buffer_dtype=np.float64, fused=True,
-                      threads_per_block=THREADS_PER_BLOCK, version=1):
+                      threads_per_block=THREADS_PER_BLOCK, step=None):
     """As the solution's accumulated_grads: (dW1, db1, dW2, db2) of the whole batch's mean loss,
     micro-batch by micro-batch, in ``buffer_dtype`` buffers zeroed once. The micro-batches run
-    in x's dtype; ``version=2`` on the tiled kernels."""
+    in x's dtype, through ``step`` (version 2's ``accumulate_micro_batch_dev`` calls this with
+    its own; None: this module's, with ``fused`` and ``threads_per_block``)."""
     n = x.shape[0]
     m = min(micro_batch, n)
     d_params = [cuda.to_device(np.ascontiguousarray(p, dtype=x.dtype)) for p in params]
@@ -164,8 +157,11 @@ def accumulated_grads(params, x, y, micro_batch, buffer_dtype=np.float64, fused=
     ws = workspace(m, params, x.dtype)
     for start in range(0, n, m):
         stop = min(start + m, n)
-        accumulate_micro_batch_dev(d_params, d_x[start:stop], d_y[start:stop], d_buffers, 1.0 / n, ws,
-                                   fused, threads_per_block, version)
+        if step is None:
+            accumulate_micro_batch_dev(d_params, d_x[start:stop], d_y[start:stop], d_buffers, 1.0 / n, ws,
+                                       fused, threads_per_block)
+        else:
+            step(d_params, d_x[start:stop], d_y[start:stop], d_buffers, 1.0 / n, ws)
     return tuple(d.copy_to_host() for d in d_buffers)
 
 
@@ -174,7 +170,7 @@ def mlp_grads(params, x, y, threads_per_block=THREADS_PER_BLOCK):
     return accumulated_grads(params, x, y, x.shape[0], np.dtype(x.dtype), True, threads_per_block)
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("grad_accumulation"))

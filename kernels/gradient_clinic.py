@@ -9,7 +9,7 @@ must cost one read of each tensor and give the same bits every run.
 1. ``norm_partials_kernel``: G blocks of 256 threads stride over one layer's flattened gradient,
    weight before and weight after, four neighbours a thread in 128-bit loads (the last P % 4
    values one at a time); each thread keeps three running sums of squares (gradient, update =
-   after - before, weight) in float64, the block adds them by warp shuffles (kernels/patterns.py)
+   after - before, weight) in float64, the block adds them by warp shuffles (kernels/common/patterns.py)
    and thread 0 writes the block's three sums to its own row of ``partials`` (G, 3). One read of
    each tensor, no update tensor ever stored.
 2. ``norm_finish_kernel``: three threads, one per sum, add the G rows in a fixed order and take
@@ -22,7 +22,7 @@ must cost one read of each tensor and give the same bits every run.
    write alive[p, j]. Then one thread a unit ORs its P flags. Version 1 gave each unit one
    thread walking all N rows: 8,192 threads at LARGE, 2% of bandwidth (issue 34).
 
-Indices are unsigned offsets into flat arrays (kernels/patterns.py). What the static table
+Indices are unsigned offsets into flat arrays (kernels/common/patterns.py). What the static table
 predicts (benchmarks/results/kernels_static.md): 128-bit loads in the norms' loop, no 64-bit
 division, and enough threads to fill a GPU.
 
@@ -41,7 +41,7 @@ float64; the sums of squares in float64.
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.gradient_clinic: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -49,9 +49,9 @@ import math
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import VECTOR, WARP, aligned, block_sum, load4, u64
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import VECTOR, WARP, aligned, block_sum, load4, u64
 
 THREADS_PER_BLOCK = 256  # whole warps: the block sum is by warp shuffles
 MAX_BLOCKS = 1024        # G: 8 resident blocks on each of 132 multiprocessors, about
@@ -208,8 +208,8 @@ def dead_relu_fraction(pre_acts):
 
 if __name__ == "__main__":  # validate against the solution, then time a 100M-parameter model's step
     import time
-    from backprop_traps.grader.loading.reference import load_solution
-    ref = load_solution("gradient_clinic")
+    from backprop_traps.kernels.cases.common import solution
+    ref = solution("gradient_clinic")
     rng = np.random.default_rng(0)
     shapes = [(768, 3072), (3072, 768)] * 4
     before = [rng.normal(size=s) for s in shapes]

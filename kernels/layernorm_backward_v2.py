@@ -32,9 +32,9 @@ import math
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import VECTOR, WARP, aligned, block_allsum2, bounded_jit, load4, store4, u64
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import VECTOR, WARP, aligned, block_allsum2, bounded_jit, load4, store4, u64
 
 BLOCKS = 512           # G: rows strided over this many blocks (4 a multiprocessor; the partials stay small)
 MAX_THREADS = 512      # a block's threads at most (D <= 2,048): ptxas keeps them to 128 registers

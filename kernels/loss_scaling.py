@@ -8,7 +8,7 @@ multi_tensor_apply) treat them. Three launches, and the host reads nothing back 
      ONCE, 4 at a time (a 64-bit load of their bits, a 128-bit store of the unscaled values):
      it writes each value divided by the scale, raises found_inf on an inf or NaN, and adds
      the square of every finite value to its running sum; a warp-shuffle block sum
-     (kernels/row_reduction.py) leaves one partial sum per block.
+     (kernels/common/row_reduction.py) leaves one partial sum per block.
   2. finish (one block): sums the partials into the global norm and the clip coefficient
      min(max_norm / (norm + 1e-6), 1), then applies the scaler's update rule to the scale and
      its growth counter, in place, on the device (what torch._amp_update_scale_ does).
@@ -38,12 +38,12 @@ a GPU, BACKPROP_TRAPS_REAL_GPU=1 python -m pytest tests/kernels/test_loss_scalin
 
 Check and time it: python -m backprop_traps.kernels.loss_scaling (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
-reference, and times them (kernels/self_check.py; the simulator without a GPU).
+reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.loss_scaling: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -52,9 +52,9 @@ import math
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.patterns import VECTOR, aligned, load4, store4, u64
-from backprop_traps.kernels.row_reduction import block_sum
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.common.patterns import VECTOR, aligned, load4, store4, u64
+from backprop_traps.kernels.common.row_reduction import block_sum
 
 THREADS_PER_BLOCK = 256
 MAX_BLOCKS = 1024
@@ -271,7 +271,7 @@ def amp_step(params, grads, loss, state, hparams, threads_per_block=THREADS_PER_
     return _split(d_params.copy_to_host(), params), new_state, clipped, skipped
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("loss_scaling"))

@@ -28,7 +28,7 @@ runs no float64 instruction.
 
 The launchers (``*_device``) take device arrays in their natural shapes, hand the kernels
 flat views (a ravel: no copy) and only launch: the benchmark times them and
-kernels/dry_run.py checks their grids at any size. A block's parameters (and their
+kernels/runtime/dry_run.py checks their grids at any size. A block's parameters (and their
 gradients) travel as ``Params``. The host functions at the bottom take and return numpy
 arrays.
 
@@ -36,7 +36,7 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_memory_budget_kernels.py
 Check and time it: python -m backprop_traps.kernels.memory_budget (from any folder) runs these
 kernels on the benchmark's tiny cases (kernels/cases/memory_budget.py) in float64 and float32
-against the solution notebook, and times them (kernels/self_check.py; the simulator without a
+against the solution notebook, and times them (kernels/runtime/self_check.py; the simulator without a
 GPU).
 
 Shapes: N rows, D features per half. x1, x2, y1, y2, t, dz: (N, D), flat (N * D,) inside the
@@ -45,7 +45,7 @@ kernels; Wf, Wg (D, D) flat (D * D,); bf, bg (D,).
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.memory_budget: no GPU? the simulator
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -54,7 +54,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.runtime.device import cuda
 
 THREADS_PER_BLOCK = 256
 MAX_BLOCKS = 8192  # grid-stride loops cover the rest: a 1-D grid, far under its limit
@@ -244,7 +244,7 @@ def revnet_loss_and_grads(blocks, x1, x2, t1, t2):
     return float(loss), grads
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("memory_budget"))

@@ -29,18 +29,18 @@ the float dtype: the zero and 1 / N the kernels need come in the arrays' dtype.
 
 Check and time it: python -m backprop_traps.kernels.mlp_backprop runs these kernels on the
 benchmark's tiny cases (vram_trap's: kernels/cases/vram_trap.py) in float64 and float32 against the solution notebook, the CPU
-reference, and times them (kernels/self_check.py; the simulator without a GPU).
+reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.mlp_backprop: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.runtime.device import cuda
 from backprop_traps.kernels.vram_trap import (backward_input, backward_params, linear_forward_device,
                                               linear_relu_forward_device, mse_loss_backward_device)
 
@@ -55,7 +55,7 @@ def _to_device(array):
 
 # ---------------------------------------------------------------- device arrays in, out
 # Every launch goes through kernels/vram_trap.py's launchers: their grids are the ones the
-# benchmark's cases and the launch-limit test (kernels/dry_run.py) check.
+# benchmark's cases and the launch-limit test (kernels/runtime/dry_run.py) check.
 
 def _forward_dev(d_x, d_W1, d_b1, d_W2, d_b2):
     """Kernels 1, 2: (out, h, mask) on the device."""
@@ -133,7 +133,7 @@ def mlp_loss_and_grads(x, y, W1, b1, W2, b2):
     return loss, _host(*_backward_dev(d_dout, d_x, d_mask, d_h, d_W1, d_W2))
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("mlp_backprop"))

@@ -1,70 +1,105 @@
-"""Numba CUDA kernels for a strided, zero-padded 1-D convolution, forward and backward.
+"""Numba CUDA kernels for a strided, zero-padded 1-D convolution, forward and backward: version 1.
 
 The GPU side of the per_step_update_trap question. The filter is shared by every output
 position and every example, so its gradient is a reduction over N * L_out terms for each
 of its C_out * C_in * K entries. These kernels do that reduction the way a GPU should:
-- Stage 1 (``*_partials_kernel``): each block sums its share of the terms (a part of the
-  batch's positions) into one partial sum per value, in registers and, for the bias, a
-  shared-memory tree (halve the active threads each round, log2(threads) rounds).
+
+- Stage 1 (``*_partials_kernel``): a grid of (values, P) blocks. Block (e, p) adds up its
+  share of value e's terms, one running sum per thread, then sums the block's threads in
+  shared memory as a tree (halve the active threads each round, log2(threads) rounds).
+  One partial sum per block goes to global memory.
 - Stage 2 (``sum_partials_kernel``): one block per value adds up its P partial sums with
   the same tree, and writes the value once.
+
 Why not one global ``cuda.atomic.add`` per term? All N * L_out terms of a weight would hit
 the same address, and the hardware serialises atomics on one address, so the "parallel"
-reduction runs one term at a time; and the order in which atomics land changes from run to
-run, so float sums would not be reproducible. The tree does the same additions in log
-depth, in a fixed order, and writes each result once; no kernel here uses atomics.
+reduction runs one term at a time (float64 atomicAdd is native from compute capability 6.0;
+it was a compare-and-swap loop only before that).
+The order in which atomics land also changes from run to run, so float sums would not be
+reproducible. The tree does the same additions in log depth, in a fixed order, and writes
+each result once; no kernel in this file uses atomics.
 
-Why tiles (issue 34 measured the first, one-thread-per-output kernels at 0-1% of copy
-bandwidth, 0.04x cuDNN): a convolution is a matrix product per example, out_n = W X_n with
-X_n the (C_in * K, L_out) window matrix. A block computes a 32-channel by 128-position tile
-of its output: it copies the inputs the tile needs into shared memory (a few channels at a
-time, every global element read once per block, neighbouring threads on neighbouring
-addresses), and each thread keeps a 4 x 4 tile of outputs in registers, so every value it
-takes from shared memory feeds 4 multiply-adds. The input gradient is the same product
-with W transposed (a gather: tap k of window t read input t * S + k - P), and the filter
-gradient a product of dout with X_n transposed, reduced over positions: a 32 x 32 x K tile
-per block, its positions in parts (stage 1). The static table (benchmarks/results/
-kernels_static.md) shows no local memory and no 64-bit division: the inner loops read shared
-memory only, through unsigned offsets. Kernels are made per (K, stride) (``tiled``).
+The input gradient needs no reduction across threads: each ``dx`` element gathers the
+(window, tap) pairs that read it, so every thread owns exactly one output element.
 
-Run: the launchers (``*_device``) take device arrays and only launch; host functions take
-and return numpy arrays in any float dtype (the first array's), under the simulator with
-``NUMBA_ENABLE_CUDASIM=1`` (tests/conftest.py sets it), else on the GPU. Tests:
-``python -m pytest tests/kernels/test_per_step_update_trap_kernels.py -q``; ``python -m
-backprop_traps.kernels.per_step_update_trap`` checks them on the benchmark's tiny cases
-against the solution notebook and times them (kernels/self_check.py).
+Version 2 (kernels/per_step_update_trap_v2.py) keeps this plan and makes it fast: issue 34
+measured these one-thread-per-output kernels at 0-1% of copy bandwidth, 0.04x cuDNN. There a
+convolution is a matrix product per example: a block computes a 32-channel by 128-position
+tile through shared memory, 4 x 4 outputs a thread in registers, and the filter gradient's
+stage 1 is a tiled product reduced over positions. The host functions below run either
+(version 2's are these, on its launchers).
+
+Run: the launchers (``*_device``) take device arrays and only launch (the benchmark times
+them, kernels/runtime/dry_run.py checks their grids); host functions take and return numpy
+arrays in any float dtype (results take the dtype of the first array argument; zeros come from ``arr.dtype.type(0)`` so float32 math
+is never promoted to float64). Under ``NUMBA_ENABLE_CUDASIM=1`` (set by tests/conftest.py
+before numba.cuda is imported) they run on the CPU simulator; without it, on the GPU.
+Tests (both versions): ``python -m pytest tests/kernels/test_per_step_update_trap_kernels.py -q``.
 
 Shapes: N batch, C_in / C_out input / output channels, L input length, K filter taps,
 S stride, P zero padding at each end, L_out = (L + 2P - K) // S + 1 output positions.
 x (N, C_in, L), w (C_out, C_in, K), b (C_out,), out and dout (N, C_out, L_out).
+
+Check and time it: python -m backprop_traps.kernels.per_step_update_trap (from any folder)
+runs both versions on the benchmark's tiny cases in float64 and float32 against the solution
+notebook, the CPU reference, and times them (kernels/runtime/self_check.py; the simulator
+without a GPU).
 """
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.per_step_update_trap: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
-import functools
 import math
+import sys
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import bounded_jit, i64, u64
+from backprop_traps.kernels.runtime.device import cuda
 
-THREADS_PER_BLOCK = 64   # the reductions' blocks: a power of two (the tree halves them)
-MAX_PARTIALS = 1024      # stage-1 parts per value, at most; stage 2 folds them
-TX, TY, R = 32, 8, 4     # the tiled kernels' block (TX, TY); each thread R x R outputs
-TILE_T, TILE_C = TX * R, TY * R  # a block's tile: 128 positions by 32 channels
-SHARED_BUDGET = 40 * 1024  # bytes of shared memory a tiled block may take, in float64
+# Launch config. A power of two: the tree reduction halves the active threads each round.
+THREADS_PER_BLOCK = 64
+# Stage-1 blocks per reduced value; stage 2 folds them with one block per value.
+MAX_PARTIALS = 64
+# Grid cap for the elementwise kernels, which grid-stride over whatever is left.
+MAX_BLOCKS = 4096
 
 
-# ---- the block reduction ---------------------------------------------------------------
+# ---- shared index math and the block reduction -------------------------------------
+
+@cuda.jit(device=True)
+def unflatten3(index, dim1, dim2):
+    """(i0, i1, i2) of a row-major flat index into an array of shape (_, dim1, dim2)."""
+    i2 = index % dim2
+    rest = index // dim2
+    return rest // dim1, rest % dim1, i2
+
+
+@cuda.jit(device=True)
+def input_index(padded, padding, length):
+    """Index into x read at padded position ``padded``, or -1 inside the zero padding."""
+    i = padded - padding
+    if i < 0 or i >= length:
+        return -1
+    return i
+
+
+@cuda.jit(device=True)
+def window_of_tap(padded, k, stride, out_length):
+    """The window t whose tap k reads padded position ``padded`` (t*S + k), or -1 if none."""
+    if padded < k or (padded - k) % stride != 0:
+        return -1
+    t = (padded - k) // stride
+    if t >= out_length:
+        return -1
+    return t
+
 
 @cuda.jit(device=True)
 def block_tree_sum(shared, tid):
-    """Sum shared[0:blockDim.x] into shared[0]. Every thread of the block calls it; the block is
-    a power of two up to THREADS_PER_BLOCK (the shared arrays' size: ``reduction_launch`` checks)."""
+    """Sum shared[0:blockDim.x] into shared[0]. Every thread of the block calls it; the block
+    is a power of two no larger than THREADS_PER_BLOCK (the shared arrays' size), which
+    ``reduction_launch`` checks on the host."""
     cuda.syncthreads()
     active = cuda.blockDim.x // 2
     while active > 0:
@@ -74,194 +109,85 @@ def block_tree_sum(shared, tid):
         active //= 2
 
 
-# ---- 1. forward, 2. backward-data, 3. backward-weight: tiled, made per (K, S) -----------
-
-def reduction_chunk(taps: int, stride: int) -> int:
-    """Channels per shared tile: the most (a power of two, up to 16) whose tiles fit SHARED_BUDGET."""
-    chunk = 16
-    while chunk > 1 and 8 * chunk * (TILE_T * stride + taps - 1 + TILE_C * taps) > SHARED_BUDGET:
-        chunk //= 2
-    return chunk
-
-
-def weight_tile(taps: int, stride: int) -> int:
-    """Positions per filter-gradient tile: the most (128 down to 8) whose 32-channel tiles fit."""
-    positions = TILE_T
-    while positions > 8 and 8 * TILE_C * (positions + positions * stride + taps - 1) > SHARED_BUDGET:
-        positions //= 2
-    return positions
-
-
-@functools.lru_cache(maxsize=None)
-def tiled(taps: int, stride: int):
-    """The tiled kernels for K = taps, S = stride: (forward, backward_data, weight_partials).
-    They take flat arrays and their sizes as u64 (``dims``): every index is an unsigned
-    offset, so no load pays Numba's stride arithmetic and negative-index check."""
-    K, S, CH, WT = taps, stride, reduction_chunk(taps, stride), weight_tile(taps, stride)
-    XS = TILE_T * S + K - 1        # input positions under a 128-position output tile
-    DS = TILE_T // S + K + 1       # output positions that read a 128-position input tile (a bound)
-    WXS = WT * S + K - 1           # input positions under the filter gradient's WT-position tile
-    CK, TK = CH * K, TILE_C * K    # filter tiles' row lengths (shared shapes: constants, not products)
-    UK, US, UR, UTX, UTY, UXS = u64(K), u64(S), u64(R), u64(TX), u64(TY), u64(XS)
-
-    @bounded_jit(256, 2)  # at most 128 registers a thread
-    def conv1d_forward_kernel(x, w, b, n_, c_in, length, c_out, l_out, padding, out):
-        # x: N*C_in*L; w: C_out*C_in*K; b: C_out; sizes: u64; padding: int; out: N*C_out*L_out.
-        # Grid (L_out tiles, C_out tiles, n strided). Thread (tx, ty): out[n, o0 + ty + 8a, t0 + tx + 32j].
-        xs = cuda.shared.array((CH, XS), x.dtype)             # x[n, c0 + c, t0 * S - P + p]
-        ws = cuda.shared.array((TILE_C, CK), x.dtype)         # w[o0 + o, c0 + c, k] at c * K + k
-        acc = cuda.local.array((R, R), x.dtype)               # registers: the loops unroll
-        tx, ty, zero = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y), x.dtype.type(0)
-        t0, o0 = u64(cuda.blockIdx.x * TILE_T), u64(cuda.blockIdx.y * TILE_C)
-        n = u64(cuda.blockIdx.z)
-        while n < n_:
-            for a in range(UR):
-                for j in range(UR):
-                    acc[a, j] = zero
-            for c0 in range(u64(0), c_in, u64(CH)):
-                for c in range(ty, u64(CH), UTY):              # the input tile, coalesced along p
-                    for p in range(tx, UXS, UTX):
-                        i = i64(t0 * US + p) - padding         # signed: the padding's zeros lie below 0
-                        ok = c0 + c < c_in and 0 <= i < i64(length)
-                        xs[c, p] = x[((n * c_in + c0 + c) * length) + u64(i)] if ok else zero
-                for o in range(ty, u64(TILE_C), UTY):          # the filter tile: contiguous c * K + k
-                    for r in range(tx, u64(CK), UTX):
-                        ok = o0 + o < c_out and c0 * UK + r < c_in * UK
-                        ws[o, r] = w[(o0 + o) * c_in * UK + c0 * UK + r] if ok else zero
-                cuda.syncthreads()
-                for c in range(min(u64(CH), c_in - c0)):       # the hot loop: shared memory only
-                    for k in range(UK):
-                        for a in range(UR):
-                            wv = ws[ty + UTY * a, c * UK + k]
-                            for j in range(UR):
-                                acc[a, j] += wv * xs[c, (tx + UTX * j) * US + k]
-                cuda.syncthreads()
-            for a in range(UR):
-                o = o0 + ty + UTY * a
-                for j in range(UR):
-                    t = t0 + tx + UTX * j
-                    if o < c_out and t < l_out:
-                        out[(n * c_out + o) * l_out + t] = acc[a, j] + b[o]
-            n += u64(cuda.gridDim.z)
-
-    @bounded_jit(256, 2)  # at most 128 registers a thread
-    def conv1d_backward_data_kernel(dout, w, n_, c_in, length, c_out, l_out, padding, dx):
-        # dout: N*C_out*L_out; w: C_out*C_in*K; sizes: u64; dx: N*C_in*L (written, a gather).
-        # Grid (L tiles, C_in tiles, n strided). Thread (tx, ty): dx[n, c0 + ty + 8a, i0 + tx + 32j].
-        ds = cuda.shared.array((CH, DS), dout.dtype)          # dout[n, o0 + o, t_first + q]
-        ws = cuda.shared.array((CH, TK), dout.dtype)          # w[o0 + o, c0 + c, k] at c * K + k
-        acc = cuda.local.array((R, R), dout.dtype)
-        tx, ty, zero = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y), dx.dtype.type(0)
-        i0, c0 = cuda.blockIdx.x * TILE_T, u64(cuda.blockIdx.y * TILE_C)
-        t_first = (i0 + padding - (K - 1)) // S                # the first window a tile input is in (a floor)
-        n = u64(cuda.blockIdx.z)
-        while n < n_:
-            for a in range(UR):
-                for j in range(UR):
-                    acc[a, j] = zero
-            for o0 in range(u64(0), c_out, u64(CH)):
-                for o in range(ty, u64(CH), UTY):
-                    for q in range(tx, u64(DS), UTX):
-                        t = t_first + i64(q)                   # signed: windows before the first are none
-                        ok = o0 + o < c_out and 0 <= t < i64(l_out)
-                        ds[o, q] = dout[(n * c_out + o0 + o) * l_out + u64(t)] if ok else zero
-                    for r in range(tx, u64(TK), UTX):
-                        ok = o0 + o < c_out and u64(c0) * UK + r < c_in * UK
-                        ws[o, r] = w[(o0 + o) * c_in * UK + c0 * UK + r] if ok else zero
-                cuda.syncthreads()
-                for o in range(min(u64(CH), c_out - o0)):
-                    for k in range(K):
-                        for j in range(UR):
-                            u = i0 + i64(tx + UTX * j) + padding - k  # tap k reads this input from window u / S
-                            if u % S == 0:
-                                dv = ds[o, u64(u // S - t_first)]
-                                for a in range(UR):
-                                    acc[a, j] += dv * ws[o, (ty + UTY * a) * UK + u64(k)]
-                cuda.syncthreads()
-            for a in range(UR):
-                c = c0 + ty + UTY * a
-                for j in range(UR):
-                    i = u64(i0) + tx + UTX * j
-                    if c < c_in and i < length:
-                        dx[(n * c_in + c) * length + i] = acc[a, j]
-            n += u64(cuda.gridDim.z)
-
-    @bounded_jit(256, 2)  # at most 128 registers a thread
-    def conv1d_backward_weight_partials_kernel(dout, x, n_, c_in, length, c_out, l_out, padding,
-                                               tiles_per_part, partials):
-        """Stage 1 for dw: thread (tx, ty) of part p sums, over the part's tiles of WT positions,
-        the terms of dw[o0 + ty + 16a, c0 + tx + 16j, k] (a, j in 0, 1); writes partials[value, p]
-        (flat: value * P + p)."""
-        dsh = cuda.shared.array((TILE_C, WT), x.dtype)        # dout[n, o0 + o, t0 + q]
-        xs = cuda.shared.array((TILE_C, WXS), x.dtype)        # x[n, c0 + c, t0 * S - P + q]
-        acc = cuda.local.array((2, 2, K), x.dtype)
-        tx, ty, zero = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y), x.dtype.type(0)
-        o0, c0, p = u64(cuda.blockIdx.x * TILE_C), u64(cuda.blockIdx.y * TILE_C), u64(cuda.blockIdx.z)
-        per_row = (l_out + u64(WT - 1)) // u64(WT)             # position tiles per example
-        first = p * tiles_per_part
-        n, tile = first // per_row, first % per_row            # once: then carried, no division in the loop
-        for a in range(2):
-            for j in range(2):
-                for k in range(K):
-                    acc[a, j, k] = zero
-        for _ in range(tiles_per_part):
-            if n < n_:                                         # the same for the whole block
-                t0 = tile * u64(WT)
-                for o in range(ty, u64(TILE_C), u64(16)):
-                    for q in range(tx, u64(WT), u64(16)):
-                        ok = o0 + o < c_out and t0 + q < l_out
-                        dsh[o, q] = dout[(n * c_out + o0 + o) * l_out + t0 + q] if ok else zero
-                for c in range(ty, u64(TILE_C), u64(16)):
-                    for q in range(tx, u64(WXS), u64(16)):
-                        i = i64(t0 * US + q) - padding
-                        ok = c0 + c < c_in and 0 <= i < i64(length)
-                        xs[c, q] = x[(n * c_in + c0 + c) * length + u64(i)] if ok else zero
-                cuda.syncthreads()
-                for q in range(min(u64(WT), l_out - t0)):      # shared memory only
-                    d0, d1 = dsh[ty, q], dsh[ty + u64(16), q]
-                    for k in range(UK):
-                        x0, x1 = xs[tx, q * US + k], xs[tx + u64(16), q * US + k]
-                        acc[0, 0, k] += d0 * x0
-                        acc[0, 1, k] += d0 * x1
-                        acc[1, 0, k] += d1 * x0
-                        acc[1, 1, k] += d1 * x1
-                cuda.syncthreads()
-            tile += u64(1)
-            if tile == per_row:
-                tile, n = u64(0), n + u64(1)
-        parts = u64(cuda.gridDim.z)
-        for a in range(2):
-            for j in range(2):
-                o, c = o0 + ty + u64(16 * a), c0 + tx + u64(16 * j)
-                if o < c_out and c < c_in:
-                    for k in range(UK):
-                        partials[((o * c_in + c) * UK + k) * parts + p] = acc[a, j, k]
-
-    return conv1d_forward_kernel, conv1d_backward_data_kernel, conv1d_backward_weight_partials_kernel
-
-
-# ---- the bias's stage 1, and stage 2 of both ------------------------------------------------
+# ---- 1. forward: one thread per output element --------------------------------------
 
 @cuda.jit
-def conv1d_backward_bias_partials_kernel(dout, partials):
-    """Stage 1 for db: block (o, p) sums rows dout[n, o, :] of the examples n = p, p + P, ...
-    (each row read along its contiguous axis), then the block's threads as a tree."""
+def conv1d_forward_kernel(x, w, b, stride, padding, out):
+    N, C_in, L = x.shape
+    C_out, _, K = w.shape
+    L_out = out.shape[2]
+    for index in range(cuda.grid(1), N * C_out * L_out, cuda.gridsize(1)):
+        n, o, t = unflatten3(index, C_out, L_out)
+        acc = b[o]
+        for c in range(C_in):
+            for k in range(K):
+                i = input_index(t * stride + k, padding, L)
+                if i >= 0:
+                    acc += w[o, c, k] * x[n, c, i]
+        out[n, o, t] = acc
+
+
+# ---- 2. backward-data: a gather, one thread per dx element --------------------------
+
+@cuda.jit
+def conv1d_backward_data_kernel(dout, w, stride, padding, dx):
+    N, C_in, L = dx.shape
+    C_out, _, K = w.shape
+    L_out = dout.shape[2]
+    for index in range(cuda.grid(1), N * C_in * L, cuda.gridsize(1)):
+        n, c, i = unflatten3(index, C_in, L)
+        acc = dx.dtype.type(0)
+        for k in range(K):
+            # tap k of window t read this input; no flip: the same w[o, c, k] comes back
+            t = window_of_tap(i + padding, k, stride, L_out)
+            if t >= 0:
+                for o in range(C_out):
+                    acc += dout[n, o, t] * w[o, c, k]
+        dx[n, c, i] = acc
+
+
+# ---- 3. backward-weight and bias: two-stage tree reduction over batch and positions --
+
+@cuda.jit
+def conv1d_backward_weight_partials_kernel(dout, x, kernel_size, stride, padding, partials):
+    """Stage 1 for dw: block (e, p) sums its share of weight e's N * L_out terms.
+
+    partials: (C_out * C_in * K, P); term r is (n, t) = (r // L_out, r % L_out).
+    """
     shared = cuda.shared.array(THREADS_PER_BLOCK, dtype=partials.dtype)
     tid = cuda.threadIdx.x
-    N, _, L_out = dout.shape
-    o, p = cuda.blockIdx.x, cuda.blockIdx.y
+    N, C_in, L = x.shape
+    L_out = dout.shape[2]
+    o, c, k = unflatten3(cuda.blockIdx.x, C_in, kernel_size)
     acc = partials.dtype.type(0)
-    n = p
-    while n < N:                                  # while, not range(): no division to count the steps
-        t = tid
-        while t < L_out:
-            acc += dout[n, o, t]
-            t += cuda.blockDim.x
-        n += cuda.gridDim.y
+    first = cuda.blockIdx.y * cuda.blockDim.x + tid
+    for r in range(first, N * L_out, cuda.gridDim.y * cuda.blockDim.x):
+        n = r // L_out
+        t = r % L_out
+        i = input_index(t * stride + k, padding, L)
+        if i >= 0:
+            acc += dout[n, o, t] * x[n, c, i]
     shared[tid] = acc
     block_tree_sum(shared, tid)
     if tid == 0:
-        partials[o, p] = shared[0]
+        partials[cuda.blockIdx.x, cuda.blockIdx.y] = shared[0]
+
+
+@cuda.jit
+def conv1d_backward_bias_partials_kernel(dout, partials):
+    """Stage 1 for db: block (o, p) sums its share of the N * L_out entries dout[:, o, :]."""
+    shared = cuda.shared.array(THREADS_PER_BLOCK, dtype=partials.dtype)
+    tid = cuda.threadIdx.x
+    N, _, L_out = dout.shape
+    o = cuda.blockIdx.x
+    acc = partials.dtype.type(0)
+    first = cuda.blockIdx.y * cuda.blockDim.x + tid
+    for r in range(first, N * L_out, cuda.gridDim.y * cuda.blockDim.x):
+        acc += dout[r // L_out, o, r % L_out]
+    shared[tid] = acc
+    block_tree_sum(shared, tid)
+    if tid == 0:
+        partials[o, cuda.blockIdx.y] = shared[0]
 
 
 @cuda.jit
@@ -282,119 +208,113 @@ def sum_partials_kernel(partials, totals):
 # ---- launchers: device arrays in, launched -------------------------------------------
 
 def reduction_launch(kernel, grid, threads=THREADS_PER_BLOCK):
-    """``kernel[grid, threads]`` for the tree reductions: a power of two up to THREADS_PER_BLOCK."""
+    """``kernel[grid, threads]`` for the three reduction kernels, refusing a block their tree
+    and shared arrays cannot take: a power of two, at most THREADS_PER_BLOCK."""
     if threads < 1 or threads > THREADS_PER_BLOCK or threads & (threads - 1):
         raise ValueError(f"a reduction block must be a power of two up to {THREADS_PER_BLOCK} threads, got {threads}")
     return kernel[grid, threads]
 
 
+def _elementwise_blocks(total):
+    return max(1, min(math.ceil(total / THREADS_PER_BLOCK), MAX_BLOCKS))
+
+
 def partials_per_value(terms):
-    """Stage-1 parts per value: one per 128 of the N * L_out terms, at most MAX_PARTIALS."""
-    return max(1, min(math.ceil(terms / TILE_T), MAX_PARTIALS))
+    """Stage-1 blocks per reduced value: enough for one term per thread, at most MAX_PARTIALS."""
+    return max(1, min(math.ceil(terms / THREADS_PER_BLOCK), MAX_PARTIALS))
 
 
-def _flat(a):
-    return a.reshape(a.size)
-
-
-def dims(n, c_in, length, c_out, l_out):
-    return tuple(u64(v) for v in (n, c_in, length, c_out, l_out))  # the tiled kernels' sizes
-
-
-def _tile_grid(length, channels, n):
-    """(length tiles, channel tiles, examples): examples capped at 65,535 (the kernels stride)."""
-    return max(1, math.ceil(length / TILE_T)), max(1, math.ceil(channels / TILE_C)), max(1, min(n, MAX_GRID[2]))
+def bias_parts(n: int, l_out: int) -> int:
+    """The bias's stage-1 blocks per channel: as ``partials_per_value`` over its N * L_out terms."""
+    return partials_per_value(n * l_out)
 
 
 def conv1d_forward_device(d_x, d_w, d_b, stride, padding, d_out):
-    """Kernel 1: d_out (N, C_out, L_out), 128 x 32 tiles."""
-    (N, C_in, L), (_, C_out, L_out) = d_x.shape, d_out.shape
-    forward = tiled(d_w.shape[2], int(stride))[0]
-    forward[_tile_grid(L_out, C_out, N), (TX, TY)](
-        _flat(d_x), _flat(d_w), d_b, *dims(N, C_in, L, C_out, L_out), int(padding), _flat(d_out))
+    """Kernel 1: d_out (N, C_out, L_out); grid-stride, at most MAX_BLOCKS blocks."""
+    conv1d_forward_kernel[_elementwise_blocks(d_out.size), THREADS_PER_BLOCK](
+        d_x, d_w, d_b, int(stride), int(padding), d_out)
 
 
 def conv1d_backward_data_device(d_dout, d_w, stride, padding, d_dx):
-    """Kernel 2: d_dx (N, C_in, L), gathered, 128 x 32 tiles."""
-    (N, C_in, L), (_, C_out, L_out) = d_dx.shape, d_dout.shape
-    backward_data = tiled(d_w.shape[2], int(stride))[1]
-    backward_data[_tile_grid(L, C_in, N), (TX, TY)](
-        _flat(d_dout), _flat(d_w), *dims(N, C_in, L, C_out, L_out), int(padding), _flat(d_dx))
+    """Kernel 2: d_dx (N, C_in, L), gathered."""
+    conv1d_backward_data_kernel[_elementwise_blocks(d_dx.size), THREADS_PER_BLOCK](
+        d_dout, d_w, int(stride), int(padding), d_dx)
 
 
 def conv1d_backward_weight_device(d_dout, d_x, kernel_size, stride, padding, d_partials, d_dw, threads=THREADS_PER_BLOCK):
     """Kernel 3, both stages: d_dw (C_out * C_in * K,) through d_partials (C_out * C_in * K, P).
-    Stage 1's grid (C_out tiles, C_in tiles, P), P <= MAX_PARTIALS; each part takes a run of
-    the N * ceil(L_out / WT) position tiles (``weight_tile``)."""
-    (N, C_out, L_out), (_, C_in, L) = d_dout.shape, d_x.shape
-    parts = d_partials.shape[1]
-    tiles = N * math.ceil(L_out / weight_tile(int(kernel_size), int(stride)))
-    partials_kernel = tiled(int(kernel_size), int(stride))[2]
-    partials_kernel[(math.ceil(C_out / TILE_C), math.ceil(C_in / TILE_C), parts), (16, 16)](
-        _flat(d_dout), _flat(d_x), *dims(N, C_in, L, C_out, L_out), int(padding), u64(math.ceil(tiles / parts)),
-        _flat(d_partials))
+    Grid (values, P): values <= 2**31 - 1 along x, P <= MAX_PARTIALS along y."""
+    reduction_launch(conv1d_backward_weight_partials_kernel, d_partials.shape, threads)(
+        d_dout, d_x, int(kernel_size), int(stride), int(padding), d_partials)
     reduction_launch(sum_partials_kernel, d_partials.shape[0], threads)(d_partials, d_dw)
 
 
 def conv1d_backward_bias_device(d_dout, d_partials, d_db, threads=THREADS_PER_BLOCK):
-    """Kernel 3's bias, both stages: d_db (C_out,) through d_partials (C_out, P), P <= 65,535."""
+    """Kernel 3's bias, both stages: d_db (C_out,) through d_partials (C_out, P)."""
     reduction_launch(conv1d_backward_bias_partials_kernel, d_partials.shape, threads)(d_dout, d_partials)
     reduction_launch(sum_partials_kernel, d_partials.shape[0], threads)(d_partials, d_db)
 
 
-# ---- host functions: numpy in, numpy out ---------------------------------------------
+# ---- host functions: numpy in, numpy out (either version) ------------------------------
+
+def _launchers(launchers):
+    """The module whose launchers run: this one (None), or version 2's, which calls these host
+    functions with itself (kernels/per_step_update_trap_v2.py imports this module, not the reverse)."""
+    return sys.modules[__name__] if launchers is None else launchers
+
 
 def _as(a, dtype):
     return np.ascontiguousarray(a, dtype=dtype)
 
 
-def conv1d_forward(x, w, b, stride, padding):
+def conv1d_forward(x, w, b, stride, padding, launchers=None):
     """out (N, C_out, L_out) = conv1d(x, w, b), cross-correlation like torch's."""
     x = np.ascontiguousarray(x)
     (N, _, L), (C_out, _, K) = x.shape, w.shape
     d_out = cuda.device_array((N, C_out, (L + 2 * padding - K) // stride + 1), dtype=x.dtype)
-    conv1d_forward_device(cuda.to_device(x), cuda.to_device(_as(w, x.dtype)), cuda.to_device(_as(b, x.dtype)),
-                          stride, padding, d_out)
+    _launchers(launchers).conv1d_forward_device(cuda.to_device(x), cuda.to_device(_as(w, x.dtype)),
+                                                cuda.to_device(_as(b, x.dtype)), stride, padding, d_out)
     return d_out.copy_to_host()
 
 
-def conv1d_backward_data(dout, w, input_length, stride, padding):
+def conv1d_backward_data(dout, w, input_length, stride, padding, launchers=None):
     """dx (N, C_in, L) with L = input_length, gathered: no two threads write one element."""
     dout = np.ascontiguousarray(dout)
     d_dx = cuda.device_array((dout.shape[0], w.shape[1], int(input_length)), dtype=dout.dtype)
-    conv1d_backward_data_device(cuda.to_device(dout), cuda.to_device(_as(w, dout.dtype)), stride, padding, d_dx)
+    _launchers(launchers).conv1d_backward_data_device(cuda.to_device(dout), cuda.to_device(_as(w, dout.dtype)),
+                                                      stride, padding, d_dx)
     return d_dx.copy_to_host()
 
 
-def conv1d_backward_weight(dout, x, kernel_size, stride, padding):
+def conv1d_backward_weight(dout, x, kernel_size, stride, padding, launchers=None):
     """dw (C_out, C_in, K): for each weight, the sum over batch and positions, in two stages."""
     x = np.ascontiguousarray(x)
     (N, C_in, _), (_, C_out, L_out) = x.shape, dout.shape
-    values = C_out * C_in * int(kernel_size)
-    d_partials = cuda.device_array((values, partials_per_value(N * L_out)), dtype=x.dtype)
+    values, launch = C_out * C_in * int(kernel_size), _launchers(launchers)
+    d_partials = cuda.device_array((values, launch.partials_per_value(N * L_out)), dtype=x.dtype)
     d_dw = cuda.device_array(values, dtype=x.dtype)
-    conv1d_backward_weight_device(cuda.to_device(_as(dout, x.dtype)), cuda.to_device(x), kernel_size, stride,
-                                  padding, d_partials, d_dw)
+    launch.conv1d_backward_weight_device(cuda.to_device(_as(dout, x.dtype)), cuda.to_device(x), kernel_size, stride,
+                                         padding, d_partials, d_dw)
     return d_dw.copy_to_host().reshape(C_out, C_in, int(kernel_size))
 
 
-def conv1d_backward_bias(dout):
+def conv1d_backward_bias(dout, launchers=None):
     """db (C_out,): the sum of dout over batch and positions, in two stages."""
     dout = np.ascontiguousarray(dout)
-    N, C_out, _ = dout.shape
-    d_partials = cuda.device_array((C_out, max(1, min(N, MAX_PARTIALS))), dtype=dout.dtype)
+    (N, C_out, L_out), launch = dout.shape, _launchers(launchers)
+    d_partials = cuda.device_array((C_out, launch.bias_parts(N, L_out)), dtype=dout.dtype)
     d_db = cuda.device_array(C_out, dtype=dout.dtype)
-    conv1d_backward_bias_device(cuda.to_device(dout), d_partials, d_db)
+    launch.conv1d_backward_bias_device(cuda.to_device(dout), d_partials, d_db)
     return d_db.copy_to_host()
 
 
-def conv1d_backward(dout, x, w, stride, padding):
+def conv1d_backward(dout, x, w, stride, padding, launchers=None):
     """(dx, dw, db), the same contract as the solution's conv1d_backward."""
-    return (conv1d_backward_data(dout, w, x.shape[2], stride, padding),
-            conv1d_backward_weight(dout, x, w.shape[2], stride, padding), conv1d_backward_bias(dout))
+    return (conv1d_backward_data(dout, w, x.shape[2], stride, padding, launchers),
+            conv1d_backward_weight(dout, x, w.shape[2], stride, padding, launchers),
+            conv1d_backward_bias(dout, launchers))
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
-    import sys
-    from backprop_traps.kernels.self_check import main
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("per_step_update_trap"))

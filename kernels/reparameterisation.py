@@ -27,12 +27,12 @@ dlogits (N, K); tau a float > 0. Math runs in the logits' dtype (float32 or floa
 
 Check and time it: python -m backprop_traps.kernels.reparameterisation (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
-reference, and times them (kernels/self_check.py; the simulator without a GPU).
+reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.reparameterisation: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -41,11 +41,11 @@ import math
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
 
-from backprop_traps.kernels.patterns import u64
-from backprop_traps.kernels.row_reduction import block_max_sum, block_sum, online_add
+from backprop_traps.kernels.common.patterns import u64
+from backprop_traps.kernels.common.row_reduction import block_max_sum, block_sum, online_add
 
 THREADS_PER_BLOCK = 256
 
@@ -81,7 +81,7 @@ def forward_kernel(threads_per_block: int, dtype: np.dtype):
             s = zero
             for j in range(u64(tid), k, u64(tpb)):
                 m, s = online_add(m, s, (logits[base + j] + gumbel[base + j]) * inv_tau, one)
-            row_max, total = block_max_sum(shared_m, shared_s, m, s, tid, tpb)  # kernels/row_reduction.py
+            row_max, total = block_max_sum(shared_m, shared_s, m, s, tid, tpb)  # kernels/common/row_reduction.py
             for j in range(u64(tid), k, u64(tpb)):  # pass 2: h again, from the inputs, never stored
                 y[base + j] = math.exp((logits[base + j] + gumbel[base + j]) * inv_tau - row_max) / total
             cuda.syncthreads()  # the row's max and sum are read by all before the next tree
@@ -170,7 +170,7 @@ def gumbel_softmax_backward(dy, y, tau, threads_per_block=THREADS_PER_BLOCK):
     return dlogits.copy_to_host()
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("reparameterisation"))

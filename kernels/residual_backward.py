@@ -20,14 +20,14 @@ index pays.
 
 Version 2 (kernels/residual_backward_v2.py) keeps this plan and makes it fast: kernels 1-5 as
 tiled products (64 x 64 outputs a block through shared memory, 4 x 4 a thread in registers:
-kernels/tiled_matmul.py) with the ReLU, the identity and the gate in their epilogues, and the
+kernels/common/tiled_matmul.py) with the ReLU, the identity and the gate in their epilogues, and the
 norms in two stages, many blocks a layer then a warp a layer (one block a layer is 9 blocks at
 the benchmark's LARGE size: the static table predicts 1% of copy bandwidth). The host
 functions below run either (``version``).
 
 The launchers (``*_device``) take device arrays in their natural shapes, hand the kernels
 flat views of them (a ravel of a C-ordered array: no copy) and only launch: the benchmark
-times them and kernels/dry_run.py checks their grids at any size. ``block_forward_device``
+times them and kernels/runtime/dry_run.py checks their grids at any size. ``block_forward_device``
 and ``block_backward_device`` are one block's launches together (question 22's gated block
 reuses the single ones). The host functions at the bottom take and return numpy arrays, as
 the solution notebook's do; the backward recomputes each block's a from the state it is
@@ -38,7 +38,7 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_residual_backward_kernels.py
 Check and time it: python -m backprop_traps.kernels.residual_backward (from any folder) runs
 these kernels on the benchmark's tiny cases (kernels/cases/residual_backward.py) in float64
-and float32 against the solution notebook, and times them (kernels/self_check.py; the
+and float32 against the solution notebook, and times them (kernels/runtime/self_check.py; the
 simulator without a GPU).
 
 Shapes: L blocks, N rows, D features, H hidden units. x, h, g, dh (N, D); W1 (D, H); W2 (H, D);
@@ -48,7 +48,7 @@ dtype (the zero and the skip come in it).
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.residual_backward: no GPU? the simulator first
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -58,7 +58,7 @@ from types import SimpleNamespace
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.runtime.device import cuda
 
 THREADS = 128         # elementwise launches: a 1-D grid, one thread per output entry
 REDUCE_THREADS = 128  # kernel 6: a power of two, the tree halves it
@@ -302,7 +302,7 @@ def gradient_norms(dout, x, weights, version=1):
                  for skip in (True, False))
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("residual_backward"))

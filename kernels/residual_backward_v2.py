@@ -10,18 +10,18 @@ that holds 270,336 (the static table predicts 1% of copy bandwidth). What change
             2. output_forward_kernel: h' = skip * h + a W2, the identity in the epilogue.
   backward  3. hidden_backward_kernel: dz = (g W2^T) * [a > 0], W2^T read as W2 lies.
             4. input_backward_kernel: dh = skip * g + dz W1^T, W1^T read as W1 lies.
-            5. dW1 = h^T dz and dW2 = a^T g: kernels/tiled_matmul.py's ``matmul`` with A^T read
+            5. dW1 = h^T dz and dW2 = a^T g: kernels/common/tiled_matmul.py's ``matmul`` with A^T read
                as A lies; few output tiles (8 x 32 at LARGE) and a long shared axis (the N
                rows) split over grid z, the partials added in a fixed order (split-K).
   norms     6. layer_partials_kernel: G blocks a layer (grid (G, L + 1)), 4 entries a thread in
-               128-bit loads, the block's sum by warp shuffles (kernels/patterns.py's block_sum)
+               128-bit loads, the block's sum by warp shuffles (kernels/common/patterns.py's block_sum)
                into partials (L + 1, G); then sum_parts_kernel: a warp per layer adds its G
                partials, lanes then shuffles. No atomics: the same bits every run.
 
-Kernels 1-4 are kernels/tiled_matmul.py's tile (``product_tile``: 64 x 64 outputs a block
+Kernels 1-4 are kernels/common/tiled_matmul.py's tile (``product_tile``: 64 x 64 outputs a block
 through shared memory, 4 x 4 a thread in registers) and an epilogue of their own; the
 identity stays one multiply-add there, as in version 1. Every index is an unsigned offset
-into a flat array (kernels/patterns.py). What the static table predicts
+into a flat array (kernels/common/patterns.py). What the static table predicts
 (benchmarks/results/kernels_static.md): global loads only in the tile copies, no local
 memory, no 64-bit division in a loop, at most 128 registers; the norms 128-bit loads and
 half a million threads at LARGE.
@@ -37,10 +37,10 @@ from __future__ import annotations
 
 import math
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import VECTOR, WARP, aligned, block_sum, bounded_jit, load4, u64, warp_sum
-from backprop_traps.kernels.tiled_matmul import BM, BN, R, T, THREADS, TILE_A, TILE_B, grid, matmul, product_tile
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import VECTOR, WARP, aligned, block_sum, bounded_jit, load4, u64, warp_sum
+from backprop_traps.kernels.common.tiled_matmul import BM, BN, R, T, THREADS, TILE_A, TILE_B, grid, matmul, product_tile
 
 NORM_THREADS = 256         # kernel 6's block: whole warps (block_sum)
 NORM_TARGET_BLOCKS = 2048  # kernel 6's blocks over all layers: 8 of 256 threads a multiprocessor, twice

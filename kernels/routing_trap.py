@@ -23,7 +23,7 @@ padding, Ho = (H - k) // s + 1, Wo = (W - k) // s + 1. argmax holds the flat ind
 h * W + w inside the (H, W) plane, as torch.nn.functional.max_pool2d(return_indices=True).
 
 Run: the launchers (``*_device``) take device arrays and only launch: the benchmark times
-them and the dry run checks their grids (kernels/dry_run.py). The host functions at the
+them and the dry run checks their grids (kernels/runtime/dry_run.py). The host functions at the
 bottom take and return numpy arrays, with the same arguments and results as the solution
 notebook's functions. On a machine with no GPU set
 NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does) to run them in
@@ -31,20 +31,25 @@ Numba's CUDA simulator; on a GPU they compile for the device. The kernels are ge
 the float dtype: scalars they need (zero, 1 / (k * k)) are passed in x's dtype, so float32
 math is not promoted to float64.
 
+Version 2 (kernels/routing_trap_v2.py) keeps these kernels' plan and makes them fast: a 3-D
+grid and flat arrays with unsigned offsets (no division to find an element), the window
+compiled in, and an s x s cell a thread in the backward passes (issue 34 measured this
+file's gather at 5% of copy bandwidth).
+
 Check and time it: python -m backprop_traps.kernels.routing_trap (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
-reference, and times them (kernels/self_check.py; the simulator without a GPU).
+reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.routing_trap: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.runtime.device import cuda
 
 THREADS_PER_BLOCK = 128  # the one launch config: a 1-D grid, one thread per element
 
@@ -297,7 +302,7 @@ def avgpool2d_backward(dout, input_shape, kernel_size, stride):
     return d_dx.copy_to_host()
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("routing_trap"))

@@ -8,7 +8,7 @@ argmax about four times per input, ran at 5% of copy bandwidth. What changed:
 
   - a 3-D grid, (32, 8) threads along (w, h) of a plane and planes n * C + c along z (strided
     past 65,535): no thread divides to find its element;
-  - flat arrays indexed with unsigned offsets (``plane * H * W + h * W + w``, kernels/patterns.py):
+  - flat arrays indexed with unsigned offsets (``plane * H * W + h * W + w``, kernels/common/patterns.py):
     one add and one load each, no stride arithmetic, no negative-index check. The issue's own
     trial of this alone took the training forward from 0.63x to 1.06x PyTorch;
   - the window (k, s) is compiled in (``pool_kernels``), so its loops unroll;
@@ -34,9 +34,9 @@ from __future__ import annotations
 import functools
 import math
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import i64, u64
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import i64, u64
 
 BLOCK = (32, 8)   # threads along (w, h) of a plane
 

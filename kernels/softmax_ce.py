@@ -5,7 +5,7 @@ ONLINE max and sum: a running max ``m`` and a running sum ``s = sum exp(x - m)``
 rescaled by ``exp(m_old - m_new)`` whenever the max grows, so no exp ever sees a
 positive argument (finite for |logits| ~ 1e4). Warp shuffles, then one shared slot per
 warp, merge the threads' ``(m, s)`` pairs into the row's ``logsumexp = m + log(s)``; both
-steps are the device helpers of kernels/row_reduction.py, shared with
+steps are the device helpers of kernels/common/row_reduction.py, shared with
 kernels/reparameterisation.py. The row is read through unsigned offsets into the flat
 logits (issue 34: no stride arithmetic or negative-index check on a load).
 A label outside [0, K): softmax_cross_entropy refuses it (ValueError); launched on device
@@ -32,12 +32,12 @@ The math is done in the logits' dtype (float32 or float64).
 
 Check and time it: python -m backprop_traps.kernels.softmax_ce (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
-reference, and times them (kernels/self_check.py; the simulator without a GPU).
+reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.softmax_ce: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -46,10 +46,10 @@ import math
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import i64, u64
-from backprop_traps.kernels.row_reduction import block_max_sum, online_add
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import i64, u64
+from backprop_traps.kernels.common.row_reduction import block_max_sum, online_add
 
 THREADS_PER_BLOCK = 256
 MAX_GRID_X = MAX_GRID[0]  # one block per row up to here; past it, blocks take several rows
@@ -85,7 +85,7 @@ def _fused_kernel(threads_per_block: int, dtype: np.dtype):
             for j in range(u64(tid), n_classes, u64(tpb)):
                 m, s = online_add(m, s, logits[base + j], one)
 
-            # The TPB pairs merged by warp shuffles (kernels/row_reduction.py).
+            # The TPB pairs merged by warp shuffles (kernels/common/row_reduction.py).
             row_max, total = block_max_sum(shared_m, shared_s, m, s, tid, tpb)
             log_sum = math.log(total)
 
@@ -150,7 +150,7 @@ def softmax_cross_entropy(logits, labels, inplace=False, threads_per_block=THREA
     return float(d_losses.copy_to_host().mean()), d_dlogits.copy_to_host()
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("softmax_ce"))

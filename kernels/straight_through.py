@@ -47,19 +47,19 @@ float32 math is not promoted to float64.
 
 Check and time it: python -m backprop_traps.kernels.straight_through (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
-reference, and times them (kernels/self_check.py; the simulator without a GPU).
+reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.straight_through: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.patterns import aligned, load4, store4, u64
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.common.patterns import aligned, load4, store4, u64
 
 THREADS_PER_BLOCK = 256
 MAX_BLOCKS = 132 * 16    # a grid that fills an H100 or H200 (8 blocks of 256 a multiprocessor), twice
@@ -207,7 +207,7 @@ def fake_quant_backward(dout, mask):
     return d_dx.copy_to_host().reshape(dout.shape)
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("straight_through"))

@@ -30,7 +30,7 @@ Bytes a ReLU layer saves for its backward pass, per layer:
 for dW; mlp_loss_and_grads keeps only every segment_size-th of those and recomputes the rest.
 
 Run: the launchers (``*_device``, ``backward_input``, ``backward_params``) take device arrays
-and only launch: the benchmark times them and kernels/dry_run.py checks their grids at any
+and only launch: the benchmark times them and kernels/runtime/dry_run.py checks their grids at any
 size. The host functions at the bottom take and return numpy arrays. On a machine with no
 GPU set NUMBA_ENABLE_CUDASIM=1 before numba is imported (tests/conftest.py does) to run them
 in Numba's CUDA simulator; on a GPU they compile for the device. The kernels are generic
@@ -38,21 +38,26 @@ over the float dtype: the zero and 1 / N they need are passed in the arrays' dty
 float32 math is not promoted to float64. They are plain loops, written to be read: a
 reference for the memory schedule, not a fast GEMM.
 
+Version 2 (kernels/vram_trap_v2.py) computes the same layers as tiled matrix products
+(kernels/common/tiled_matmul.py: 64 x 64 tiles through shared memory, 4 x 4 outputs a thread),
+the layer's own work in the tile copies and the epilogue (issue 34 measured this file's kernels
+under gradient accumulation at 0.10x PyTorch).
+
 Check and time it: python -m backprop_traps.kernels.vram_trap (from any folder) runs these kernels on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
-reference, and times them (kernels/self_check.py; the simulator without a GPU).
+reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.vram_trap: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
 
 THREADS_PER_BLOCK = 128  # elementwise launches: a 1-D grid, one thread per flat index
 TILE, ROWS = 32, 4       # kernel 3's block: TILE threads along i, ROWS rows of the batch
@@ -386,7 +391,7 @@ def mlp_loss_and_grads(params, x, y, segment_size):
     return loss, grads
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("vram_trap"))

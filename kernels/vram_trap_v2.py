@@ -3,7 +3,7 @@
 Version 1 (kernels/vram_trap.py) computes each output with one thread reading a row of h and
 a column of W straight from global memory; it teaches the memory schedule (the bit mask,
 one writer a byte) and issue 34 measured gradient accumulation's MLP on it at 0.10x PyTorch.
-Here each kernel is the tiled product of kernels/tiled_matmul.py (64 x 64 output tiles
+Here each kernel is the tiled product of kernels/common/tiled_matmul.py (64 x 64 output tiles
 through shared memory, 4 x 4 a thread in registers, unsigned offsets), with the layer's own
 work folded into the tile copies and the epilogue:
 
@@ -33,11 +33,11 @@ import math
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import WARP, bounded_jit, u32, u64, warp_sum
-from backprop_traps.kernels.tiled_matmul import (BK, BM, BN, R, T, THREADS, TILE_A, TILE_B, grid, load_cols, load_rows,
-                                                multiply_tiles)
+from backprop_traps.kernels.common.patterns import WARP, bounded_jit, u32, u64, warp_sum
+from backprop_traps.kernels.common.tiled_matmul import (BK, BM, BN, R, T, THREADS, TILE_A, TILE_B, grid, load_rows,
+                                                        multiply_tiles, product_tile)
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
 from backprop_traps.kernels.vram_trap import THREADS_PER_BLOCK, linear_params_sum_kernel, partials_shape
 
 
@@ -97,23 +97,17 @@ def clear(acc, zero):
 def linear_relu_forward_kernel(h, W, b, a, mask, n_rows, d_in, d_out):
     # h: N*D_in, W: D_in*D_out, b: D_out; a: N*D_out, mask: ceil(N*D_out/8) (written); sizes u64.
     # Grid (D_out / 64, N / 64 strided): thread (tx, ty) a[m0 + ty + 16i, n0 + tx + 16j].
-    h_tile = cuda.shared.array(TILE_A, h.dtype)
-    w_tile = cuda.shared.array(TILE_B, h.dtype)
-    on = cuda.shared.array((BM, BN), np.uint8)             # z > 0 for the block's outputs
+    a_tile = cuda.shared.array(TILE_A, h.dtype)
+    b_tile = cuda.shared.array(TILE_B, h.dtype)
     acc = cuda.local.array((R, R), h.dtype)
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
     tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, h.dtype.type(0)
-    n0 = u64(cuda.blockIdx.x * BN)
+    n0, m0 = u64(cuda.blockIdx.x * BN), u64(cuda.blockIdx.y * BM)
+    on = cuda.shared.array((BM, BN), np.uint8)             # z > 0 for the block's outputs
     width = min(u64(BN), d_out - n0)                       # this block's columns
-    m0 = u64(cuda.blockIdx.y * BM)
-    while m0 < n_rows:
-        clear(acc, zero)
-        for k0 in range(u64(0), d_in, u64(BK)):
-            load_rows(h_tile, h, n_rows, d_in, m0, k0, tid, zero, d_in)
-            load_cols(w_tile, W, d_in, d_out, k0, n0, tid, zero)
-            cuda.syncthreads()
-            multiply_tiles(h_tile, w_tile, acc, tx, ty)
-            cuda.syncthreads()
+    while m0 < n_rows:                                     # the same for the whole block
+        product_tile(acc, a_tile, b_tile, h, W, False, False, n_rows, d_out, u64(0), d_in, d_in, m0, n0, tid, tx, ty,
+                     zero)
         for i in range(R):
             m = m0 + ty + u64(16 * i)
             for j in range(R):
@@ -148,21 +142,15 @@ def linear_relu_forward_kernel(h, W, b, a, mask, n_rows, d_in, d_out):
 @bounded_jit(T * T, 2)
 def linear_forward_kernel(h, W, b, z, n_rows, d_in, d_out):
     # h: N*D_in, W: D_in*D_out, b: D_out; z: N*D_out (written); sizes u64. Grid as kernel 1.
-    h_tile = cuda.shared.array(TILE_A, h.dtype)
-    w_tile = cuda.shared.array(TILE_B, h.dtype)
+    a_tile = cuda.shared.array(TILE_A, h.dtype)
+    b_tile = cuda.shared.array(TILE_B, h.dtype)
     acc = cuda.local.array((R, R), h.dtype)
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
     tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, h.dtype.type(0)
-    n0 = u64(cuda.blockIdx.x * BN)
-    m0 = u64(cuda.blockIdx.y * BM)
+    n0, m0 = u64(cuda.blockIdx.x * BN), u64(cuda.blockIdx.y * BM)
     while m0 < n_rows:
-        clear(acc, zero)
-        for k0 in range(u64(0), d_in, u64(BK)):
-            load_rows(h_tile, h, n_rows, d_in, m0, k0, tid, zero, d_in)
-            load_cols(w_tile, W, d_in, d_out, k0, n0, tid, zero)
-            cuda.syncthreads()
-            multiply_tiles(h_tile, w_tile, acc, tx, ty)
-            cuda.syncthreads()
+        product_tile(acc, a_tile, b_tile, h, W, False, False, n_rows, d_out, u64(0), d_in, d_in, m0, n0, tid, tx, ty,
+                     zero)
         for i in range(R):
             m = m0 + ty + u64(16 * i)
             for j in range(R):

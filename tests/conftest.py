@@ -19,10 +19,10 @@ REAL_GPU = os.environ.get("BACKPROP_TRAPS_REAL_GPU") == "1"
 if not REAL_GPU:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     # Where the kernels get `cuda`: under the simulator it installs the shared-array lock
-    # (kernels/simulator_fixes.py) and the launch-limit check (kernels/launch_limits.py), so a
+    # (kernels/runtime/simulator_fixes.py) and the launch-limit check (kernels/runtime/launch_limits.py), so a
     # launch a GPU would refuse fails here too, and sets the interpreter's switch interval the
     # simulated threads run fastest at. Before the race checker wraps the same class.
-    import backprop_traps.kernels.device  # noqa: E402,F401
+    import backprop_traps.kernels.runtime.device  # noqa: E402,F401
 
 import tempfile  # noqa: E402
 
@@ -211,7 +211,7 @@ def pytest_xdist_make_scheduler(config, log):
     return OneWorkerModules(config, log)
 
 
-# -- the race and barrier checker (kernels/race_checker.py) over every kernel test ----------
+# -- the race and barrier checker (grader/sandbox/race_checker.py) over every kernel test ----------
 # Each test under tests/kernels runs inside ``race_checker.checking()``: every simulated launch
 # logs each thread's global and shared accesses, and a test whose kernels race, diverge at a
 # barrier, read shared memory before it is written or index below zero fails at teardown with
@@ -222,7 +222,7 @@ def pytest_xdist_make_scheduler(config, log):
 # modules' `from conftest import ...`.
 RACE_CHECKING = not REAL_GPU and os.environ.get("BACKPROP_TRAPS_NO_RACE_CHECK") != "1"
 if RACE_CHECKING:
-    from backprop_traps.kernels import race_checker  # imports numpy only; install() patches the simulator
+    from backprop_traps.grader.sandbox import race_checker  # imports numpy only; install() patches the simulator
     race_checker.install()
 
 

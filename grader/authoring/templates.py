@@ -150,7 +150,7 @@ import math  # noqa: F401  (device math: math.exp, math.tanh, ...)
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda  # numba.cuda, its simulator (launches checked) or numba-cuda-mlir
+from backprop_traps.kernels.runtime.device import cuda  # numba.cuda, its simulator (launches checked) or numba-cuda-mlir
 
 THREADS_PER_BLOCK = 64
 

@@ -17,7 +17,7 @@ try:
     race_checker, kernel_source  # noqa: B018  (in the child the harness provides them)
 except NameError:
     from backprop_traps.grader.sandbox import kernel_source
-    from backprop_traps.kernels import race_checker
+    from backprop_traps.grader.sandbox import race_checker
 
 MAX_WRITES = 1 << 16
 """Distinct (argument, element, thread) writes sent back: far more than a graded launch makes."""

@@ -47,7 +47,7 @@ def kernel_harness(names: list[str]) -> str:
     the race checker (``kernel_source``, ``kernel_launch``): ``_grader_take_source(cells)`` and
     ``_grader_launch(name, blocks, threads, args)``."""
     import importlib.util
-    checker = Path(importlib.util.find_spec("backprop_traps.kernels.race_checker").origin)  # read, not imported
+    checker = Path(importlib.util.find_spec("backprop_traps.grader.sandbox.race_checker").origin)  # read, not imported
     modules = [("race_checker", checker.read_text(encoding="utf-8"))] + [
         (name, (HERE / f"{name}.py").read_text(encoding="utf-8"))
         for name in ("kernel_rules", "kernel_integers", "kernel_source", "kernel_launch")]

@@ -6,21 +6,20 @@ builder, ``cases(shape, dtype, arrays) -> [Case]``:
          backprop_traps.kernels.<id>``, the benchmark's smoke pass, the static compile);
   LARGE  what benchmarks/kernels_gpu.py times on a GPU (> 100 MB per op in fp32);
   HUGE   shapes that fill an 80 GB GPU along one axis each (in fp32), never allocated: the
-         launch-limit test dry-runs them (kernels/dry_run.py), as it does LARGE.
+         launch-limit test dry-runs them (kernels/runtime/dry_run.py), as it does LARGE.
 Each Case holds the device arrays an op reads and writes (the bytes model counts each once),
 the launch itself (a launcher of the kernel module, ``*_device``, with no allocation or host
 copy inside), the solution notebook's answer, and PyTorch's own op for the same job. The
-builders take their ``cuda`` from kernels/device.py when called: the caller picks the
+builders take their ``cuda`` from kernels/runtime/device.py when called: the caller picks the
 simulator or the GPU first. Installed with the kit, so a kernel file checks itself from a
 wheel; benchmarks/ imports this package, never the reverse.
 
-Versions. Where a faster kernel sits beside the simple one that teaches (llm.c's numbered
-kernels in dev/cuda), it is a function of its own in the same kernel module (or, where that
-module would pass 400 lines, in ``<module>_v2.py`` beside it), with a launcher of its own, and
-a case of its own in the same cases file, named by its version and what changed: "max-pool
-forward + argmax, v2: flat unsigned index (k3 s2)". The benchmark then
-times both side by side, the static table compiles both, and the launch-limit test checks
-both (it fails while a kernel or a launcher has no case).
+Versions. A question's teaching kernel is version 1, ``kernels/<question>.py``; where a faster
+one exists (llm.c's numbered kernels in dev/cuda) it is version 2, ``kernels/<question>_v2.py``
+beside it, with launchers of its own and a case of its own in the same cases file, named by
+its version and what changed: "max-pool forward + argmax, v2: flat unsigned index (k3 s2)".
+The benchmark then times both side by side, the static table compiles both, and the
+launch-limit test checks both (it fails while a kernel or a launcher has no case).
 """
 from __future__ import annotations
 
@@ -63,7 +62,7 @@ def shapes(question: str, size: str) -> list:
 
 def build_cases(size, dtype, seed=0, questions=QUESTIONS, dry=False) -> list:
     """Every case of the given questions at a size, inputs drawn from one seeded generator
-    (or, with ``dry``, stand-ins: inside kernels/dry_run.py's ``dry_run()`` only)."""
+    (or, with ``dry``, stand-ins: inside kernels/runtime/dry_run.py's ``dry_run()`` only)."""
     arrays, dtype = Arrays(np.random.default_rng(seed), dry), np.dtype(dtype)
     return [case for question in questions for shape in shapes(question, size)
             for case in module(question).cases(shape, dtype, arrays)]

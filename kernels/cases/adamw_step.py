@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY, LARGE = 300, 1 << 26  # P
 HUGE = (2_600_000_000,)
@@ -20,10 +20,9 @@ T, LR, BETAS, EPS, WEIGHT_DECAY = 3, 1e-3, (0.9, 0.999), 1e-8, 0.01
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import adamw_step as ad
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("adamw_step")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("adamw_step")
     P = shape
     host = arrays.make({name: (P, dtype) for name in "pgmv"},
                        lambda rng: {"p": rng.standard_normal(P).astype(dtype),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (2, 37, 8, True)      # B, N, d, causal
 LARGE = (32, 4096, 64, True)
@@ -36,10 +36,9 @@ def large_kernels(dtype) -> dict:
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import attention_backward as ab
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("attention_backward")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("attention_backward")
     B, N, d, causal = shape
     tiny = shape == TINY
     host = arrays.make({name: ((B, N, d), dtype) for name in ("q", "k", "v", "do")},

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (3, 4, 7, 5, 6)                    # B, T, V, C, H
 LARGE = (2 ** 12, 2 ** 6, 50304, 256, 2 ** 14)
@@ -103,14 +103,13 @@ def _inputs(shape, dtype, arrays, ref):
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import backprop_ninja as bn
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("backprop_ninja")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("backprop_ninja")
     B, T, V, C, H = shape
-    host, solution = _inputs(shape, dtype, arrays, ref)
-    cache = lambda key: solution["cache"][key]
-    grad = lambda key: solution["grads"][key]
+    host, step = _inputs(shape, dtype, arrays, ref)   # step: the solution step's cache and grads
+    cache = lambda key: step["cache"][key]
+    grad = lambda key: step["grads"][key]
     d = {name: cuda.to_device(getattr(host, name)) for name in vars(host)}
     out = lambda shp: cuda.device_array(shp, dtype=dtype)
     emb, z = out((B, T, C)), out((B, C))

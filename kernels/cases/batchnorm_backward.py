@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (6, 20)          # N, D
 LARGE = (65536, 512)    # 128 MB per (N, D) array in fp32
@@ -25,10 +25,9 @@ MOMENTUM, EPS = 0.1, 1e-5
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import batchnorm_backward as bn, batchnorm_backward_v2 as bn2
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("batchnorm_backward")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("batchnorm_backward")
     N, D = shape
 
     def fill(rng):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (4, 2, 3, 4)          # T, N, D, H
 LARGE = (64, 256, 512, 512)
@@ -25,10 +25,9 @@ HUGE = ((64, 98_000, 512, 512), (2, 16, 16_000_000, 64))
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import bptt
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("bptt")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("bptt")
     T, N, D, H = shape
     P = 8 * H * (D + H)  # a flat gradient buffer: several layers' weights
 

@@ -1,5 +1,6 @@
 """What every cases file shares: ``Case`` (one timed op), ``Arrays`` (where its inputs come
-from), ``compare`` (the correctness check) and ``on_torch`` (PyTorch's copies of the inputs)."""
+from), ``solution`` (the references), ``compare`` (the correctness check) and ``on_torch``
+(PyTorch's copies of the inputs)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from backprop_traps.kernels.dry_run import ShapeOnly
+from backprop_traps.kernels.runtime.dry_run import ShapeOnly
 
 TOLERANCE = {"float64": (1e-9, 1e-12), "float32": (1e-4, 1e-5)}  # rtol, atol against the solutions
 
@@ -41,7 +42,7 @@ class Case:
 
 class Arrays:
     """Where a builder's host inputs come from: drawn from ``rng``, or, in a dry run
-    (kernels/dry_run.py), stand-ins of the declared shapes that hold no memory.
+    (kernels/runtime/dry_run.py), stand-ins of the declared shapes that hold no memory.
 
     ``make(spec, fill)``: ``spec`` declares each input, ``name: (shape, dtype)`` for an array,
     ``name: number`` for a scalar (the number is its dry-run value); ``fill(rng)`` returns the
@@ -80,6 +81,14 @@ def compare(got, expected, dtype_name):
     return ok, err
 
 
+def solution(question: str):
+    """The question's solution notebook as a namespace of its functions: what a case's expected
+    output is computed with. kernels/'s one import of grader/: the notebooks' loader (the
+    solutions are notebooks, and reading one is grader/loading's job), imported when called."""
+    from backprop_traps.grader.loading.reference import load_solution
+    return load_solution(question)
+
+
 def on_torch(device, *arrays):
     import torch
     return [torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in arrays]
@@ -90,6 +99,6 @@ def zero_fill(d_array):
     if isinstance(d_array, ShapeOnly):
         return
     import importlib
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     driver = importlib.import_module(f"{cuda.__name__}.cudadrv.driver")  # numba.cuda's or numba_cuda_mlir.cuda's
     driver.device_memset(d_array, 0, d_array.nbytes)

@@ -3,9 +3,11 @@ one VJP step (out = U A, a block of B cotangents, A^T never formed), each one la
 
 TINY is a (19, 140) matrix and B = 5 (the JVP's shared axis of 140 splits in two); LARGE is (8192, 8192) with B = 64 (256 MB of A in fp32);
 HUGE fills an 80 GB GPU with a tall matrix (100M rows: past grid y's 65,535 row blocks), and
-with a block of 75M cotangents of a small layer. Both steps run the tiled product of
-kernels/tiled_matmul.py: flops say more than bytes. PyTorch's counterpart is the
-matrix product itself (TF32 off). M rows, N columns of A, B the block.
+with a block of 75M cotangents of a small layer. Version 1 (kernels/forward_vs_reverse.py:
+one thread an output) and version 2 (kernels/forward_vs_reverse_v2.py: the tiled product of
+kernels/common/tiled_matmul.py) have a case each per step, writing the same output arrays:
+flops say more than bytes. PyTorch's counterpart is the matrix product itself (TF32 off).
+M rows, N columns of A, B the block.
 """
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ HUGE = ((100_000_000, 64, 64), (64, 64, 75_000_000))
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.kernels import forward_vs_reverse as fr, tiled_matmul
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels import forward_vs_reverse as fr, forward_vs_reverse_v2 as fr2
+    from backprop_traps.kernels.common import tiled_matmul
+    from backprop_traps.kernels.runtime.device import cuda
     M, N, B = shape
     host = arrays.make({"A": ((M, N), dtype), "V": ((N, B), dtype), "U": ((B, M), dtype)},
                        lambda rng: {"A": rng.standard_normal((M, N)).astype(dtype),   # M, N
@@ -37,11 +40,13 @@ def cases(shape, dtype, arrays) -> list:
         return {"jvp": lambda: {"out": A_t @ V_t}, "vjp": lambda: {"out": U_t @ A_t}}
 
     flops = 2 * M * N * B
+    jvp = lambda name, launch: Case(f"{name} (M={M}, N={N}, B={B})", {"A": d_A, "V": d_V}, {"out": jvp_out}, launch,
+                                    lambda: {"out": as64(A) @ as64(V)}, lambda dev: torch_products(dev)["jvp"], flops)
+    vjp = lambda name, launch: Case(f"{name} (M={M}, N={N}, B={B})", {"U": d_U, "A": d_A}, {"out": vjp_out}, launch,
+                                    lambda: {"out": as64(U) @ as64(A)}, lambda dev: torch_products(dev)["vjp"], flops)
     return [
-        Case(f"JVP step, A V (M={M}, N={N}, B={B})", {"A": d_A, "V": d_V}, {"out": jvp_out},
-             lambda: fr.jvp_step_device(d_A, d_V, jvp_out, jvp_parts),
-             lambda: {"out": as64(A) @ as64(V)}, lambda dev: torch_products(dev)["jvp"], flops),
-        Case(f"VJP step, U A (M={M}, N={N}, B={B})", {"U": d_U, "A": d_A}, {"out": vjp_out},
-             lambda: fr.vjp_step_device(d_U, d_A, vjp_out, vjp_parts),
-             lambda: {"out": as64(U) @ as64(A)}, lambda dev: torch_products(dev)["vjp"], flops),
+        jvp("JVP step, A V", lambda: fr.jvp_step_device(d_A, d_V, jvp_out)),
+        vjp("VJP step, U A", lambda: fr.vjp_step_device(d_U, d_A, vjp_out)),
+        jvp("JVP step, A V, v2: tiled", lambda: fr2.jvp_step_device(d_A, d_V, jvp_out, jvp_parts)),
+        vjp("VJP step, U A, v2: tiled", lambda: fr2.vjp_step_device(d_U, d_A, vjp_out, vjp_parts)),
     ]

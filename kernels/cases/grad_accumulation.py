@@ -15,8 +15,8 @@ launch adds the same share again, which costs the same. TINY makes the last micr
 times a full micro-batch of 65,536 rows of a 64 -> 256 -> 64 MLP (16 MB of fp32 inputs, 64 MB
 of hidden activations); HUGE fills an 80 GB GPU with one micro-batch of 25M rows.
 
-Version 2 (the tiled kernels of kernels/vram_trap_v2.py, ``version=2``) has a case of its own,
-fused, with buffers of its own.
+Version 2 (kernels/grad_accumulation_v2.py: the tiled kernels of kernels/vram_trap_v2.py) has a
+case of its own, fused, with buffers of its own.
 
 PyTorch's counterpart is its own accumulation: leaf tensors whose ``.grad`` starts at the same
 buffers, and ``run()`` does the micro-batch's forward and ``loss.backward()``, which adds into
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = {"d_in": 4, "hidden": 6, "d_out": 3, "m": 8, "k": 3, "last": 5, "tpb": 32}
 LARGE = {"d_in": 64, "hidden": 256, "d_out": 64, "m": 65536, "k": 4, "last": 65536, "tpb": 128}
@@ -38,10 +38,9 @@ NAMES = ("dW1", "db1", "dW2", "db2")
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
-    from backprop_traps.kernels import grad_accumulation as ga
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("grad_accumulation")
+    from backprop_traps.kernels import grad_accumulation as ga, grad_accumulation_v2 as ga2
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("grad_accumulation")
     s = shape
     d_in, hidden, d_out, m, rows = s["d_in"], s["hidden"], s["d_out"], s["m"], s["last"]
     n = (s["k"] - 1) * m + rows                                        # N rows in the batch
@@ -95,8 +94,11 @@ def cases(shape, dtype, arrays) -> list:
     built = []
     for fused, version in ((True, 1), (False, 1), (True, 2)):
         d_buffers = [cuda.to_device(b) for b in start]
-        launch = (lambda bufs=d_buffers, f=fused, v=version: ga.accumulate_micro_batch_dev(
-            d_params, d_x, d_y, bufs, inv_n, ws, f, s["tpb"], v))
+        if version == 2:
+            launch = lambda bufs=d_buffers: ga2.accumulate_micro_batch_dev(d_params, d_x, d_y, bufs, inv_n, ws)
+        else:
+            launch = (lambda bufs=d_buffers, f=fused: ga.accumulate_micro_batch_dev(
+                d_params, d_x, d_y, bufs, inv_n, ws, f, s["tpb"]))
         how = "v2: tiled 64 x 64, fused" if version == 2 else "fused" if fused else "scratch + add"
         built.append(Case(f"grad accumulation: one micro-batch into the buffers, {how} ({cfg})",
                           {"x": d_x, "y": d_y, **dict(zip(("W1", "b1", "W2", "b2"), d_params))},

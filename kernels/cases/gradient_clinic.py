@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = ((13, 17), (6, 50))       # W (D_in, D_out); z (N, D)
 LARGE = ((4096, 8192), (8192, 8192))
@@ -26,10 +26,9 @@ HUGE = (((80_000, 65_536), (8192, 8192)), ((4096, 8192), (8192, 2_000_000)))
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import gradient_clinic as gc
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("gradient_clinic")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("gradient_clinic")
     w_shape, z_shape = shape
 
     def fill(rng):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (3, 36)          # N, D
 LARGE = (32768, 1024)   # 128 MB per (N, D) array in fp32
@@ -23,10 +23,9 @@ EPS = 1e-5
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import layernorm_backward as ln, layernorm_backward_v2 as ln2
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("layernorm_backward")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("layernorm_backward")
     N, D = shape
 
     def fill(rng):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = 300            # N
 LARGE = 2 ** 26
@@ -31,10 +31,9 @@ LR = 0.01
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import loss_scaling as ls
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("loss_scaling")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("loss_scaling")
     n = shape
 
     def fill(rng):

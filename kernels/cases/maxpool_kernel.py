@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from backprop_traps.kernels.cases import routing_trap as pooling
-from backprop_traps.kernels.cases.common import Case, on_torch, zero_fill
+from backprop_traps.kernels.cases.common import Case, on_torch, solution, zero_fill
 
 TINY, LARGE, HUGE = pooling.TINY, pooling.LARGE, pooling.HUGE
 THREADS = 128
@@ -23,10 +23,8 @@ def blocks(total: int) -> int:
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.checks.maxpool_kernel import probes
-    from backprop_traps.grader.loading.reference import load_solution
-    from backprop_traps.kernels.device import cuda
-    sol = load_solution("maxpool_kernel")
+    from backprop_traps.kernels.runtime.device import cuda
+    sol, pooling_ref = solution("maxpool_kernel"), solution("routing_trap")  # question 1's argmax and dx
     if np.dtype(dtype) != np.float64:
         return []
     N, C, H, W, k, s = shape
@@ -34,7 +32,7 @@ def cases(shape, dtype, arrays) -> list:
 
     def fill(rng):
         x = rng.standard_normal((N, C, H, W))
-        argmax = probes.argmax_of(x, k, s)                           # N, C, Ho, Wo
+        _, argmax = pooling_ref.maxpool2d_forward(x, k, s)           # N, C, Ho, Wo: first maximum, flat h * W + w
         return {"x": x, "argmax": argmax, "dout": rng.standard_normal(argmax.shape).astype(dtype)}
 
     host = arrays.make({"x": ((N, C, H, W), np.float64), "argmax": (out_shape, np.int64),
@@ -56,7 +54,7 @@ def cases(shape, dtype, arrays) -> list:
         return lambda: {"dx": torch.ops.aten.max_pool2d_with_indices_backward(
             dout_t, x_t, [k, k], [s, s], [0, 0], [1, 1], False, idx_t)}
 
-    expected = lambda: {"dx": probes.backward(dout.astype(np.float64), argmax, x.shape)}
+    expected = lambda: {"dx": pooling_ref.maxpool2d_backward(dout.astype(np.float64), argmax, x.shape, k, s)}
     cfg = f"k{k} s{s}"
     return [
         Case(f"question 20: max-pool backward, learner's scatter ({cfg})", {"dout": d_dout, "argmax": d_argmax},

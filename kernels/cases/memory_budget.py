@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (5, 3)          # N, D
 LARGE = (65536, 256)
@@ -23,10 +23,9 @@ GRADIENTS = ("dx1", "dx2", "dWf", "dbf", "dWg", "dbg")
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import memory_budget as mb
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("memory_budget")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("memory_budget")
     N, D = shape
 
     def fill(rng):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (3, 37)         # N, K
 LARGE = (8192, 4096)   # 128 MB per (N, K) array in fp32
@@ -21,10 +21,9 @@ TAU = 0.5
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import reparameterisation as rp
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("reparameterisation")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("reparameterisation")
     N, K = shape
 
     def fill(rng):

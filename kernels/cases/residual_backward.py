@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (3, 4, 6, 8)          # L, N, D, H
 LARGE = (8, 8192, 512, 2048)
@@ -29,10 +29,10 @@ HUGE = ((8, 1_200_000, 512, 2048), (8, 8192, 512, 600_000), (3_600, 8192, 512, 2
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
-    from backprop_traps.kernels import residual_backward as rb, residual_backward_v2 as rb2, tiled_matmul
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("residual_backward")
+    from backprop_traps.kernels import residual_backward as rb, residual_backward_v2 as rb2
+    from backprop_traps.kernels.common import tiled_matmul
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("residual_backward")
     L, N, D, H = shape
 
     def fill(rng):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch, zero_fill
+from backprop_traps.kernels.cases.common import Case, on_torch, solution, zero_fill
 
 TINY = (2, 3, 9, 8, 3, 2)            # N, C, H, W, k, s
 LARGE = (64, 64, 128, 128, 3, 2)
@@ -23,10 +23,9 @@ def pooled(shape):
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import routing_trap as rt, routing_trap_v2 as rt2
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("routing_trap")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("routing_trap")
     N, C, H, W, k, s = shape
     out_shape = pooled(shape)
 

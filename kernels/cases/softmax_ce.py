@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (2, 37)          # N, K
 LARGE = (4096, 16384)
@@ -18,10 +18,9 @@ HUGE = ((400_000, 16384), (2_200_000_000, 1))
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import softmax_ce as sc
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("softmax_ce")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("softmax_ce")
     N, K = shape
     host = arrays.make({"logits": ((N, K), dtype), "labels": (N, np.int64)},
                        lambda rng: {"logits": rng.uniform(-10, 10, size=(N, K)).astype(dtype),

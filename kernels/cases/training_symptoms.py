@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (4, 8, 6)          # N, D, H
 LARGE = (8192, 512, 2048)
@@ -27,10 +27,10 @@ HUGE = ((1_600_000, 512, 2048), (8192, 512, 600_000))
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
-    from backprop_traps.kernels import tiled_matmul, training_symptoms as ts
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("training_symptoms")
+    from backprop_traps.kernels.common import tiled_matmul
+    from backprop_traps.kernels import training_symptoms as ts, training_symptoms_v2 as ts2
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("training_symptoms")
     N, D, H = shape
 
     def fill(rng):
@@ -51,7 +51,7 @@ def cases(shape, dtype, arrays) -> list:
     d_f, d_out, d_g, d_dh = (cuda.device_array((N, D), dtype=dtype) for _ in range(4))
     d_dW1, d_dW2 = cuda.device_array((D, H), dtype=dtype), cuda.device_array((H, D), dtype=dtype)
     d_dgain = cuda.device_array(D, dtype=dtype)
-    d_partials = cuda.device_array((ts.gain_parts(N), D), dtype=dtype)                       # version 2's
+    d_partials = cuda.device_array((ts2.gain_parts(N), D), dtype=dtype)                      # version 2's
     d_parts1, d_parts2 = tiled_matmul.scratch(D, H, N, dtype), tiled_matmul.scratch(H, D, N, dtype)
     as64 = lambda: [x.astype(np.float64) for x in (h, W1, W2, gain, dout)]
 
@@ -78,8 +78,8 @@ def cases(shape, dtype, arrays) -> list:
             ts.gated_backward_device(d_dout, d_h, d_a_saved, d_f_saved, d_W1, d_W2, d_gain,
                                      d_dgain, d_g, d_dz, d_dh, d_dW1, d_dW2)
         else:
-            ts.gated_backward_v2_device(d_dout, d_h, d_a_saved, d_f_saved, d_W1, d_W2, d_gain, d_dgain, d_g, d_dz,
-                                        d_dh, d_dW1, d_dW2, d_partials, d_parts1, d_parts2)
+            ts2.gated_backward_device(d_dout, d_h, d_a_saved, d_f_saved, d_W1, d_W2, d_gain, d_dgain, d_g, d_dz,
+                                      d_dh, d_dW1, d_dW2, d_partials, d_parts1, d_parts2)
 
     cfg = f"N={N}, D={D}, H={H}"
     forward_reads = {"h": d_h, "W1": d_W1, "W2": d_W2, "gain": d_gain}
@@ -93,7 +93,7 @@ def cases(shape, dtype, arrays) -> list:
         Case(f"gated block backward, the gain's gradient included ({cfg})", backward_reads, backward_writes,
              lambda: backward(1), expected_backward, lambda dev: torch_block(dev)["backward"], 8 * N * D * H),
         Case(f"gated block forward, v2: tiled products, the gain in the epilogue ({cfg})", forward_reads,
-             forward_writes, lambda: ts.gated_forward_v2_device(d_h, d_W1, d_W2, d_gain, d_a, d_f, d_out),
+             forward_writes, lambda: ts2.gated_forward_device(d_h, d_W1, d_W2, d_gain, d_a, d_f, d_out),
              expected_forward, lambda dev: torch_block(dev)["forward"], 4 * N * D * H),
         Case(f"gated block backward, v2: tiled, dgain and dout * gain in one 128-bit pass ({cfg})",
              backward_reads, backward_writes, lambda: backward(2), expected_backward,

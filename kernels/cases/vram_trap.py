@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (5, 4, 6)             # N, D_in, D_out
 LARGE = (524288, 64, 64)
@@ -20,10 +20,9 @@ HUGE = ((75_000_000, 64, 64), (65_536, 131_072, 16))
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import vram_trap as vt, vram_trap_v2 as vt2
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("vram_trap")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("vram_trap")
     N, D_in, D_out = shape
     mask_bytes = -(-N * D_out // 8)
 

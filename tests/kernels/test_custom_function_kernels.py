@@ -79,9 +79,9 @@ def test_a_grid_capped_below_the_size_still_covers_every_element(monkeypatch):
 
 def test_launches_stay_within_cuda_limits_at_the_benchmarks_sizes():
     """Every launcher at TINY, LARGE and the HUGE size that fills an 80 GB GPU (kernels/cases/
-    custom_function.py), dry-run (kernels/dry_run.py): nothing allocated or run."""
+    custom_function.py), dry-run (kernels/runtime/dry_run.py): nothing allocated or run."""
     from backprop_traps.kernels.cases import custom_function as sizes
-    from backprop_traps.kernels.dry_run import ShapeOnly, dry_run
+    from backprop_traps.kernels.runtime.dry_run import ShapeOnly, dry_run
     for E in (sizes.TINY, sizes.LARGE, *sizes.HUGE):
         a = lambda: ShapeOnly(E, np.float32)  # noqa: E731
         with dry_run() as run:

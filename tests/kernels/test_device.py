@@ -1,4 +1,4 @@
-"""Where the kernels get ``cuda`` (kernels/device.py): numba.cuda (or its simulator) unless
+"""Where the kernels get ``cuda`` (kernels/runtime/device.py): numba.cuda (or its simulator) unless
 BACKPROP_TRAPS_CUDA=mlir asks for numba-cuda-mlir, and the mlir package imports and sees a
 GPU; otherwise numba.cuda with one sentence saying why. The import and the GPU are mocked."""
 import sys
@@ -7,7 +7,7 @@ import types
 import pytest
 
 from conftest import REAL_GPU
-from backprop_traps.kernels import device
+from backprop_traps.kernels.runtime import device
 
 
 def fake_modules(mlir_importable=True, gpu=True, simulator=False, broken=False):
@@ -71,8 +71,8 @@ def test_the_note_goes_to_stderr_once_at_import(tmp_path):
     import subprocess
     import sys
     env = {**os.environ, "BACKPROP_TRAPS_CUDA": "mlir", "NUMBA_ENABLE_CUDASIM": "1"}
-    done = subprocess.run([sys.executable, "-c", "from backprop_traps.kernels import device, vram_trap; "
-                           "print(device.BACKEND)"], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", "from backprop_traps.kernels import vram_trap; "
+                           "from backprop_traps.kernels.runtime import device; print(device.BACKEND)"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "numba-cuda simulator"
     assert done.stderr.count("BACKPROP_TRAPS_CUDA=mlir") == 1 and "Traceback" not in done.stderr
@@ -83,13 +83,13 @@ def test_this_session_runs_the_simulator_with_its_checks():
     from numba.cuda.simulator import kernel as sim_kernel
     assert device.BACKEND == "numba-cuda simulator" and device.simulated()
     assert getattr(sim_kernel.FakeCUDAKernel.__getitem__, "_launch_limits", False)
-    from backprop_traps.kernels import simulator_fixes
+    from backprop_traps.kernels.runtime import simulator_fixes
     # the interval the simulated threads run fastest at, and nothing reset it (self_check once did)
     assert sys.getswitchinterval() == simulator_fixes.SWITCH_INTERVAL
 
 
 @pytest.mark.skipif(REAL_GPU, reason="under BACKPROP_TRAPS_REAL_GPU=1 the kernels run on the device")
 def test_a_kernel_files_check_keeps_the_switch_interval():
-    from backprop_traps.kernels import self_check, simulator_fixes
+    from backprop_traps.kernels.runtime import self_check, simulator_fixes
     assert self_check.main("custom_function", runs=1) == 0
     assert sys.getswitchinterval() == simulator_fixes.SWITCH_INTERVAL

@@ -99,10 +99,10 @@ def test_the_sanitizer_budget_is_sized_to_the_compile():
 def test_the_clone_is_importable_without_installing(tmp_path):
     site = gpu_session.kit_site(tmp_path)
     done = subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path[:0] = [{str(site)!r}]; "
-                           "import backprop_traps.kernels.launch_limits as m; print(m.__file__)"],
+                           "import backprop_traps.kernels.runtime.launch_limits as m; print(m.__file__)"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert Path(done.stdout.strip()).resolve() == REPO / "kernels" / "launch_limits.py"
+    assert Path(done.stdout.strip()).resolve() == REPO / "kernels" / "runtime" / "launch_limits.py"
     assert not (site / "benchmarks").exists()  # a step's "outside the repository" test stays outside it
 
 
@@ -114,7 +114,7 @@ def test_the_report_reads_each_steps_outcome(tmp_path):
     outcomes = [
         outcome("tests", 1, "....F\nFAILED tests/kernels/test_x.py::test_y - boom\n"
                             "== 1 failed, 250 passed, 12 skipped in 90.1s ==", seconds=95),
-        outcome("bench", None, "GPU: NVIDIA H200", seconds=170.4),
+        outcome("bench", None, "GPU: NVIDIA H200", seconds=166.4),
         outcome("racecheck", 0, "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"),
         outcome("memcheck", gpu_session.ERROR_EXITCODE, "========= ERROR SUMMARY: 2 errors\n"),
     ]
@@ -127,7 +127,7 @@ def test_the_report_reads_each_steps_outcome(tmp_path):
     assert "The benchmark did not write its table" in text and "## GPU session" in text and "progress" not in text
     assert ("| tests | 140 s | 95 s | 1 failed, 250 passed, 12 skipped; failed: tests/kernels/test_x.py::test_y "
             "| r.tests.log |") in text
-    assert "| bench | 170 s | 170 s | stopped at its budget (170 s) | r.bench.log |" in text
+    assert "| bench | 166 s | 166 s | stopped at its budget (166 s) | r.bench.log |" in text
     assert "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in text
     assert "hazards or errors found: ERROR SUMMARY: 2 errors" in text
     assert "numba 0.68.0" in text and "NVIDIA H200" in text

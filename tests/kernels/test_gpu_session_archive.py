@@ -55,7 +55,7 @@ from pathlib import Path
 from benchmarks import gpu_session as g
 with tempfile.TemporaryDirectory() as tmp:
     env = g.session_env(Path(tmp))
-    probe = ("import backprop_traps.grader as g, backprop_traps.kernels.device as d, importlib.util as u; "
+    probe = ("import backprop_traps.grader as g, backprop_traps.kernels.runtime.device as d, importlib.util as u; "
              "print(g.__file__, d.__file__, u.find_spec('nbformat'))")
     where = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp, capture_output=True, text=True)
     print("WHERE", where.stdout.strip(), where.stderr.strip()[-500:])

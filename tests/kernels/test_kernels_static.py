@@ -98,7 +98,7 @@ def test_known_open_problems_are_still_open(static):
 
 def test_every_block_fits_a_gpu(static):
     """What ptxas reports for a block against what one block may have: 48 KiB of static shared
-    memory, 65,536 registers for its threads (the launch's own limits: kernels/launch_limits.py)."""
+    memory, 65,536 registers for its threads (the launch's own limits: kernels/runtime/launch_limits.py)."""
     too_big = [f"{r['kernel']} {r['dtype']} {r['target']}: {r['smem']} B smem, {r['registers']} x "
                f"{r['block']} threads" for r in static["rows"] if not r["error"] and (
                    r["smem"] > 48 * 1024 or r["registers"] * r["block"][0] * r["block"][1] * r["block"][2] > 65_536)]

@@ -1,11 +1,11 @@
 """Every launch within CUDA's limits, at the benchmark's LARGE sizes and at sizes that fill an
-80 GB GPU, checked without a GPU and without running a kernel (kernels/dry_run.py).
+80 GB GPU, checked without a GPU and without running a kernel (kernels/runtime/dry_run.py).
 
 A grid of ceil(N / 4) blocks along y ran in the simulator at any N and failed on a GPU at
 N = 524,288 (issue 34). Here every benchmark case is built from stand-ins that hold no memory
 and "launched": each launch is recorded with its grid and block and held to
-kernels/launch_limits.py. The simulator checks the same limits on every real launch in the
-test suite (kernels/device.py installs it), so a new kernel cannot slip past either way.
+kernels/runtime/launch_limits.py. The simulator checks the same limits on every real launch in the
+test suite (kernels/runtime/device.py installs it), so a new kernel cannot slip past either way.
 """
 import ast
 from pathlib import Path
@@ -16,10 +16,13 @@ import pytest
 from numba import cuda  # the plain import, as a new kernel file might do: the check is on the class
 
 from conftest import REAL_GPU
-from backprop_traps.kernels import cases, launch_limits
-from backprop_traps.kernels.dry_run import DryRunError, ShapeOnly, dry_run
+from backprop_traps.kernels import cases
+from backprop_traps.kernels.runtime import launch_limits
+from backprop_traps.kernels.runtime.dry_run import DryRunError, ShapeOnly, dry_run
 
-KERNELS = Path(launch_limits.__file__).parent
+KERNELS = Path(cases.__file__).parent.parent
+# the files that hold kernels: the questions' (kernels/*.py) and the shared ones (kernels/common/)
+KERNEL_FILES = sorted(KERNELS.glob("*.py")) + sorted((KERNELS / "common").glob("*.py"))
 DTYPES = (np.float32, np.float64)
 
 
@@ -67,15 +70,16 @@ def test_huge_shapes_fill_an_80_gb_gpu_and_fit_it(runs):
 
 
 def _launching_functions():
-    """module.function for every function in kernels/*.py whose body has a ``kernel[...](...)``."""
+    """module.function for every function in kernels/*.py and kernels/common/*.py whose body has a
+    ``kernel[...](...)``."""
     found = set()
-    for path in sorted(KERNELS.glob("*.py")):
+    for path in KERNEL_FILES:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
                     isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript)
                     for call in ast.walk(node)):
                 found.add(f"{path.stem}.{node.name}")
-    return found - {"race_checker.checking"}  # its docstring's example is the only "launch"
+    return found
 
 
 def test_every_function_that_launches_is_dry_run(runs):
@@ -89,9 +93,9 @@ def test_every_function_that_launches_is_dry_run(runs):
 
 def _kernels_defined():
     """module.name of every kernel (``@cuda.jit`` or ``bounded_jit``, not device=True) in kernels/*.py,
-    factory-made ones included."""
+    factory-made ones included (kernels/common/*.py too)."""
     found = set()
-    for path in sorted(KERNELS.glob("*.py")):
+    for path in KERNEL_FILES:
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.FunctionDef):
                 continue
@@ -125,18 +129,18 @@ def test_no_module_under_kernels_imports_benchmarks():
 
 
 def test_kernel_modules_take_cuda_from_the_selector():
-    """One place picks numba.cuda, the simulator or numba-cuda-mlir (kernels/device.py)."""
-    allowed = {"device.py", "launch_limits.py", "dry_run.py", "simulator_fixes.py", "race_checker.py"}
+    """One place picks numba.cuda, the simulator or numba-cuda-mlir (kernels/runtime/device.py)."""
+    allowed = {"device.py", "launch_limits.py", "dry_run.py", "simulator_fixes.py"}
     offenders = []
     for path in sorted(KERNELS.rglob("*.py")):
-        if path.name in allowed and path.parent == KERNELS:
+        if path.name in allowed and path.parent == KERNELS / "runtime":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module == "numba" and any(a.name == "cuda" for a in node.names):
                 offenders.append(str(path.relative_to(KERNELS)))
             if isinstance(node, ast.Import) and any(a.name.startswith("numba.cuda") for a in node.names):
                 offenders.append(str(path.relative_to(KERNELS)))
-    assert not offenders, f"import cuda from backprop_traps.kernels.device instead: {offenders}"
+    assert not offenders, f"import cuda from backprop_traps.kernels.runtime.device instead: {offenders}"
 
 
 # -- the limits themselves ---------------------------------------------------------------------
@@ -188,7 +192,7 @@ def test_a_stand_in_has_shapes_and_no_data():
 
 def test_a_dry_run_records_without_running_and_counts_memory():
     from backprop_traps.kernels import vram_trap
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     with dry_run() as run:
         d_dout, d_W = cuda.device_array((10 ** 9, 8), np.float32), cuda.device_array((8, 8), np.float32)
         d_dh = cuda.device_array((10 ** 9, 8), np.float32)

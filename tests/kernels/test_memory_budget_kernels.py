@@ -74,10 +74,10 @@ def test_float32_stays_float32_and_close():
 
 def test_launches_stay_within_cuda_limits_at_the_benchmarks_sizes():
     """The forward, the inverse and the backward at TINY, LARGE and the HUGE shapes that fill
-    an 80 GB GPU (kernels/cases/memory_budget.py), dry-run (kernels/dry_run.py): nothing
+    an 80 GB GPU (kernels/cases/memory_budget.py), dry-run (kernels/runtime/dry_run.py): nothing
     allocated or run."""
     from backprop_traps.kernels.cases import memory_budget as sizes
-    from backprop_traps.kernels.dry_run import ShapeOnly, dry_run
+    from backprop_traps.kernels.runtime.dry_run import ShapeOnly, dry_run
     for N, D in (sizes.TINY, sizes.LARGE, *sizes.HUGE):
         a = lambda *shape: ShapeOnly(shape or (N, D), np.float32)  # noqa: E731  (no shape: a half)
         params = kernels.Params(a(D, D), a(D), a(D, D), a(D))

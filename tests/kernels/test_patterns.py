@@ -1,15 +1,15 @@
-"""kernels/patterns.py under the simulator (and on a GPU with BACKPROP_TRAPS_REAL_GPU=1):
+"""kernels/common/patterns.py under the simulator (and on a GPU with BACKPROP_TRAPS_REAL_GPU=1):
 the warp-shuffle sums, the 128-bit loads and stores, the flat unsigned offset; and the
-simulator's own warp shuffle (kernels/simulator_fixes.py). Blocks stay at 64 threads, but for
+simulator's own warp shuffle (kernels/runtime/simulator_fixes.py). Blocks stay at 64 threads, but for
 the simulator's refusals (issue 45) of what a GPU gets wrong: shuffles in a partial warp or
 with a partial mask, vector accesses to strided, many-axis or misaligned arrays."""
 import numpy as np
 import pytest
 
 from conftest import REAL_GPU
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels import patterns
-from backprop_traps.kernels.patterns import (FULL_MASK, aligned, block_allsum2, block_sum, flat4, load4, store4, u64,
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.common import patterns
+from backprop_traps.kernels.common.patterns import (FULL_MASK, aligned, block_allsum2, block_sum, flat4, load4, store4, u64,
                                              vector_bytes, warp_max, warp_sum)
 
 

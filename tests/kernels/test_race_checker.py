@@ -1,11 +1,11 @@
-"""Planted bugs for the race and barrier checker (kernels/race_checker.py): each flag it
+"""Planted bugs for the race and barrier checker (grader/sandbox/race_checker.py): each flag it
 raises is caught on a kernel written to have that bug, and its fixed twin is not flagged."""
 import numpy as np
 import pytest
 from numba import cuda
 
 from conftest import REAL_GPU
-from backprop_traps.kernels import race_checker
+from backprop_traps.grader.sandbox import race_checker
 
 pytestmark = [pytest.mark.races_expected,  # these tests read the flags themselves
               pytest.mark.skipif(REAL_GPU, reason="the race checker logs the Numba CUDA simulator's threads: "

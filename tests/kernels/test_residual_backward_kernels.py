@@ -85,7 +85,7 @@ def test_a_layer_larger_than_one_block_of_threads_is_summed_whole(version):
 
 def test_version_2_norms_split_a_layer_over_blocks_and_add_them_in_order():
     from backprop_traps.kernels import residual_backward_v2 as v2
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     dhs = np.random.default_rng(7).standard_normal((2, 1101)).astype(np.float32)  # G = 2 blocks a layer
     sums, parts = cuda.device_array(2, np.float32), cuda.device_array((2, 2), np.float32)
     v2.layer_sum_squares_device(cuda.to_device(dhs), sums, parts)
@@ -95,16 +95,17 @@ def test_version_2_norms_split_a_layer_over_blocks_and_add_them_in_order():
 
 def test_version_2_norms_refuse_an_array_off_a_16_byte_boundary():
     from backprop_traps.kernels import residual_backward_v2 as v2
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     view = cuda.to_device(np.zeros(13))[1:].reshape(3, 4)  # starts 8 bytes past a boundary
     with pytest.raises(ValueError, match="16-byte boundary"):
         v2.layer_sum_squares_device(view, cuda.device_array(3))
 
 
 def test_version_2_weight_gradient_splits_the_rows_and_adds_the_parts():
-    """dW = A^T B over 130 rows and one output tile: split-K in two (kernels/tiled_matmul.py)."""
-    from backprop_traps.kernels import residual_backward_v2 as v2, tiled_matmul
-    from backprop_traps.kernels.device import cuda
+    """dW = A^T B over 130 rows and one output tile: split-K in two (kernels/common/tiled_matmul.py)."""
+    from backprop_traps.kernels import residual_backward_v2 as v2
+    from backprop_traps.kernels.common import tiled_matmul
+    from backprop_traps.kernels.runtime.device import cuda
     rng = np.random.default_rng(8)
     A, B = rng.standard_normal((130, 3)), rng.standard_normal((130, 5))
     assert tiled_matmul.splits(3, 5, 130) == 2
@@ -125,10 +126,10 @@ def test_float32_stays_float32_and_close(version):
 
 def test_the_launches_fit_a_gpu_at_the_benchmarks_large_and_huge_sizes():
     """Every launcher at LARGE and at the HUGE shapes that fill an 80 GB GPU (kernels/cases/
-    residual_backward.py), dry-run (kernels/dry_run.py): stand-ins with no memory, launches
+    residual_backward.py), dry-run (kernels/runtime/dry_run.py): stand-ins with no memory, launches
     recorded and held to CUDA's limits, nothing run. 1-D grids: x under 2^31 - 1."""
     from backprop_traps.kernels.cases import residual_backward as sizes
-    from backprop_traps.kernels.dry_run import ShapeOnly, dry_run
+    from backprop_traps.kernels.runtime.dry_run import ShapeOnly, dry_run
     for L, N, D, H in (sizes.LARGE, *sizes.HUGE):
         a = lambda *shape: ShapeOnly(shape, np.float32)  # noqa: E731
         with dry_run() as run:
@@ -145,7 +146,7 @@ def test_version_2_launches_fit_a_gpu_at_the_benchmarks_large_and_huge_sizes():
     strided), split-K along z, the norms' layers along y."""
     from backprop_traps.kernels import residual_backward_v2 as v2
     from backprop_traps.kernels.cases import residual_backward as sizes
-    from backprop_traps.kernels.dry_run import ShapeOnly, dry_run
+    from backprop_traps.kernels.runtime.dry_run import ShapeOnly, dry_run
     for L, N, D, H in (sizes.LARGE, *sizes.HUGE):
         a = lambda *shape: ShapeOnly(shape, np.float32)  # noqa: E731
         with dry_run() as run:

@@ -128,7 +128,7 @@ def test_host_functions_leave_their_inputs_alone():
 @pytest.mark.parametrize("N, C, H, W, k, s", SHAPES, ids=IDS)
 def test_version_2_matches_the_solution_ties_included(N, C, H, W, k, s):
     from backprop_traps.kernels import routing_trap_v2 as v2
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     x = make_input((N, C, H, W), True, seed=H * 100 + W + 7)  # ties: the first-max rule, exactly
     ref_out, ref_argmax = ref.maxpool2d_forward(x, k, s)
     dout = make_dout(ref_out.shape, seed=H + W)

@@ -1,4 +1,4 @@
-"""Every kernel file's __main__ (kernels/self_check.py): it checks its kernels against the
+"""Every kernel file's __main__ (kernels/runtime/self_check.py): it checks its kernels against the
 solution notebook and times them; the same pass, in process, under the simulator (on the GPU
 with BACKPROP_TRAPS_REAL_GPU=1), and as ``python -m`` from a folder outside the repository."""
 import os
@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from conftest import REAL_GPU
-from backprop_traps.kernels import self_check
+from backprop_traps.kernels.runtime import self_check
 
 # Where the pass says it ran: the simulator, or the device's name and the backend (numba-cuda
-# or numba-cuda-mlir, kernels/device.py) on a real GPU.
+# or numba-cuda-mlir, kernels/runtime/device.py) on a real GPU.
 WHERE = "(numba-cuda" if REAL_GPU else "the Numba CUDA simulator"
 
 
@@ -39,7 +39,7 @@ PLANNED = ("attention_backward", "forward_vs_reverse", "grad_accumulation", "lay
 
 def test_every_kernel_file_has_the_plan():
     from pathlib import Path
-    for path in (Path(self_check.__file__).parent / f"{name}.py" for name in PLANNED):
+    for path in (Path(self_check.__file__).parents[1] / f"{name}.py" for name in PLANNED):  # kernels/
         text = path.read_text()
         assert f"python -m backprop_traps.kernels.{path.stem}" in text, path.name  # how to run it, in its header
         assert text.rstrip().endswith(f'sys.exit(main("{path.stem}"))'), path.name  # its __main__

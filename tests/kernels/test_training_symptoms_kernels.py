@@ -86,9 +86,9 @@ def test_float32_stays_float32_and_close(version):
 
 def test_the_launches_fit_a_gpu_at_the_benchmarks_large_and_huge_sizes():
     """Both launchers at LARGE and at the HUGE shapes that fill an 80 GB GPU (kernels/cases/
-    training_symptoms.py), dry-run (kernels/dry_run.py): nothing allocated or run."""
+    training_symptoms.py), dry-run (kernels/runtime/dry_run.py): nothing allocated or run."""
     from backprop_traps.kernels.cases import training_symptoms as sizes
-    from backprop_traps.kernels.dry_run import ShapeOnly, dry_run
+    from backprop_traps.kernels.runtime.dry_run import ShapeOnly, dry_run
     for N, D, H in (sizes.LARGE, *sizes.HUGE):
         a = lambda *shape: ShapeOnly(shape, np.float32)  # noqa: E731
         with dry_run() as run:
@@ -96,11 +96,12 @@ def test_the_launches_fit_a_gpu_at_the_benchmarks_large_and_huge_sizes():
             kernels.gated_backward_device(a(N, D), a(N, D), a(N, H), a(N, D), a(D, H), a(H, D), a(D),
                                           a(D), a(N, D), a(N, H), a(N, D), a(D, H), a(H, D))
         assert len(run.launches) == 8 and not run.refused, run.refused
-        from backprop_traps.kernels import tiled_matmul
+        from backprop_traps.kernels import training_symptoms_v2 as v2
+        from backprop_traps.kernels.common import tiled_matmul
         with dry_run() as run:
-            kernels.gated_forward_v2_device(a(N, D), a(D, H), a(H, D), a(D), a(N, H), a(N, D), a(N, D))
-            kernels.gated_backward_v2_device(a(N, D), a(N, D), a(N, H), a(N, D), a(D, H), a(H, D), a(D),
-                                             a(D), a(N, D), a(N, H), a(N, D), a(D, H), a(H, D),
-                                             a(kernels.gain_parts(N), D), tiled_matmul.scratch(D, H, N, np.float32),
-                                             tiled_matmul.scratch(H, D, N, np.float32))
+            v2.gated_forward_device(a(N, D), a(D, H), a(H, D), a(D), a(N, H), a(N, D), a(N, D))
+            v2.gated_backward_device(a(N, D), a(N, D), a(N, H), a(N, D), a(D, H), a(H, D), a(D),
+                                     a(D), a(N, D), a(N, H), a(N, D), a(D, H), a(H, D),
+                                     a(v2.gain_parts(N), D), tiled_matmul.scratch(D, H, N, np.float32),
+                                     tiled_matmul.scratch(H, D, N, np.float32))
         assert run.launches and not run.refused, run.refused

@@ -69,11 +69,24 @@ def test_old_names_are_the_same_module_objects(fresh_import_state):
     assert run_hidden_checks is backprop_traps.grader.nbgrader_bridge.run_hidden_checks
     assert sys.modules["grader.notebook_grade"] is backprop_traps.grader.notebook_grade
     assert importlib.import_module("grader") is sys.modules["backprop_traps.grader"]
-    race_checker = importlib.import_module("kernels.race_checker")
-    assert race_checker is importlib.import_module("backprop_traps.kernels.race_checker")
+    limits = importlib.import_module("kernels.runtime.launch_limits")
+    assert limits is importlib.import_module("backprop_traps.kernels.runtime.launch_limits")
     # the module keeps its own spec and name: reload, pickling and relative imports see one module
     assert sys.modules["grader"].__spec__.name == "backprop_traps.grader"
-    assert race_checker.__name__ == "backprop_traps.kernels.race_checker"
+    assert limits.__name__ == "backprop_traps.kernels.runtime.launch_limits"
+
+
+def test_moved_modules_keep_their_old_paths_as_the_same_module_objects(fresh_import_state):
+    """Issue 48 split kernels/: a kernel file an earlier ``grade new`` wrote says ``from
+    backprop_traps.kernels.device import cuda``. Every old path is the new module itself."""
+    for old, new in old_names.MOVED.items():
+        assert importlib.util.find_spec(new) is not None, f"{old} points at {new}, which is not there"
+    limits = importlib.import_module("backprop_traps.kernels.launch_limits")
+    assert limits is importlib.import_module("backprop_traps.kernels.runtime.launch_limits")
+    assert limits.__name__ == "backprop_traps.kernels.runtime.launch_limits"
+    from backprop_traps.kernels import race_checker  # the attribute form, as ``from kernels import x``
+    assert race_checker is importlib.import_module("backprop_traps.grader.sandbox.race_checker")
+    assert importlib.import_module("kernels.launch_limits") is limits  # the name before issue 27, too
 
 
 def test_a_real_top_level_package_wins(fresh_import_state, tmp_path, monkeypatch):

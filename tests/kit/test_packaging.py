@@ -309,7 +309,7 @@ def test_installed_beside_another_projects_grader_and_kernels(installed, tmp_pat
             folder.mkdir()
             (folder / "__init__.py").write_text(f"OWNER = 'another project: {folder.name}'\n")
         probe = run(python, "-c", "import grader, kernels, backprop_traps.grader.cli\n"  # theirs: old import name
-                                  "import backprop_traps.kernels.race_checker\n"
+                                  "import backprop_traps.grader.sandbox.race_checker\n"
                                   "print(grader.OWNER, kernels.OWNER, sep='|')")
         assert probe.returncode == 0, probe.stderr[-2000:]
         assert probe.stdout.strip() == "another project: grader|another project: kernels"

@@ -5,7 +5,7 @@ The learner's kernels are never taken from the learner's namespace: ``source_har
 trusted code of a second child in which none of the learner's code runs
 (grader/sandbox/source_child.py). It reads the submission's cells as text, compiles the two
 kernels the contract names with ``cuda.jit`` itself (grader/sandbox/kernel_source.py), and
-launches them under kernels/race_checker.py, answering plain data: dx, the exception a
+launches them under grader/sandbox/race_checker.py, answering plain data: dx, the exception a
 simulated thread raised, the checker's flags, the threads that ran and who wrote what
 (``stray_write`` reads that against the contract). Values are compared in the grader.
 """

@@ -15,8 +15,8 @@ test_reparameterisation_kernels.py), under the simulator and the race checker.
 """
 import math
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.patterns import FULL_MASK, WARP, warp_sum
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.common.patterns import FULL_MASK, WARP, warp_sum
 
 
 @cuda.jit(device=True)

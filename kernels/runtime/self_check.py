@@ -17,7 +17,7 @@ import numpy as np
 def main(question: str, runs: int = 3) -> int:
     from backprop_traps.kernels import cases
     from backprop_traps.kernels.cases.common import compare
-    from backprop_traps.kernels.device import BACKEND, cuda, simulated
+    from backprop_traps.kernels.runtime.device import BACKEND, cuda, simulated
     where = "the Numba CUDA simulator" if simulated() else f"{cuda.get_current_device().name} ({BACKEND})"
     print(f"{question}: its kernels (kernels/cases/{cases.module(question).__name__.rsplit('.', 1)[-1]}.py) "
           f"against the solution notebooks, on {where}")

@@ -310,7 +310,7 @@ def install():
         if shape == 0 or (rest and rest[0] is not None):  # dynamic or aligned: as the simulator does
             return shared_array(self, shape, dtype, *rest)
         # The simulator keys an allocation by its caller's line, which a wrapper would hide:
-        # the same logic here, on the kernel's line, under a lock (see kernels/simulator_fixes.py).
+        # the same logic here, on the kernel's line, under a lock (see kernels/runtime/simulator_fixes.py).
         from numba.core import types
         from numba.np import numpy_support
         if isinstance(dtype, types.Type):

@@ -6,11 +6,11 @@ allocation, the warp shuffle it lacks, and the interpreter's switch interval.
 with no lock: two simulated threads of one block can both miss, each get a private array,
 and one thread's writes vanish from the block's reduction. It shows up as a rare, load-
 dependent wrong sum in tree reductions. Same logic as upstream, under a lock. Installed
-whenever the simulator is chosen (kernels/device.py, on its import): the test suite, the
+whenever the simulator is chosen (kernels/runtime/device.py, on its import): the test suite, the
 benchmark's simulator smoke pass and ``python -m backprop_traps.kernels.<id>`` all get it.
 
 2. ``cuda.shfl_down_sync(mask, value, delta)`` and ``cuda.shfl_xor_sync(mask, value, lane_mask)``:
-the simulator has no warp shuffles, which the fast kernels' reductions use (kernels/patterns.py).
+the simulator has no warp shuffles, which the fast kernels' reductions use (kernels/common/patterns.py).
 Here the 32 lanes of a warp (32 consecutive threads of the block) meet at a barrier, post their
 values, meet again once each has read lane + delta's, or lane ^ lane_mask's (its own where
 lane + delta is past the warp, as a GPU answers).

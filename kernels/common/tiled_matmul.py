@@ -30,8 +30,19 @@ four layouts (``a_transposed``: A given as the (K, M) array it is the transpose 
 ``b_transposed``: B given as (N, K)); ``matmul`` takes the same two flags, and a kernel that
 does more than multiply (a ReLU, a residual add, a tanh: kernels/residual_backward_v2.py,
 kernels/memory_budget_v2.py) calls ``product_tile`` and then writes its own epilogue. Every
-index is an unsigned offset into a flat array (sizes as u64: kernels/patterns.py), so no load
+index is an unsigned offset into a flat array (sizes as u64: kernels/common/patterns.py), so no load
 pays Numba's stride arithmetic or negative-index check.
+
+One skeleton, its copies identical but for their epilogue. Every kernel built on
+``product_tile`` (``matmul_kernel`` here, kernels/residual_backward_v2.py's four,
+kernels/training_symptoms_v2.py's gated output, kernels/vram_trap_v2.py's two forwards) is
+``SKELETON`` below, written out: numba-cuda cannot take the epilogue as an argument (a CUDA
+kernel's arguments are arrays and scalars; a device function passed in is not a first-class
+value it can call), and a factory that compiles one kernel per epilogue would give every
+kernel one Python name, the name the launch checks, the dry run and the static table report
+it by. So the copies are kept identical but for their epilogue (the statement under the bounds
+check), their own setup (after the block's ids) and their own work after the epilogue, and
+tests/kernels/test_tiled_skeleton.py holds every kernel that calls ``product_tile`` to it.
 
 What the static table predicts (benchmarks/results/kernels_static.md): global loads only in
 the tile copies, none in the multiply loop; no local memory (the 4 x 4 tile stays in
@@ -44,9 +55,9 @@ from __future__ import annotations
 
 import math
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import bounded_jit, u64
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import bounded_jit, u64
 
 BM = BN = 64        # a block's tile of C
 BK = 16             # the shared axis, a step at a time
@@ -58,6 +69,29 @@ TILE_B = (BK, BN + PAD)
 TARGET_BLOCKS = 1024  # split the shared axis until about this many blocks run (8 per SM)
 MAX_SPLITS = 64
 SUM_THREADS = 256
+
+# The kernel body every product_tile kernel repeats (see above): DTYPE is the array whose dtype
+# the tiles take, ROWS and COLS bound the output, OPERANDS are product_tile's arguments after
+# the tiles, SETUP and AFTER optional statements of the kernel's own, EPILOGUE its writes.
+SKELETON = """
+a_tile = cuda.shared.array(TILE_A, DTYPE.dtype)
+b_tile = cuda.shared.array(TILE_B, DTYPE.dtype)
+acc = cuda.local.array((R, R), DTYPE.dtype)
+tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
+tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, DTYPE.dtype.type(0)
+n0, m0 = u64(cuda.blockIdx.x * BN), u64(cuda.blockIdx.y * BM)
+SETUP
+while m0 < ROWS:
+    product_tile(acc, a_tile, b_tile, *OPERANDS)
+    for i in range(R):
+        m = m0 + ty + u64(16 * i)
+        for j in range(R):
+            n = n0 + tx + u64(16 * j)
+            if m < ROWS and n < COLS:
+                EPILOGUE
+    AFTER
+    m0 += u64(cuda.gridDim.y * BM)
+"""
 
 
 @cuda.jit(device=True)
@@ -128,11 +162,11 @@ def matmul_kernel(a, b, out, a_transposed, b_transposed, m_rows, n_cols, k_len, 
     acc = cuda.local.array((R, R), a.dtype)               # registers: every loop over it unrolls
     tx, ty = u64(cuda.threadIdx.x), u64(cuda.threadIdx.y)
     tid, zero = cuda.threadIdx.y * T + cuda.threadIdx.x, a.dtype.type(0)
-    n0, z = u64(cuda.blockIdx.x * BN), u64(cuda.blockIdx.z)
+    n0, m0 = u64(cuda.blockIdx.x * BN), u64(cuda.blockIdx.y * BM)
+    z = u64(cuda.blockIdx.z)                              # this block's split of the shared axis
     k_first = z * k_chunk
     k_stop = min(k_first + k_chunk, k_len)
     base = z * m_rows * n_cols                            # this split's M x N
-    m0 = u64(cuda.blockIdx.y * BM)
     while m0 < m_rows:                                    # the same for the whole block
         product_tile(acc, a_tile, b_tile, a, b, a_transposed, b_transposed, m_rows, n_cols, k_first, k_stop,
                      k_len, m0, n0, tid, tx, ty, zero)

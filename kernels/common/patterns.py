@@ -27,14 +27,14 @@ Why each one pays, on a GPU:
   and ``block_allsum2`` leave the sum in every thread (XOR shuffles: a butterfly).
 
 Run: tests/kernels/test_patterns.py tests each under the simulator (which gets a warp
-shuffle from kernels/simulator_fixes.py); the kernels that use them test the rest.
+shuffle from kernels/runtime/simulator_fixes.py); the kernels that use them test the rest.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import BACKEND, cuda, simulated
+from backprop_traps.kernels.runtime.device import BACKEND, cuda, simulated
 
 # Under the simulator the same casts as numpy's scalars: numba's type objects cast through
 # Integer.__call__ (an import and an ABC check a call, about 1.5 us), which the simulated tile

@@ -6,7 +6,7 @@ Inside ``with dry_run() as run:``
     adds up the bytes a GPU would have had to hold;
   - ``kernel[grid, block](...)`` records a ``Launch`` (the kernel, the function that launched
     it, the grid and block) and runs nothing; ``run.refused`` lists the launches a GPU refuses
-    (kernels/launch_limits.py).
+    (kernels/runtime/launch_limits.py).
 The benchmark's cases (kernels/cases/) build their arrays through ``Arrays``, which yields
 stand-ins in a dry run, so every case can be "launched" at its LARGE and HUGE sizes:
 tests/kernels/test_launch_limits.py does exactly that. Anything that needs the data itself
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from backprop_traps.kernels import launch_limits
+from backprop_traps.kernels.runtime import launch_limits
 
 
 class DryRunError(TypeError):
@@ -126,7 +126,7 @@ class _DryLaunch:
 
     def __call__(self, *args):
         caller = sys._getframe(1)
-        module = caller.f_globals.get("__name__", "?").removeprefix("backprop_traps.kernels.")
+        module = caller.f_globals.get("__name__", "?").removeprefix("backprop_traps.kernels.").removeprefix("common.")
         elements = max((a.size for a in args if isinstance(a, ShapeOnly) and a.ndim), default=1)
         self.run.launches.append(Launch(launch_limits.kernel_name(self.py_func),
                                         f"{module}.{caller.f_code.co_name}", self.grid, self.block, self.shared,
@@ -139,7 +139,7 @@ _active: list = []
 @contextlib.contextmanager
 def dry_run():
     """Stand-ins for device arrays and recorded launches, undone on exit (not re-entrant)."""
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     if _active:
         raise RuntimeError("dry runs do not nest")
     run = DryRun()
@@ -182,10 +182,10 @@ def dry_run():
 
 
 def _dispatcher_classes():
-    """The class whose ``[grid, block]`` starts a launch, whichever backend kernels/device.py
+    """The class whose ``[grid, block]`` starts a launch, whichever backend kernels/runtime/device.py
     chose (the simulator's FakeCUDAKernel, numba-cuda's CUDADispatcher, numba-cuda-mlir's):
     the type of a kernel made here, never compiled nor launched."""
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
     return [type(cuda.jit(_never_launched))]
 
 

@@ -5,7 +5,7 @@ runs it anyway (it walks the grid in Python), so a grid of ceil(N / 4) blocks al
 CI at any N and crashed on a GPU at N = 524,288. ``install()`` wraps the simulator's launch
 (``FakeCUDAKernel.__getitem__``, the one place every simulated kernel gets its grid), so in
 CI such a launch raises ``LaunchLimitError`` whatever module the kernel came from. The
-dry run (kernels/dry_run.py) checks the same limits at sizes the simulator could never run.
+dry run (kernels/runtime/dry_run.py) checks the same limits at sizes the simulator could never run.
 
 The limits, compute capability 7.0 to 12.x (the CUDA C++ Programming Guide's table of
 technical specifications):
@@ -68,9 +68,10 @@ def check(kernel: str, grid, block, shared_bytes: int = 0) -> None:
 
 
 def kernel_name(py_func) -> str:
-    """``module.function`` of a kernel's Python function (the kit's prefix left out)."""
-    module = getattr(py_func, "__module__", None) or "?"
-    return f"{module.removeprefix('backprop_traps.kernels.')}.{getattr(py_func, '__name__', '?')}"
+    """``module.function`` of a kernel's Python function (the kit's prefix and kernels/common/'s
+    folder left out: ``vram_trap.linear_forward_kernel``, ``tiled_matmul.matmul_kernel``)."""
+    module = (getattr(py_func, "__module__", None) or "?").removeprefix("backprop_traps.kernels.")
+    return f"{module.removeprefix('common.')}.{getattr(py_func, '__name__', '?')}"
 
 
 def install() -> None:

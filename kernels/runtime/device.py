@@ -1,6 +1,6 @@
 """Where every kernel module gets ``cuda``:
 
-    from backprop_traps.kernels.device import cuda
+    from backprop_traps.kernels.runtime.device import cuda
 
 It is numba-cuda's ``numba.cuda`` (with NUMBA_ENABLE_CUDASIM=1, its CPU simulator), unless
 the user asks for numba-cuda's maintained successor with ``BACKPROP_TRAPS_CUDA=mlir``. Then
@@ -9,8 +9,8 @@ it is ``numba_cuda_mlir.cuda``, when numba-cuda-mlir is installed
 installed, no GPU, or the simulator chosen: numba-cuda-mlir has none), one sentence on
 stderr says why and numba.cuda is used. ``BACKEND`` names the choice.
 
-Under the simulator this module also installs the simulator's fix (kernels/simulator_fixes.py)
-and the launch-limit check (kernels/launch_limits.py), so that any import of a kernel module
+Under the simulator this module also installs the simulator's fix (kernels/runtime/simulator_fixes.py)
+and the launch-limit check (kernels/runtime/launch_limits.py), so that any import of a kernel module
 gets them. The choice is made once, at the first import: set the variables before it.
 tests/kernels/test_device.py tests the choice both ways with a mocked import.
 """
@@ -68,6 +68,6 @@ cuda, BACKEND, NOTE = choose()
 if NOTE:
     print(NOTE, file=sys.stderr)
 if simulated():
-    from backprop_traps.kernels import launch_limits, simulator_fixes
+    from backprop_traps.kernels.runtime import launch_limits, simulator_fixes
     simulator_fixes.install()
     launch_limits.install()
