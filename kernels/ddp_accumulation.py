@@ -39,19 +39,19 @@ on a GPU, BACKPROP_TRAPS_REAL_GPU=1.
 
 Check and time it: python -m backprop_traps.kernels.ddp_accumulation (from any folder) runs these
 kernels on the benchmark's tiny cases in float64 and float32 against the solution notebook, the
-CPU reference, and times them (kernels/self_check.py; the simulator without a GPU).
+CPU reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.ddp_accumulation: no GPU? the simulator, before numba loads
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
 
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.runtime.device import cuda
 from backprop_traps.kernels.vram_trap import (THREADS_PER_BLOCK, backward_params, linear_forward_device,
                                               mse_loss_backward_device, partials_shape)
 
@@ -173,7 +173,7 @@ def ddp_grads(params, xs, ys, micro_batch):
     return [(row[:W.size].reshape(W.shape), row[W.size:]) for row in d_bufs.copy_to_host()]
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("ddp_accumulation"))

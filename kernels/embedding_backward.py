@@ -31,17 +31,17 @@ are unsigned 64-bit (``_u``) once they are known to be ids, so Numba drops its n
 check.
 
 The launchers (``*_device``) take C-ordered device arrays and only launch: the benchmark times
-them and kernels/dry_run.py checks their grids at any size. The host functions at the bottom
+them and kernels/runtime/dry_run.py checks their grids at any size. The host functions at the bottom
 take and return numpy arrays, with the solution notebook's arguments and results.
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_embedding_backward_kernels.py
 Check and time it: python -m backprop_traps.kernels.embedding_backward (from any folder)
-(kernels/self_check.py; the simulator without a GPU).
+(kernels/runtime/self_check.py; the simulator without a GPU).
 """
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.embedding_backward: no GPU? the simulator
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -49,7 +49,7 @@ import math
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.runtime.device import cuda
 
 THREADS_PER_BLOCK = 256  # at most; a row of D features takes D rounded up to a warp, up to this
 MAX_BLOCKS = 4096  # a grid-stride loop over rows covers the rest: far under the 2^31 - 1 blocks of grid x
@@ -212,5 +212,5 @@ def embedding_backward_sparse(dout, ids, V, padding_idx):
 if __name__ == "__main__":
     import sys
 
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("embedding_backward"))

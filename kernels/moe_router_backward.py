@@ -15,11 +15,11 @@ Version 1, the teaching version (no _v2 yet): one thread per token, as one write
    balancing loss's share for every expert, through the softmax over all E, then the gates'
    share for the k experts ``idx`` names only; every other expert gets nothing from the gates.
 4. The three products, ``logits = x Wr``, ``dx = dlogits Wr^T`` and ``dWr = x^T dlogits``, are
-   the tiled matrix product of kernels/tiled_matmul.py (transposes never formed).
+   the tiled matrix product of kernels/common/tiled_matmul.py (transposes never formed).
 
 Check and time it: python -m backprop_traps.kernels.moe_router_backward (from any folder) runs
 these kernels on the benchmark's tiny cases in float64 and float32 against the solution
-notebook and times them (kernels/self_check.py; the simulator without a GPU).
+notebook and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 
 Run the tests under the Numba CUDA simulator (no GPU needed):
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_moe_router_backward_kernels.py
@@ -30,17 +30,17 @@ f and P (E,). Every array is flat inside the kernels, indexed with unsigned offs
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.moe_router_backward: the simulator without a GPU
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
 
 import numpy as np
 
-from backprop_traps.kernels import tiled_matmul
-from backprop_traps.kernels.device import cuda  # numba.cuda, its simulator (launches checked) or numba-cuda-mlir
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import i64, u64
+from backprop_traps.kernels.common import tiled_matmul
+from backprop_traps.kernels.runtime.device import cuda  # numba.cuda, its simulator (launches checked) or numba-cuda-mlir
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import i64, u64
 
 THREADS_PER_BLOCK = 128
 
@@ -202,7 +202,7 @@ def router_backward(dgates, x, Wr, idx, aux_coef):
     return d_dx.copy_to_host(), d_dWr.copy_to_host()
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("moe_router_backward"))

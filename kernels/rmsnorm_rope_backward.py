@@ -6,7 +6,7 @@ needs one reduction in each direction, not two.
 
 1. ``rmsnorm_forward_kernel``, one block per row (past CUDA's 2**31 - 1 blocks, the grid
    strides on), as many threads as the row has features up to 256 (``row_threads``). Pass 1: each thread adds the squares of its strided share of the row;
-   ``block_sum`` (kernels/row_reduction.py: warp shuffles, then the warps' sums) gives every
+   ``block_sum`` (kernels/common/row_reduction.py: warp shuffles, then the warps' sums) gives every
    thread the row's total. rstd = 1 / sqrt(total / D + eps), eps inside the root; thread 0
    writes it; pass 2 writes y = x * rstd * gamma.
 2. ``rmsnorm_backward_kernel``, G blocks, each taking rows b, b + G, ... Pass 1 adds up
@@ -32,7 +32,7 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_rmsnorm_rope_backward_kernels.py
 Check and time it: python -m backprop_traps.kernels.rmsnorm_rope_backward (from any folder) runs
 these kernels on the benchmark's tiny cases in float64 and float32 against the solution
-notebook (kernels/self_check.py; the simulator without a GPU).
+notebook (kernels/runtime/self_check.py; the simulator without a GPU).
 
 Shapes: N rows, D features (even for RoPE), TPB threads per block (a power of two), G
 backward blocks. x, y, dy, dx (N, D), flat; gamma, dgamma (D,); rstd (N,); pos int64 (N,);
@@ -42,7 +42,7 @@ dtype (float32 or float64).
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.rmsnorm_rope_backward: the simulator without a GPU
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import functools
@@ -51,10 +51,10 @@ import math
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
-from backprop_traps.kernels.launch_limits import MAX_GRID
-from backprop_traps.kernels.patterns import u64
-from backprop_traps.kernels.row_reduction import block_sum
+from backprop_traps.kernels.runtime.device import cuda
+from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
+from backprop_traps.kernels.common.patterns import u64
+from backprop_traps.kernels.common.row_reduction import block_sum
 
 THREADS_PER_BLOCK = 256  # the most a row gets; a short row (Llama's D = 128) gets fewer: row_threads
 MAX_BACKWARD_BLOCKS = 2048  # G: 2048 x 128 threads fill an H100's 132 SMs; G * D partials stay small
@@ -263,7 +263,7 @@ def rope_backward(dy, pos, base):
     return _rope(dy, pos, base, -1.0)
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("rmsnorm_rope_backward"))

@@ -27,14 +27,14 @@ Every kernel is a grid-stride loop over its outputs (launches of 128 threads a b
 
 The launchers (``*_device``) take C-ordered device arrays in their natural shapes, hand the
 kernels flat views (a ravel: no copy) and only launch: the benchmark times them and
-kernels/dry_run.py checks their grids at any size. The host functions at the bottom take and
+kernels/runtime/dry_run.py checks their grids at any size. The host functions at the bottom take and
 return lists of P numpy arrays, rank r's at index r, as the solution notebook's do.
 
 Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_tensor_parallel_linear_kernels.py
 Check and time it: python -m backprop_traps.kernels.tensor_parallel_linear (from any folder) runs
 these kernels on the benchmark's tiny cases (kernels/cases/tensor_parallel_linear.py) in float64
-and float32 against the solution notebook, and times them (kernels/self_check.py).
+and float32 against the solution notebook, and times them (kernels/runtime/self_check.py).
 
 Shapes: P ranks, N rows, D_in, D_out; a rank's shard of a column-parallel W is (D_in, D_out / P),
 of a row-parallel W (D_in / P, D_out); the block's hidden width H, H / P a rank.
@@ -42,7 +42,7 @@ of a row-parallel W (D_in / P, D_out); the block's hidden width H, H / P a rank.
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.tensor_parallel_linear: no GPU? the simulator
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -50,7 +50,7 @@ import math
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda  # numba.cuda, its simulator (launches checked) or numba-cuda-mlir
+from backprop_traps.kernels.runtime.device import cuda  # numba.cuda, its simulator (launches checked) or numba-cuda-mlir
 
 THREADS = 128
 MAX_BLOCKS = 4096  # a grid-stride loop covers the rest
@@ -275,7 +275,7 @@ def mlp_backward(dout_ranks, x_ranks, W1_shards, b1_shards, W2_shards):
     return dx, dW1, db1, dW2, db2
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("tensor_parallel_linear"))

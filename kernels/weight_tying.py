@@ -23,12 +23,12 @@ kernels every array is flat and C-ordered; the hot loops index it with unsigned 
                + sum of dx[n, d] over the positions n with ids[n] = v (the lookup's share).
 
 This is the teaching version: naive products, one thread per output. No faster version yet;
-where it would go (tiled products, kernels/tiled_matmul.py; a sort of the ids and a segmented
+where it would go (tiled products, kernels/common/tiled_matmul.py; a sort of the ids and a segmented
 sum for the lookup's share) is the same plan as questions 21 and 25.
 
 The launchers (``*_device``) take device arrays in their natural shapes, hand the kernels
 flat views (a ravel of a C-ordered array: no copy) and only launch: the benchmark times them
-and kernels/dry_run.py checks their grids at any size. The host functions at the bottom take
+and kernels/runtime/dry_run.py checks their grids at any size. The host functions at the bottom take
 and return numpy arrays, as the solution notebook's do. Launches are 1-D: grid x is
 ceil(entries / THREADS), under 2^31 - 1 up to 2.7e11 entries.
 
@@ -36,7 +36,7 @@ Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_weight_tying_kernels.py
 Check and time it: python -m backprop_traps.kernels.weight_tying (from any folder) runs these
 kernels on the benchmark's tiny cases (kernels/cases/weight_tying.py) in float64 and float32
-against the solution notebook, and times them (kernels/self_check.py; the simulator without a
+against the solution notebook, and times them (kernels/runtime/self_check.py; the simulator without a
 GPU).
 
 Shapes: V tokens, D features, N positions. E (V, D); W (D, D); ids, targets (N,) int64; x, h,
@@ -45,7 +45,7 @@ dz, dx (N, D); logits, p (N, V); losses (N,). Math runs in E's dtype (the zero c
 from __future__ import annotations
 
 if __name__ == "__main__":  # python -m backprop_traps.kernels.weight_tying: no GPU? the simulator first
-    from backprop_traps.kernels.self_check import choose_simulator_without_a_gpu
+    from backprop_traps.kernels.runtime.self_check import choose_simulator_without_a_gpu
     choose_simulator_without_a_gpu()
 
 import math
@@ -53,7 +53,7 @@ import math
 import numba
 import numpy as np
 
-from backprop_traps.kernels.device import cuda
+from backprop_traps.kernels.runtime.device import cuda
 
 THREADS = 128  # a 1-D grid, one thread per output entry (per row for kernel 3)
 
@@ -237,7 +237,7 @@ def tied_lm_backward(E, W, cache, ids, targets):
     return d_dE.copy_to_host(), d_dW.copy_to_host()
 
 
-if __name__ == "__main__":  # check against the solution notebook and time: kernels/self_check.py
+if __name__ == "__main__":  # check against the solution notebook and time: kernels/runtime/self_check.py
     import sys
-    from backprop_traps.kernels.self_check import main
+    from backprop_traps.kernels.runtime.self_check import main
     sys.exit(main("weight_tying"))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = {"ranks": 3, "p": 301, "shard": 10, "last": 7, "m": 4, "d_in": 5, "d_out": 3, "tpb": 32}
 LARGE = {"ranks": 8, "p": 1 << 24, "shard": 65536, "last": 65536, "m": 16384, "d_in": 256, "d_out": 256,
@@ -29,10 +29,9 @@ HUGE = ({"ranks": 8, "p": 1_100_000_000, "shard": 1_000_000, "last": 1_000_000, 
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import ddp_accumulation as ddp
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("ddp_accumulation")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("ddp_accumulation")
     s = shape
     R, P, d_in, d_out, m = s["ranks"], s["p"], s["d_in"], s["d_out"], s["m"]
     sizes = [s["shard"]] * (R - 1) + [s["last"]]

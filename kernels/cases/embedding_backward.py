@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch, zero_fill
+from backprop_traps.kernels.cases.common import Case, on_torch, zero_fill, solution
 
 TINY = (96, 40, 4, 12)                  # P, V, D, S
 LARGE = (32_768, 50_257, 1024, 8_192)
@@ -34,10 +34,9 @@ def draw_ids(rng, P, V, S):
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import embedding_backward as eb
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("embedding_backward")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("embedding_backward")
     P, V, D, S = shape
 
     def fill(rng):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (37, 16, 8, 2)          # N, D, E, k
 LARGE = (65536, 1024, 64, 2)
@@ -20,10 +20,9 @@ AUX_COEF = 0.01
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import moe_router_backward as mr
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("moe_router_backward")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("moe_router_backward")
     N, D, E, k = shape
 
     def fill(rng):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (4, 64)          # N, D
 LARGE = (262144, 128)   # 128 MB per (N, D) array in fp32
@@ -25,10 +25,9 @@ EPS, BASE, CONTEXT = 1e-5, 10000.0, 4096
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import rmsnorm_rope_backward as k
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("rmsnorm_rope_backward")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("rmsnorm_rope_backward")
     N, D = shape
 
     def fill(rng):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (2, 4, 6, 8)                # P, N, D, H
 LARGE = (4, 8192, 1024, 4096)
@@ -28,10 +28,9 @@ HUGE = ((4, 860_000, 1024, 4096), (4, 8192, 1024, 960_000), (1_600, 8192, 1024, 
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import tensor_parallel_linear as tp
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("tensor_parallel_linear")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("tensor_parallel_linear")
     P, N, D, H = shape
     Hp = H // P
 

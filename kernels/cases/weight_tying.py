@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.kernels.cases.common import Case, on_torch
+from backprop_traps.kernels.cases.common import Case, on_torch, solution
 
 TINY = (13, 6, 9)            # V, D, N
 LARGE = (32_768, 512, 2_048)
@@ -24,10 +24,9 @@ HUGE = ((1_400_000, 256, 4_096), (32_768, 512, 180_000), (4_096, 90_000, 2_048))
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.grader.loading.reference import load_solution
     from backprop_traps.kernels import weight_tying as wt
-    from backprop_traps.kernels.device import cuda
-    ref = load_solution("weight_tying")
+    from backprop_traps.kernels.runtime.device import cuda
+    ref = solution("weight_tying")
     V, D, N = shape
 
     def fill(rng):

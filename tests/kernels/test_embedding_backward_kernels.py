@@ -85,9 +85,9 @@ def test_float32_stays_float32():
 
 def test_launches_stay_within_cuda_limits_at_the_benchmarks_sizes():
     """Every launcher at TINY, LARGE and the HUGE sizes that fill an 80 GB GPU (kernels/cases/
-    embedding_backward.py), dry-run (kernels/dry_run.py): nothing allocated or run."""
+    embedding_backward.py), dry-run (kernels/runtime/dry_run.py): nothing allocated or run."""
     from backprop_traps.kernels.cases import embedding_backward as sizes
-    from backprop_traps.kernels.dry_run import ShapeOnly, dry_run
+    from backprop_traps.kernels.runtime.dry_run import ShapeOnly, dry_run
     for P, V, D, S in (sizes.TINY, sizes.LARGE, *sizes.HUGE):
         with dry_run() as run:
             kernels.embedding_forward_device(ShapeOnly((V, D), np.float32), ShapeOnly(P, np.int64), 0,

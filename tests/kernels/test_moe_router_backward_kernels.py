@@ -91,9 +91,9 @@ def test_float32_stays_float32_and_close():
 
 def test_launches_stay_within_cuda_limits_at_the_benchmarks_sizes():
     """The forward and the backward at TINY, LARGE and the HUGE shape that fills an 80 GB GPU
-    (kernels/cases/moe_router_backward.py), dry-run (kernels/dry_run.py): nothing allocated or run."""
+    (kernels/cases/moe_router_backward.py), dry-run (kernels/runtime/dry_run.py): nothing allocated or run."""
     from backprop_traps.kernels.cases import moe_router_backward as sizes
-    from backprop_traps.kernels.dry_run import ShapeOnly, dry_run
+    from backprop_traps.kernels.runtime.dry_run import ShapeOnly, dry_run
     for N, D, E, k in (sizes.TINY, sizes.LARGE, *sizes.HUGE):
         a = lambda *shape, dtype=np.float32: ShapeOnly(shape, dtype)  # noqa: E731
         with dry_run() as run:

@@ -70,9 +70,9 @@ def test_float32_stays_float32():
 
 def test_launches_stay_within_cuda_limits_at_the_benchmarks_sizes():
     """Both launchers at TINY, LARGE and the HUGE shapes that fill an 80 GB GPU (kernels/cases/
-    weight_tying.py), dry-run (kernels/dry_run.py): nothing allocated or run."""
+    weight_tying.py), dry-run (kernels/runtime/dry_run.py): nothing allocated or run."""
     from backprop_traps.kernels.cases import weight_tying as sizes
-    from backprop_traps.kernels.dry_run import ShapeOnly, dry_run
+    from backprop_traps.kernels.runtime.dry_run import ShapeOnly, dry_run
     for V, D, N in (sizes.TINY, sizes.LARGE, *sizes.HUGE):
         a = lambda *shape, dt=np.float32: ShapeOnly(shape, dt)  # noqa: E731
         with dry_run() as run:
