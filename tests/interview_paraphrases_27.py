@@ -1,6 +1,6 @@
 """Answers to the interview of question 27 as candidates say them, written without the notebook
 open, in three styles (terse, rambling, formula-heavy): correct ones, which must hit most key
-points, and wrong ones, which must hit fewer than half (tests/test_keypoints.py)."""
+points, and wrong ones, which must hit fewer than half (tests/learner/test_keypoints.py)."""
 
 PARAPHRASES = {
     'tensor_parallel_linear': [

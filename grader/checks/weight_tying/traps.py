@@ -5,7 +5,7 @@ two reads of E named apart, E_in (the lookup, x = E_in[ids]) and E_out (the proj
 = h @ E_out.T): ``parts`` gives each read's share of the gradient, and a variant is which
 shares reach which read. The right answer is the sum of both shares, applied to one matrix;
 the checks compare with the reference (``ctx.ref``), never with ``parts``' sum, which
-tests/test_weight_tying.py proves equal to it.
+tests/questions/test_weight_tying.py proves equal to it.
 """
 from __future__ import annotations
 
