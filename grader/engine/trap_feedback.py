@@ -26,8 +26,11 @@ def split(question, check, feedback: str, trap_id: str | None) -> tuple[str, tup
     except KeyError:
         return feedback, check.hints
     symptom = trap.what_is_wrong
+    bare = trap.explanation.rstrip(".")  # a check may cut the last period to add where it failed
     if trap.explanation in feedback:
         feedback = feedback.replace(trap.explanation, symptom)
+    elif bare and bare in feedback:
+        feedback = feedback.replace(bare, symptom.rstrip("."))
     elif symptom not in feedback:
         head, sep, tail = feedback.partition("\n")
         feedback = f"{head.rstrip()} {symptom}{sep}{tail}"

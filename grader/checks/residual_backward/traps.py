@@ -32,7 +32,12 @@ TRAPS = [
          "sqrt(1 / fan) with one fan. A ReLU zeroes half of what passes through it, "
          "forward and backward, so with Xavier's scale every ReLU layer halves the variance "
          "(2^-20 after 20 layers). The ReLU's gain makes up for it: std = sqrt(2 / ((1 + a^2) "
-         "fan)), a the negative slope."),
+         "fan)), a the negative slope.",
+         hints=("What does a ReLU do to the variance of what passes through it, forward and backward?",
+                "Xavier's and LeCun's scales assume slope 1 around 0; a ReLU with negative slope a "
+                "keeps (1 + a^2) / 2 of the variance, so the weights' variance must be 2 / (1 + a^2) "
+                "times larger to make up for it.",
+                "Keep the fan of the mode you were asked for; multiply the variance by the ReLU's gain.")),
 ]
 
 
