@@ -39,6 +39,7 @@ CASES = [
     ("ddp_accumulation", "linear_grads", "ddp_grads"),
     ("rmsnorm_rope_backward", "rope_forward", "rope_backward"),
     ("weight_tying", "tied_lm_backward", "tied_lm_train"),
+    ("tensor_parallel_linear", "column_parallel_backward", "mlp_backward"),
 ]
 FACTOR = {"relative_error": 1e6}  # 1.5 times a tiny error is still tiny: diagnose would not change
 NO_STRUCTURE = {"routing_trap", "softmax_ce", "mlp_backprop", "straight_through", "attention_backward",
