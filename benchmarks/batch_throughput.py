@@ -89,7 +89,7 @@ def make_class(root: Path, count: int, only=None) -> dict[str, int]:
 
 CPU_SECONDS: dict = {}
 """out folder -> CPU seconds (user + system) the batch spent: the runner's, each grading
-process's and their sandboxes', from each process's profile (grader/engine/timeline.py)."""
+process's and their sandboxes', from each process's profile (grader/timeline.py)."""
 
 
 def timed_batch(source: Path, out: Path, extra: list[str], kit: Path = REPO) -> float:

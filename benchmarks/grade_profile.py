@@ -3,7 +3,7 @@
 Run: python benchmarks/grade_profile.py [--runs 5] [--questions routing_trap maxpool_kernel
      training_symptoms] [--cprofile]
 Each run is a fresh `grade` process on a copy of the question's solution, in a scratch folder,
-with BACKPROP_TRAPS_PROFILE pointing at a file (grader/engine/timeline.py): every boundary
+with BACKPROP_TRAPS_PROFILE pointing at a file (grader/timeline.py): every boundary
 (the interpreter and click, the engine's imports, the sandbox's launch, the child's boot, the
 learner's load, each check, the report) is timed in wall seconds and in CPU seconds (user +
 system) of the grader and of the sandbox's processes. CPU seconds say what a step costs
@@ -156,7 +156,7 @@ def main():
             f"Load average (1 min) before: {load_before[0]:.2f}, after: {load_after[0]:.2f} "
             f"({os.cpu_count()} cores: above that, other work shared the machine and stretched the wall times; "
             "CPU seconds are the steady measure).\n",
-            "Rows are the boundaries of grader/engine/timeline.py in order; *in parallel* rows are the "
+            "Rows are the boundaries of grader/timeline.py in order; *in parallel* rows are the "
             "child's boot, which runs while the grader loads the question (its times come from the child's "
             "own clock stamps). CPU seconds are counted in clock ticks (10 ms).\n"]
     for title, body in sections:

@@ -179,7 +179,7 @@ def check(submissions, question, seed, as_json, hint, replay, draw, limits, ques
 
     Your best score and the hints you have seen are kept in this folder's
     .backprop_traps_history.json (not with --json)."""
-    from backprop_traps.grader.engine import timeline
+    from backprop_traps.grader import timeline
     timeline.mark("interpreter, click, the CLI")
 
     if hint and as_json:

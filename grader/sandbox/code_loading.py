@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from backprop_traps.grader.engine import timeline
+from backprop_traps.grader import timeline
 from backprop_traps.grader.sandbox.channel import REFUSED, CallResult
 
 MAX_WARNINGS = 20

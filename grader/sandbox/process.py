@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from backprop_traps.grader.engine import timeline
+from backprop_traps.grader import timeline
 from backprop_traps.grader.sandbox import bwrap, cgroup, masks, measure
 from backprop_traps.grader.sandbox.channel import CallResult, Channel, Output  # noqa: F401 (CallResult: re-exported)
 from backprop_traps.grader.sandbox.cleanup import MARKER, kill_tree, reap_stale_folders

@@ -121,3 +121,16 @@ def test_nothing_in_kernels_imports_the_grader_but_the_cases():
     cases = set().union(*(t for name, t in reached.items() if name.startswith("kernels.cases")))
     other = [t for t in cases if t != "grader.loading.reference" and not t.endswith(".probes")]
     assert not other, sorted(other)
+
+
+ABOVE_THE_SANDBOX = ("grader.engine", "grader.checks", "grader.batch", "grader.commands", "grader.learner",
+                     "grader.authoring", "grader.cli", "grader.notebook_grade", "grader.nbgrader_bridge")
+
+
+def test_the_sandbox_builds_on_nothing_above_it():
+    """grader/sandbox/ is the trust boundary, the floor the engine stands on: it imports none of
+    the rooms that grade, teach or author (the profile's stamps live beside them all, in
+    grader/timeline.py), so what the boundary does can be read without them."""
+    up = [f"{a} -> {b} (line {line})" for a, arrows in GRAPH.items() if a.startswith("grader.sandbox")
+          for b, line in arrows.items() if b.startswith(ABOVE_THE_SANDBOX)]
+    assert not up, up

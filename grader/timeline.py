@@ -1,4 +1,6 @@
 """Where one grading's time goes, boundary by boundary (issue 47): a profile kept as a tool.
+It sits beside the rooms it stamps (cli, engine, sandbox, batch), under all of them, so the
+sandbox needs nothing from the engine above it.
 
 ``BACKPROP_TRAPS_PROFILE=1`` makes ``grade`` print, on stderr after its report, one line per
 boundary it crossed (the interpreter's start, the imports, the sandbox's launch, the child's

@@ -1,4 +1,4 @@
-"""The grading profile (issue 47, item 1: grader/engine/timeline.py): off by default, and when
+"""The grading profile (issue 47, item 1: grader/timeline.py): off by default, and when
 asked for, one row per boundary with wall and CPU seconds, without touching `--json`'s output."""
 import json
 import os
