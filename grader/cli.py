@@ -206,8 +206,8 @@ def check(submissions, question, seed, as_json, hint, replay, draw, limits, ques
     timeline.mark("the report")
     if replay or draw:  # a course run replayed: not this folder's practice
         return
-    from backprop_traps.grader.commands import learner
-    follow_up = learner.after_grading(results, hint, color)
+    from backprop_traps.grader.learner.after_grading import after_grading
+    follow_up = after_grading(results, hint, color)
     if follow_up:
         click.echo("\n" + follow_up, color=color)
     timeline.mark("the history (best score, hints)")

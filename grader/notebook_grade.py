@@ -188,7 +188,7 @@ def grade_this_notebook(question: str | None = None, path: str | os.PathLike | N
         # the file again here would only cost time (and write to the learner's folder).
         print("(nbgrader is running this notebook: its autograded cells do the grading)")
         return
-    from backprop_traps.grader.commands.learner import after_grading
+    from backprop_traps.grader.learner.after_grading import after_grading
     from backprop_traps.grader.engine.run import grade_path
     from backprop_traps.grader.learner.report import render
     from backprop_traps.grader.learner.report_html import notebook_follow_up, render_html

@@ -1,5 +1,5 @@
 """The learner's loop: `grade list`, `grade start ID`, and what `grade FILE` does after grading
-(remember the best score, offer or show a hint). The history is grader/learner/history.py."""
+(remember the best score, offer or show a hint: grader/learner/after_grading.py)."""
 from __future__ import annotations
 
 import os
@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 
 import click
-
-from backprop_traps.grader.sandbox.inert import inert
 
 
 def _shown_path(path: Path) -> str:
@@ -238,76 +236,3 @@ def _copy_solution(question: str, root: Path, folder: Path) -> None:
                    f"{e.strerror or e}", err=True)
         sys.exit(1)
     click.echo("\n".join(said))
-
-
-def _fingerprint(path: str) -> str | None:
-    """A hash of what was graded: grading the same answer again is not an attempt. For a
-    notebook, its graded code only, so that saving new outputs does not make a new attempt."""
-    import hashlib
-    from backprop_traps.grader.loading import bounded
-    from backprop_traps.grader.loading.submission import MAX_BYTES
-    try:
-        data = bounded.read_bytes(path, MAX_BYTES)  # the learner's file: the one bounded way
-    except bounded.Unreadable:
-        return None
-    if path.endswith(".ipynb"):
-        from backprop_traps.grader.loading.notebook import graded_code, parse_notebook
-        try:
-            text = data.decode("utf-8")
-            if bounded.json_shape_error(text) is None:
-                data = graded_code(parse_notebook(text)).encode("utf-8")
-        except ValueError:  # not UTF-8, not a notebook: the bytes themselves
-            pass
-    return hashlib.sha256(data).hexdigest()
-
-
-def _review(history, result) -> None:
-    """Rate a new try into the review schedule. The history's records passed its schema on load
-    (grader/loading/persisted.py), so this cannot fail on what the file held; should the
-    scheduler fail all the same, the grading is still recorded and one sentence says why."""
-    from backprop_traps.grader.learner import review
-    try:
-        review.record_code(history, result.question, result.score, result.max_score)
-    except Exception as e:  # noqa: BLE001 (the score is recorded whatever the scheduler does)
-        click.echo(f"The grading is recorded, but its review card was not updated (a grader error: "
-                   f"{type(e).__name__}); please report it.", err=True)
-
-
-def after_grading(results, want_hint: bool, color: bool, pointers: bool = True) -> str:
-    """Remember each graded result's score in this folder's history, and show the next hint
-    for the first failing check (``--hint``) or say that one is available. Returns the text.
-    ``pointers=False`` leaves out the full-marks pointers (the notebook's saved file is not what
-    its kernel ran: no "full marks" then)."""
-    from backprop_traps.grader.learner.history import History
-    from backprop_traps.grader.learner.next_steps import full_marks_text
-    from backprop_traps.grader.learner.report import render_hint
-
-    history = History.load()
-    texts = []
-    for r in results:
-        if r.error or r.question is None:
-            if want_hint:
-                texts.append(f"{r.submission}: no hint until the file can be graded (see above).")
-            continue
-        attempts = history.questions.get(r.question, {}).get("attempts", 0)
-        history.record_score(r.question, r.score, r.max_score,
-                             r.fingerprint or _fingerprint(r.submission))  # hashed when it was read
-        if history.questions[r.question].get("attempts", 0) > attempts:  # a new try: a review
-            _review(history, r)
-        failing = [t for t in r.tests if not t.passed]
-        if not failing:
-            if want_hint:
-                texts.append(f"{inert(r.submission)}: every hidden check passes; no hint needed.")
-            text = full_marks_text(r.question) if pointers else ""
-            if text:
-                texts.append(text)
-            continue
-        target = next((t for t in failing if t.hints), failing[0])
-        if want_hint:
-            hint = history.next_hint(r.question, target.name, target.hints) if target.hints else None
-            texts.append(render_hint(target.name, hint, target.hints, color))
-        elif history.hints_seen(r.question, target.name) < len(target.hints):
-            texts.append(f'Stuck on "{target.name}"? `grade {inert(shlex.quote(r.submission))} --hint` '
-                         "shows a hint.")
-    history.save()
-    return "\n\n".join(texts)

@@ -126,7 +126,7 @@ def mock(question, minutes, questions_dir):
 
 def _record(history, outcome, flow) -> None:
     """The mock's scores go into the history like any grading and rehearsal, plus its summary."""
-    from backprop_traps.grader.commands.learner import _fingerprint
+    from backprop_traps.grader.learner.after_grading import fingerprint as _fingerprint
     from backprop_traps.grader.learner import rehearsal, review
     spoken = outcome.spoken
     if spoken.get("of"):

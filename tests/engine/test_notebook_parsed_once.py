@@ -53,7 +53,7 @@ def test_grade_file_parses_the_notebook_once(tmp_path, monkeypatch):
 def test_the_fingerprint_is_what_the_history_hashed_before(tmp_path):
     """Grading an answer again is not a new attempt: the hash the loader takes is the one
     the history took from the file (the graded code of a notebook, the text of a .py)."""
-    from backprop_traps.grader.commands.learner import _fingerprint
+    from backprop_traps.grader.learner.after_grading import fingerprint as _fingerprint
     from backprop_traps.grader.loading.submission import load_submission
     notebook = _learners_copy(tmp_path)
     script = tmp_path / "mine.py"

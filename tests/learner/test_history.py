@@ -77,7 +77,7 @@ def test_interviews_and_revealed_round_trip_and_malformed_ones_are_dropped(tmp_p
 def test_a_notebook_saved_with_new_outputs_is_the_same_attempt(tmp_path):
     import nbformat
     from conftest import REPO
-    from backprop_traps.grader.commands.learner import _fingerprint
+    from backprop_traps.grader.learner.after_grading import fingerprint as _fingerprint
     nb = nbformat.read(str(REPO / "solutions" / "04_softmax_ce.ipynb"), as_version=4)
     path = tmp_path / "04_softmax_ce.ipynb"
     nbformat.write(nb, str(path))
