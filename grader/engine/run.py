@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backprop_traps.grader.checks import load_question
+from backprop_traps.grader.loading.hidden_checks import load_question
 from backprop_traps.grader import timeline
 from backprop_traps.grader.engine.call_memo import CallMemo, SandboxRefused
 from backprop_traps.grader.engine.draws import SECRET_ENV, checks_seed, is_draw, is_practice  # noqa: F401 (SECRET_ENV: its old place)

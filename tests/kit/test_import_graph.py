@@ -134,3 +134,11 @@ def test_the_sandbox_builds_on_nothing_above_it():
     up = [f"{a} -> {b} (line {line})" for a, arrows in GRAPH.items() if a.startswith("grader.sandbox")
           for b, line in arrows.items() if b.startswith(ABOVE_THE_SANDBOX)]
     assert not up, up
+
+
+def test_the_engine_finds_a_questions_checks_without_reaching_into_them():
+    """The checks stand on the engine (each builds a ``Question``); the engine finds them by id
+    through grader/loading/hidden_checks.py and imports no module of grader/checks/ itself."""
+    up = [f"{a} -> {b} (line {line})" for a, arrows in GRAPH.items() if a.startswith("grader.engine")
+          for b, line in arrows.items() if b.startswith("grader.checks")]
+    assert not up, up
