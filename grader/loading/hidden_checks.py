@@ -8,10 +8,6 @@ import importlib
 import importlib.util
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from backprop_traps.grader.engine.question import Question
 
 
 def checks_source(question_id: str, root: Path | None = None) -> Path | None:
@@ -45,8 +41,9 @@ def _load_external(question_id: str, source: Path):
     return module
 
 
-def load_question(question_id: str, root: Path | None = None) -> Question:
-    """The registered ``Question`` for ``question_id`` (raises ModuleNotFoundError if none)."""
+def load_question(question_id: str, root: Path | None = None):
+    """The registered ``Question`` (grader/engine/question.py) for ``question_id`` (raises
+    ModuleNotFoundError if none)."""
     if root is not None:
         folder = Path(root) / "checks"
         for external in (folder / f"{question_id}.py", folder / question_id / "__init__.py"):
