@@ -223,6 +223,9 @@ def test_the_minute_left_notice_redraws_the_prompt_with_the_clock_of_now(monkeyp
     clock = FakeClock(1.5)
     real = clock.monotonic
     clock.monotonic = lambda: (setattr(clock, "t", clock.t + 7.0), real())[1]
+    # stdin never answers: each wait ends at once (the fake clock, not the real one, moves)
+    from backprop_traps.grader.commands import mock as mock_command
+    monkeypatch.setattr(mock_command.select, "select", lambda *args: ([], [], []))
     read, write = os.pipe()
     try:
         with os.fdopen(read) as stdin:
