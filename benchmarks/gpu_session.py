@@ -15,10 +15,10 @@ stopped with everything it started at its budget, and rewrites the report after 
      a traceback, when not), the packages the steps need, the versions, a GPU;
   1. tests (140 s): BACKPROP_TRAPS_REAL_GPU=1 pytest tests/kernels -n 8, less the static compile
      (CI runs it), with the simulator-only tests skipping themselves;
-  2. bench (156 s): benchmarks/kernels_gpu.py --runs 10 --warmup 2 --max-seconds 126 (counted
+  2. bench (144 s): benchmarks/kernels_gpu.py --runs 10 --warmup 2 --max-seconds 114 (counted
      from its start): tiny checks in float64 and float32, then every case at LARGE in fp32
      beside PyTorch's op, its table rewritten after each case;
-  3. racecheck, memcheck (67 s each, sized to the compile: SANITIZED_CASES cases in float32):
+  3. racecheck, memcheck (73 s each, sized to the compile: SANITIZED_CASES cases in float32):
      compute-sanitizer --error-exitcode 86 over the tiny cases of the kernel modules that use
      shared memory.
 The report (--out; default benchmarks/results/kernels_gpu.md) is the benchmark's table, then this
@@ -71,12 +71,13 @@ SHARED_BY = {"tiled_matmul": ("forward_vs_reverse", "residual_backward", "traini
 # A sanitizer step compiles before it checks: the 175 kernels of these modules' 43 cases, in two
 # dtypes, were put at 50-60 s on the H200 (issue 45's estimate: 0.64 s a case a dtype); issue 48
 # brought back conv1d's and the JVP/VJP's version 1 (5 cases more); issue 49's questions 29
-# and 30 add 6 (moe_router_backward's products, rmsnorm_rope_backward's row reductions). The steps check float32
-# alone, and get half as much again for the sanitizer's own start and instrumentation
-# (tests/kernels/test_gpu_session.py keeps SANITIZED_CASES the cases' count):
-SANITIZED_CASES, COMPILE_S_PER_CASE, SANITIZER_START_S = 54, 0.64, 15
+# and 30 add 6 (moe_router_backward's products, rmsnorm_rope_backward's row reductions); issue 48
+# brought back the version 1 of adamw_step, loss_scaling, bptt and gradient_clinic (6 more).
+# The steps check float32 alone, and get half as much again for the sanitizer's own start and
+# instrumentation (tests/kernels/test_gpu_session.py keeps SANITIZED_CASES the cases' count):
+SANITIZED_CASES, COMPILE_S_PER_CASE, SANITIZER_START_S = 60, 0.64, 15
 SANITIZE_S = math.ceil(SANITIZER_START_S + 1.5 * COMPILE_S_PER_CASE * SANITIZED_CASES)
-BUDGET = {"preflight": PREFLIGHT_S, "tests": 140, "bench": 156, "racecheck": SANITIZE_S, "memcheck": SANITIZE_S}
+BUDGET = {"preflight": PREFLIGHT_S, "tests": 140, "bench": 144, "racecheck": SANITIZE_S, "memcheck": SANITIZE_S}
 SESSION_S = 8 * 60  # the plan's ceiling: every budget, with room for the report
 # The rehearsal: the simulator is one to two orders slower, and runs few modules.
 SIMULATE_BUDGET = {"preflight": 120, "tests": 900, "bench": 600, "racecheck": 300, "memcheck": 300}

@@ -1,14 +1,15 @@
-"""AdamW's step, Numba CUDA: the overflow check and the fused update of a mixed-precision
-trainer (PyTorch's fused AdamW and apex's FusedAdam do the same).
+"""AdamW's step, version 1, Numba CUDA: the overflow check and the fused update of a
+mixed-precision trainer (PyTorch's fused AdamW and apex's FusedAdam do the same).
 
 An optimizer step has no forward and backward of its own: it runs after the backward, once
 per step, and its cost is memory traffic, since every state array is read and written once
 and the arithmetic per element is a dozen FLOPs. So the plan is two kernels:
 
 1. ``nonfinite_flags_kernel`` (the check, "forward" in time): each block looks at its share
-   of the float16 gradients and writes one flag, 1 if it saw an inf or a NaN. The flags go
-   back to the host (a few bytes) and decide whether kernel 2 runs at all: a skipped step
-   touches nothing, neither the weights nor the moments nor the step count.
+   of the float16 gradients, one element a thread at a time, and writes one flag, 1 if it saw
+   an inf or a NaN. The flags go back to the host (a few bytes) and decide whether kernel 2
+   runs at all: a skipped step touches nothing, neither the weights nor the moments nor the
+   step count.
 2. ``adamw_update_kernel`` (the update): one thread per parameter reads g (16-bit), m, v and
    the master weight (float32), writes m, v and the master weight, and writes the 16-bit copy
    the next forward reads, all in one pass. Bias correction and the decoupled decay are
@@ -19,16 +20,15 @@ and the arithmetic per element is a dozen FLOPs. So the plan is two kernels:
 Bytes per parameter per step: reads 2 (g16) + 12 (master, m, v), writes 12 + 2 (weight16):
 28 bytes, against 16 held (see bytes_per_param in the notebook).
 
-Why fast (issue 34 measured the first version at 45% of copy bandwidth, 1.04x PyTorch): a
-thread takes 4 neighbouring parameters at a time, every array read and written in 128-bit
-vectors (float16's in 64-bit ones), over a grid-stride loop that needs no division; the last
-P % 4 parameters one at a time. The check's grid is wide enough to fill a GPU (1,024 blocks),
-and reads 4 gradients a load. What the static table predicts: 128-bit loads in the loops, no
-64-bit division. The arrays must start on a 16-byte boundary (the launchers check).
+This is the version to read first. Version 2 (kernels/adamw_step_v2.py) does the same
+arithmetic faster: issue 34 measured this one at 45% of copy bandwidth (1.04x PyTorch) on an
+H200; version 2 gives a thread 4 neighbouring parameters at a time in 128-bit loads and
+stores over a grid-stride loop without division, and the check 1,024 blocks reading 4
+gradients a load. The launchers and host functions below take the same arguments in both.
 
-Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
+Run the tests (both versions) under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_adamw_step_kernels.py
-Check and time it: python -m backprop_traps.kernels.adamw_step (from any folder) runs these kernels on
+Check and time it: python -m backprop_traps.kernels.adamw_step (from any folder) runs both versions on
 the benchmark's tiny cases (kernels/cases/adamw_step.py) in float64 and float32 against the
 solution notebook, the CPU reference, and times them (kernels/runtime/self_check.py; the simulator
 without a GPU).
@@ -43,87 +43,49 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.adamw_step: no GP
     choose_simulator_without_a_gpu()
 
 import math
+import sys
 
 import numba
 import numpy as np
 
 from backprop_traps.kernels.runtime.device import cuda
-from backprop_traps.kernels.common.patterns import VECTOR, aligned, load4, store4, u64
 
 THREADS_PER_BLOCK = 256
-FLAG_BLOCKS = 1024        # one flag a block; enough blocks to fill a GPU
-MAX_BLOCKS = 132 * 16     # the update's grid-stride grid: 8 blocks of 256 on each of 132 SMs, twice
+FLAG_BLOCKS = 64
 
 
 # 1. the overflow check --------------------------------------------------------------------------
-@cuda.jit(device=True)
-def finite4(a, b, c, d):
-    return math.isfinite(a) and math.isfinite(b) and math.isfinite(c) and math.isfinite(d)
-
-
 @cuda.jit
-def nonfinite_flags_kernel(g, size, flags):
-    # g: (P,) any float dtype; size: P as u64; flags: (blocks,) int32 (written), one per block
+def nonfinite_flags_kernel(g, flags):
+    # g: (P,) any float dtype; flags: (blocks,) int32 (written), one per block
     seen = cuda.shared.array(1, numba.int32)
     if cuda.threadIdx.x == 0:
         seen[0] = 0
     cuda.syncthreads()
-    i, stride = u64(cuda.grid(1)) * u64(VECTOR), u64(cuda.gridsize(1)) * u64(VECTOR)
-    body = size - size % u64(VECTOR)
-    while i < body:
-        g0, g1, g2, g3 = load4(g, i)
-        if not finite4(g0, g1, g2, g3):
+    for i in range(cuda.grid(1), g.size, cuda.gridsize(1)):
+        x = g[i]
+        if not math.isfinite(x):
             seen[0] = 1  # every writer writes the same value: no race on the outcome
-        i += stride
-    i = body + u64(cuda.grid(1))
-    if i < size and not math.isfinite(g[i]):             # the last P % 4, one a thread
-        seen[0] = 1
     cuda.syncthreads()
     if cuda.threadIdx.x == 0:
         flags[cuda.blockIdx.x] = seen[0]
 
 
 # 2. the fused update ------------------------------------------------------------------------------
-@cuda.jit(device=True)
-def adamw(p, g, m, v, lr_corrected, rsqrt_bc2, beta1, beta2, one_minus_beta1, one_minus_beta2, eps, shrink, one):
-    """One parameter's (p, m, v) after the step."""
-    gi = g * one  # the gradient in the master dtype (float16 times float32 is float32)
-    mi = beta1 * m + one_minus_beta1 * gi
-    vi = beta2 * v + one_minus_beta2 * gi * gi
-    return p * shrink - lr_corrected * mi / (math.sqrt(vi) * rsqrt_bc2 + eps), mi, vi
-
-
 @cuda.jit
-def adamw_update_kernel(p, g, m, v, size, lr_corrected, rsqrt_bc2, beta1, beta2, one_minus_beta1,
+def adamw_update_kernel(p, g, m, v, lr_corrected, rsqrt_bc2, beta1, beta2, one_minus_beta1,
                         one_minus_beta2, eps, shrink, one, p_out, m_out, v_out, p16):
-    # p, m, v: (P,) master dtype; g: (P,); size: P as u64; scalars in the master dtype; one: 1
-    # in that dtype; p_out, m_out, v_out: (P,) written, the same arrays as p, m, v for an
-    # in-place step (each thread reads its 4 elements before it writes them); p16: (P,) the
-    # 16-bit copy, or 1 element
-    s = (lr_corrected, rsqrt_bc2, beta1, beta2, one_minus_beta1, one_minus_beta2, eps, shrink, one)
-    half = p16.size == p.size
-    i, stride = u64(cuda.grid(1)) * u64(VECTOR), u64(cuda.gridsize(1)) * u64(VECTOR)
-    body = size - size % u64(VECTOR)
-    while i < body:
-        p0, p1, p2, p3 = load4(p, i)
-        g0, g1, g2, g3 = load4(g, i)
-        m0, m1, m2, m3 = load4(m, i)
-        v0, v1, v2, v3 = load4(v, i)
-        p0, m0, v0 = adamw(p0, g0, m0, v0, *s)
-        p1, m1, v1 = adamw(p1, g1, m1, v1, *s)
-        p2, m2, v2 = adamw(p2, g2, m2, v2, *s)
-        p3, m3, v3 = adamw(p3, g3, m3, v3, *s)
-        store4(m_out, i, m0, m1, m2, m3)
-        store4(v_out, i, v0, v1, v2, v3)
-        store4(p_out, i, p0, p1, p2, p3)
-        if half:
-            store4(p16, i, p0, p1, p2, p3)
-        i += stride
-    i = body + u64(cuda.grid(1))
-    if i < size:                                          # the last P % 4, one a thread
-        pi, mi, vi = adamw(p[i], g[i], m[i], v[i], *s)
+    # p, m, v: (P,) master dtype; g: (P,); scalars in the master dtype; one: 1 in that dtype;
+    # p_out, m_out, v_out: (P,) written, the same arrays as p, m, v for an in-place step (each
+    # thread reads its element before it writes it); p16: (P,) the 16-bit copy, or 1 element
+    i = cuda.grid(1)
+    if i < p.size:
+        gi = g[i] * one  # the gradient in the master dtype (float16 times float32 is float32)
+        mi = beta1 * m[i] + one_minus_beta1 * gi
+        vi = beta2 * v[i] + one_minus_beta2 * gi * gi
+        pi = p[i] * shrink - lr_corrected * mi / (math.sqrt(vi) * rsqrt_bc2 + eps)
         m_out[i], v_out[i], p_out[i] = mi, vi, pi
-        if half:
+        if p16.size == p.size:
             p16[i] = pi
 
 
@@ -138,60 +100,59 @@ def _scalars(dtype, t, lr, beta1, beta2, eps, weight_decay, decay):
 # launchers: device arrays in, launched -------------------------------------------------------------
 def flag_blocks(n: int) -> int:
     """Kernel 1's grid (it strides over the rest): one flag per block, at most FLAG_BLOCKS."""
-    return max(1, min(FLAG_BLOCKS, math.ceil(n / (VECTOR * THREADS_PER_BLOCK))))
-
-
-def _check(*arrays):
-    if not aligned(*arrays):
-        raise ValueError("the AdamW kernels read 4 parameters a load: the arrays must start on a 16-byte boundary")
+    return max(1, min(FLAG_BLOCKS, math.ceil(n / THREADS_PER_BLOCK)))
 
 
 def nonfinite_flags_device(d_g, d_flags):
     """Kernel 1: d_flags (flag_blocks(P),) int32, 1 where the block saw an inf or a NaN."""
-    _check(d_g)
-    nonfinite_flags_kernel[d_flags.size, THREADS_PER_BLOCK](d_g, u64(d_g.size), d_flags)
+    nonfinite_flags_kernel[d_flags.size, THREADS_PER_BLOCK](d_g, d_flags)
 
 
 def adamw_update_device(d_p, d_g, d_m, d_v, scalars, d_p_out, d_m_out, d_v_out, d_16):
-    """Kernel 2, 4 parameters a thread at a time: the outputs may be the inputs (an in-place
-    step); ``scalars`` from ``_scalars``; d_16 the 16-bit copy (P,), or one element for none."""
-    _check(d_p, d_g, d_m, d_v, d_p_out, d_m_out, d_v_out, d_16)
-    blocks = max(1, min(math.ceil(d_p.size / (VECTOR * THREADS_PER_BLOCK)), MAX_BLOCKS))
-    adamw_update_kernel[blocks, THREADS_PER_BLOCK](d_p, d_g, d_m, d_v, u64(d_p.size), *scalars, d_p_out, d_m_out,
-                                                  d_v_out, d_16)
+    """Kernel 2, one thread per parameter: the outputs may be the inputs (an in-place step);
+    ``scalars`` from ``_scalars``; d_16 the 16-bit copy (P,), or one element for none."""
+    blocks = max(1, math.ceil(d_p.size / THREADS_PER_BLOCK))  # <= 2**31 - 1 up to 5.5e11 parameters
+    adamw_update_kernel[blocks, THREADS_PER_BLOCK](d_p, d_g, d_m, d_v, *scalars, d_p_out, d_m_out, d_v_out, d_16)
 
 
-# host functions: numpy in, numpy out ----------------------------------------------------------------
-def has_nonfinite(g) -> bool:
+# host functions: numpy in, numpy out (either version) ---------------------------------------------
+def _launchers(launchers):
+    """The module whose launchers run: this one (None), or version 2's, which calls these host
+    functions with itself (kernels/adamw_step_v2.py imports this module, not the reverse)."""
+    return sys.modules[__name__] if launchers is None else launchers
+
+
+def has_nonfinite(g, launchers=None) -> bool:
     """Kernel 1: whether the gradients hold an inf or a NaN."""
+    launch = _launchers(launchers)
     flat = cuda.to_device(np.ascontiguousarray(g).ravel())
-    flags = cuda.device_array(flag_blocks(flat.size), dtype=np.int32)
-    nonfinite_flags_device(flat, flags)
+    flags = cuda.device_array(launch.flag_blocks(flat.size), dtype=np.int32)
+    launch.nonfinite_flags_device(flat, flags)
     return bool(flags.copy_to_host().any())
 
 
-def _update(p, g, m, v, t, lr, beta1, beta2, eps, weight_decay, decay, half=None):
+def _update(p, g, m, v, t, lr, beta1, beta2, eps, weight_decay, decay, half=None, launchers=None):
     shape, dtype = np.shape(p), np.asarray(p).dtype
     d_p, d_m, d_v = (cuda.to_device(np.ascontiguousarray(a, dtype=dtype).ravel()) for a in (p, m, v))
     d_g = cuda.to_device(np.ascontiguousarray(g).ravel())
     d_16 = cuda.device_array(d_p.size if half else 1, dtype=half or dtype)
-    adamw_update_device(d_p, d_g, d_m, d_v, _scalars(dtype, t, lr, beta1, beta2, eps, weight_decay, decay),
-                        d_p, d_m, d_v, d_16)  # in place
+    _launchers(launchers).adamw_update_device(
+        d_p, d_g, d_m, d_v, _scalars(dtype, t, lr, beta1, beta2, eps, weight_decay, decay), d_p, d_m, d_v, d_16)  # in place
     out = [a.copy_to_host().reshape(shape) for a in (d_p, d_m, d_v)]
     return out + ([d_16.copy_to_host().reshape(shape)] if half else [])
 
 
-def adamw_step(p, g, m, v, t, lr, beta1, beta2, eps, weight_decay, decay):
+def adamw_step(p, g, m, v, t, lr, beta1, beta2, eps, weight_decay, decay, launchers=None):
     """(p, m, v) as the solution's ``adamw_step``, in p's dtype."""
-    return tuple(_update(p, g, m, v, t, lr, beta1, beta2, eps, weight_decay, decay))
+    return tuple(_update(p, g, m, v, t, lr, beta1, beta2, eps, weight_decay, decay, launchers=launchers))
 
 
-def mixed_precision_step(master, grad16, m, v, t, lr, beta1, beta2, eps, weight_decay, decay):
+def mixed_precision_step(master, grad16, m, v, t, lr, beta1, beta2, eps, weight_decay, decay, launchers=None):
     """(master, weight16, m, v, t) as the solution's ``mixed_precision_step``."""
-    if has_nonfinite(grad16):  # kernel 1 decides; kernel 2 never runs on a skipped step
+    if has_nonfinite(grad16, launchers):  # kernel 1 decides; kernel 2 never runs on a skipped step
         return master.copy(), master.astype(np.float16), m.copy(), v.copy(), t
     new_master, new_m, new_v, weight16 = _update(master, grad16, m, v, t + 1, lr, beta1, beta2, eps,
-                                                 weight_decay, decay, half=np.float16)
+                                                 weight_decay, decay, half=np.float16, launchers=launchers)
     return new_master, weight16, new_m, new_v, t + 1
 
 

@@ -1,4 +1,4 @@
-"""An Elman RNN through time, Numba CUDA: the step-by-step forward, the reversed backward
+"""An Elman RNN through time, Numba CUDA, version 1: the step-by-step forward, the reversed backward
 with truncation, one kernel for every step's weight gradients, and global-norm clipping.
 
 A recurrence is sequential in time: step t needs step t - 1's state, so the time loop stays
@@ -17,17 +17,24 @@ kernels keep W_hh in registers across steps instead; that is the next step up).
    all T * N (step, sequence) pairs from the stored dz: dW_xh = sum x_t^T dz_t,
    dW_hh = sum h_{t-1}^T dz_t, db = sum dz_t. The sum over every step is the whole point of
    the question; here it is one loop in a fixed order, no atomics, the same bits every run.
-4. ``sum_squares_kernel`` and ``scale_kernel``: global-norm clipping. Each block reduces its
-   share of one tensor's squares in shared memory; the host adds the partials of every tensor
-   in a fixed order, takes one norm, and one factor scales every tensor.
+4. ``sum_squares_kernel`` and ``scale_kernel``: global-norm clipping. Each of 4 blocks
+   reduces its grid-stride share of one tensor's squares in a shared-memory tree; the host
+   adds the partials of every tensor in a fixed order, takes one norm, and one factor scales
+   every tensor, one thread an entry.
+
+This is the version to read first. Version 2 (kernels/bptt_v2.py) keeps kernels 1 to 3 (it
+imports them from here) and makes the clipping fast: issue 34 found kernel 4a's 4 blocks of
+128 threads far too few to fill a GPU; version 2 reads 4 entries a thread in 128-bit loads
+over while-loop grid strides, with enough blocks to fill a GPU (``reduce_blocks``) and
+warp-shuffle block sums. The launchers and host functions take the same arguments in both.
 
 Memory traffic: the forward reads x and writes hs (T*N*(D + H)) plus W's per step (from
 cache); the backward reads dhs, hs, and writes dx and dz (T*N*(D + 3H)), then reads x, hs and
 dz again for the weight gradients.
 
-Run the tests under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
+Run the tests (both versions) under the simulator (no GPU needed), on a GPU with BACKPROP_TRAPS_REAL_GPU=1:
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/kernels/test_bptt_kernels.py
-Check and time it: python -m backprop_traps.kernels.bptt (from any folder) runs these kernels on
+Check and time it: python -m backprop_traps.kernels.bptt (from any folder) runs both versions on
 the benchmark's tiny cases (kernels/cases/bptt.py) in float64 and float32 against the
 solution notebook, the CPU reference, and times them (kernels/runtime/self_check.py; the simulator
 without a GPU).
@@ -42,17 +49,16 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.bptt: no GPU? the
     choose_simulator_without_a_gpu()
 
 import math
+import sys
 
 import numpy as np
 
 from backprop_traps.kernels.runtime.device import cuda
 from backprop_traps.kernels.runtime.launch_limits import MAX_GRID
-from backprop_traps.kernels.common.patterns import VECTOR, WARP, aligned, block_sum, load4, store4, u64
 
 TILE = 16           # threads per block along each axis of the (rows, H) grids
-REDUCE_THREADS = 256
-REDUCE_BLOCKS = 1024  # at most, blocks of the sum of squares: partial sums the host adds in a fixed order
-SCALE_BLOCKS = 132 * 16  # the scale's grid-stride grid: a GPU full, twice
+REDUCE_THREADS = 128
+REDUCE_BLOCKS = 4   # blocks of the sum of squares: partial sums the host adds in a fixed order
 
 
 def _grid(rows: int, cols: int, tile: int = TILE):
@@ -136,39 +142,33 @@ def weight_grads_kernel(x, h0, hs, dzs, zero, one, dW_xh, dW_hh, db):
             db[j] = acc
 
 
-# 4. global-norm clipping: 4 entries a thread in 128-bit loads, while-loop grid strides -------------
+# 4. global-norm clipping ------------------------------------------------------------------------
 @cuda.jit
-def sum_squares_kernel(g, size, partials):
-    # g: flat (M,); size: M as u64; partials: one per block (written): warp shuffles, then the warps
-    shared = cuda.shared.array(WARP, g.dtype)
-    zero = g.dtype.type(0)
-    acc = zero
-    i, stride = u64(cuda.grid(1)) * u64(VECTOR), u64(cuda.gridsize(1)) * u64(VECTOR)
-    body = size - size % u64(VECTOR)
-    while i < body:
-        a, b, c, d = load4(g, i)
-        acc += a * a + b * b + c * c + d * d
-        i += stride
-    i = body + u64(cuda.grid(1))
-    if i < size:                                          # the last M % 4
-        acc += g[i] * g[i]
-    total = block_sum(shared, acc, zero, cuda.threadIdx.x, REDUCE_THREADS)
-    if cuda.threadIdx.x == 0:
-        partials[cuda.blockIdx.x] = total
+def sum_squares_kernel(g, partials):
+    # g: flat (M,); partials: one per block (written), a tree in shared memory
+    s = cuda.shared.array(REDUCE_THREADS, g.dtype)
+    tid = cuda.threadIdx.x
+    acc = g.dtype.type(0)
+    for k in range(cuda.grid(1), g.size, cuda.gridsize(1)):
+        acc += g[k] * g[k]
+    s[tid] = acc
+    cuda.syncthreads()
+    stride = REDUCE_THREADS // 2
+    while stride > 0:
+        if tid < stride:
+            s[tid] += s[tid + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if tid == 0:
+        partials[cuda.blockIdx.x] = s[0]
 
 
 @cuda.jit
-def scale_kernel(g, size, factor, out):
-    # g, out: flat (M,); size: M as u64; out = g * factor
-    i, stride = u64(cuda.grid(1)) * u64(VECTOR), u64(cuda.gridsize(1)) * u64(VECTOR)
-    body = size - size % u64(VECTOR)
-    while i < body:
-        a, b, c, d = load4(g, i)
-        store4(out, i, a * factor, b * factor, c * factor, d * factor)
-        i += stride
-    i = body + u64(cuda.grid(1))
-    if i < size:
-        out[i] = g[i] * factor
+def scale_kernel(g, factor, out):
+    # g, out: flat (M,); out = g * factor, one thread an entry
+    k = cuda.grid(1)
+    if k < g.size:
+        out[k] = g[k] * factor
 
 
 # launchers: device arrays in, launched ---------------------------------------------------------
@@ -196,26 +196,18 @@ def weight_grads_device(d_x, d_h0, d_hs, d_dzs, d_dW_xh, d_dW_hh, d_db):
 
 
 def reduce_blocks(size: int) -> int:
-    """Kernel 4a's blocks for M entries: 4 a thread, at most REDUCE_BLOCKS (they stride on)."""
-    return max(1, min(REDUCE_BLOCKS, math.ceil(size / (VECTOR * REDUCE_THREADS))))
-
-
-def _check(*arrays):
-    if not aligned(*arrays):
-        raise ValueError("the clipping kernels read 4 entries a load: the arrays must start on a 16-byte boundary")
+    """Kernel 4a's blocks for M entries: REDUCE_BLOCKS, whatever M (they stride over it)."""
+    return REDUCE_BLOCKS
 
 
 def sum_squares_device(d_g, d_partials):
     """Kernel 4a: one partial sum of squares per block (d_partials.size blocks, grid-stride)."""
-    _check(d_g)
-    sum_squares_kernel[d_partials.size, REDUCE_THREADS](d_g, u64(d_g.size), d_partials)
+    sum_squares_kernel[d_partials.size, REDUCE_THREADS](d_g, d_partials)
 
 
 def scale_device(d_g, factor, d_out):
-    """Kernel 4b: d_out = d_g * factor, 4 entries a thread at a time."""
-    _check(d_g, d_out)
-    blocks = max(1, min(math.ceil(d_g.size / (VECTOR * REDUCE_THREADS)), SCALE_BLOCKS))
-    scale_kernel[blocks, REDUCE_THREADS](d_g, u64(d_g.size), d_g.dtype.type(factor), d_out)
+    """Kernel 4b: d_out = d_g * factor, one thread per entry."""
+    scale_kernel[max(1, math.ceil(d_g.size / REDUCE_THREADS)), REDUCE_THREADS](d_g, d_g.dtype.type(factor), d_out)
 
 
 # host functions: numpy in, numpy out -----------------------------------------------------------
@@ -253,21 +245,28 @@ def rnn_backward(dhs, x, h0, hs, W_xh, W_hh, k):
             db.copy_to_host())
 
 
-def clip_grad_norm(grads, max_norm, blocks=None):
+def _launchers(launchers):
+    """The module whose launchers run: this one (None), or version 2's, which calls these host
+    functions with itself (kernels/bptt_v2.py imports this module, not the reverse)."""
+    return sys.modules[__name__] if launchers is None else launchers
+
+
+def clip_grad_norm(grads, max_norm, blocks=None, launchers=None):
     """(clipped, total_norm) as the solution's ``clip_grad_norm``; ``blocks``: kernel 4a's
     (default ``reduce_blocks``)."""
+    launch = _launchers(launchers)
     flats = [cuda.to_device(np.ascontiguousarray(g).ravel()) for g in grads]
     total = 0.0
     for g in flats:  # partial sums per block, added on the host in a fixed order
-        partials = cuda.device_array(blocks or reduce_blocks(g.size), dtype=g.dtype)
-        sum_squares_device(g, partials)
+        partials = cuda.device_array(blocks or launch.reduce_blocks(g.size), dtype=g.dtype)
+        launch.sum_squares_device(g, partials)
         total += float(partials.copy_to_host().sum())
     total_norm = math.sqrt(total)
     factor = max_norm / total_norm if total_norm > max_norm else 1.0
     clipped = []
     for g, shape in zip(flats, (np.shape(a) for a in grads)):
         out = cuda.device_array(g.size, dtype=g.dtype)
-        scale_device(g, factor, out)
+        launch.scale_device(g, factor, out)
         clipped.append(out.copy_to_host().reshape(shape))
     return clipped, total_norm
 

@@ -1,21 +1,25 @@
-"""The optimizer side of a mixed-precision step, fused, in Numba CUDA: unscale, inf/NaN check,
-global norm, scale update, clipped SGD.
+"""The optimizer side of a mixed-precision step, fused, in Numba CUDA, version 1: unscale,
+inf/NaN check, global norm, scale update, clipped SGD.
 
 All K gradient tensors are one flat buffer, as fused optimizers (and PyTorch's
 multi_tensor_apply) treat them. Three launches, and the host reads nothing back in between:
 
   1. unscale_check_sqnorm: each thread walks its grid-stride share of the float16 gradients
-     ONCE, 4 at a time (a 64-bit load of their bits, a 128-bit store of the unscaled values):
-     it writes each value divided by the scale, raises found_inf on an inf or NaN, and adds
-     the square of every finite value to its running sum; a warp-shuffle block sum
-     (kernels/common/row_reduction.py) leaves one partial sum per block.
+     ONCE: it reads the raw 16 bits, writes the value divided by the scale, raises found_inf
+     on an inf or NaN, and adds the square of every finite value to its running sum; a
+     shared-memory tree reduction leaves one partial sum per block.
   2. finish (one block): sums the partials into the global norm and the clip coefficient
      min(max_norm / (norm + 1e-6), 1), then applies the scaler's update rule to the scale and
      its growth counter, in place, on the device (what torch._amp_update_scale_ does).
-  3. clipped_sgd: unless found_inf, g <- coef * g and p <- p - lr * g, in place, 4 entries
-     at a time in 128-bit loads and stores.
-Grid-stride loops are while loops over unsigned offsets: no division to count their steps
-(issue 34 measured these kernels at 47% and 38% of copy bandwidth).
+  3. clipped_sgd: unless found_inf, g <- coef * g and p <- p - lr * g, in place.
+Kernels 1 and 3 take one entry a thread at a time, in a grid-stride ``for`` loop.
+
+This is the version to read first. Version 2 (kernels/loss_scaling_v2.py) runs the same three
+launches faster: issue 34 measured kernels 1 and 3 at 47% and 38% of copy bandwidth on an
+H200; version 2 gives a thread 4 entries at a time (a 64-bit load of float16 bits, 128-bit
+loads and stores of the gradients and parameters) in while-loop grid strides over unsigned
+offsets, with no division to count the steps. The launchers and host functions take the same
+arguments in both.
 
 No forward/backward pair here: this question's gradients come in ready-made, and the
 kernels are what the step does with them. The norm is why a step needs two passes over the
@@ -36,7 +40,7 @@ at most MAX_BLOCKS (grid-stride loops cover the rest). scale and stats live on t
 Run: tests run these under the simulator (NUMBA_ENABLE_CUDASIM=1, tests/conftest.py); with
 a GPU, BACKPROP_TRAPS_REAL_GPU=1 python -m pytest tests/kernels/test_loss_scaling_kernels.py.
 
-Check and time it: python -m backprop_traps.kernels.loss_scaling (from any folder) runs these kernels on the
+Check and time it: python -m backprop_traps.kernels.loss_scaling (from any folder) runs both versions on the
 benchmark's tiny cases in float64 and float32 against the solution notebook, the CPU
 reference, and times them (kernels/runtime/self_check.py; the simulator without a GPU).
 """
@@ -48,12 +52,12 @@ if __name__ == "__main__":  # python -m backprop_traps.kernels.loss_scaling: no 
 
 import functools
 import math
+import sys
 
 import numba
 import numpy as np
 
 from backprop_traps.kernels.runtime.device import cuda
-from backprop_traps.kernels.common.patterns import VECTOR, aligned, load4, store4, u64
 from backprop_traps.kernels.common.row_reduction import block_sum
 
 THREADS_PER_BLOCK = 256
@@ -87,44 +91,25 @@ def _kernels(threads_per_block: int, dtype: np.dtype):
     ulp_of_half = dtype.type(TWO_TO_MINUS_24)  # constants in the gradients' dtype: no float64 in float32
     nan, inf = dtype.type(np.nan), dtype.type(np.inf)
 
-    @cuda.jit(device=True)
-    def unscale(raw, step):
-        """(the unscaled gradient of float16 bits ``raw``, its square, 1 if inf or NaN else 0)."""
-        b = np.int32(raw)
-        if ((b >> 10) & EXPONENT_ALL_ONES) == EXPONENT_ALL_ONES:  # exponent all ones
-            return (nan if b & 0x3FF else (-inf if b & 0x8000 else inf)), zero, 1
-        g = shared_type(half_bits_significand(b)) * step  # in the gradients' dtype
-        return (-g if b & 0x8000 else g), g * g, 0
-
     # 1. unscale + non-finite check + squared norm, one read of each float16
     @cuda.jit
-    def unscale_check_sqnorm(bits, size, scale, grads, partials, found_inf):
-        # bits: N uint16; size: N as u64; scale: (1,); grads: N (written); partials: B (written);
-        # found_inf: (1,) int32, set to 1 on any inf/NaN (never cleared here: the host zeroes it).
-        # 4 entries a thread at a time: a 64-bit load of bits, a 128-bit store of grads.
+    def unscale_check_sqnorm(bits, scale, grads, partials, found_inf):
+        # bits: N uint16; scale: (1,); grads: N (written); partials: B (written);
+        # found_inf: (1,) int32, set to 1 on any inf/NaN (never cleared here: the host zeroes it)
         tid = cuda.threadIdx.x
-        acc, bad = zero, 0
+        acc = zero
         step = ulp_of_half * (one / scale[0])  # 2^-24 / scale, once per thread: no divide per element
-        i, stride = u64(cuda.grid(1)) * u64(VECTOR), u64(cuda.gridsize(1)) * u64(VECTOR)
-        body = size - size % u64(VECTOR)
-        while i < body:
-            r0, r1, r2, r3 = load4(bits, i)
-            g0, q0, f0 = unscale(r0, step)
-            g1, q1, f1 = unscale(r1, step)
-            g2, q2, f2 = unscale(r2, step)
-            g3, q3, f3 = unscale(r3, step)
-            store4(grads, i, g0, g1, g2, g3)
-            acc += q0 + q1 + q2 + q3
-            bad |= f0 | f1 | f2 | f3
-            i += stride
-        i = body + u64(cuda.grid(1))
-        if i < size:                                       # the last N % 4, one a thread
-            g, q, f = unscale(bits[i], step)
-            grads[i] = g
-            acc += q
-            bad |= f
-        if bad:
-            found_inf[0] = 1  # every writer writes 1: the race is harmless
+        for i in range(cuda.grid(1), bits.shape[0], cuda.gridsize(1)):
+            b = np.int32(bits[i])
+            if ((b >> 10) & EXPONENT_ALL_ONES) == EXPONENT_ALL_ONES:
+                found_inf[0] = 1  # every writer writes 1: the race is harmless
+                grads[i] = nan if b & 0x3FF else (-inf if b & 0x8000 else inf)  # exponent all ones
+            else:
+                g = shared_type(half_bits_significand(b)) * step  # in the gradients' dtype
+                if b & 0x8000:
+                    g = -g
+                grads[i] = g
+                acc += g * g
         shared = cuda.shared.array(tpb, shared_type)
         total = block_sum(shared, acc, tid, tpb)  # every thread calls it
         if tid == 0:
@@ -158,24 +143,14 @@ def _kernels(threads_per_block: int, dtype: np.dtype):
     return unscale_check_sqnorm, finish
 
 
-# 3. clipped SGD, skipped on an overflow: 4 entries a thread at a time (grid-stride, 128-bit)
+# 3. clipped SGD, skipped on an overflow: one thread per element (grid-stride)
 @cuda.jit
-def clipped_sgd_kernel(params, grads, size, stats, found_inf, lr):
-    # params, grads: N, both updated in place (grads becomes the clipped gradients); size: N as u64
+def clipped_sgd_kernel(params, grads, stats, found_inf, lr):
+    # params, grads: N, both updated in place (grads becomes the clipped gradients)
     if found_inf[0] != 0:
         return
     coef = stats[1]
-    i, stride = u64(cuda.grid(1)) * u64(VECTOR), u64(cuda.gridsize(1)) * u64(VECTOR)
-    body = size - size % u64(VECTOR)
-    while i < body:
-        g0, g1, g2, g3 = load4(grads, i)
-        p0, p1, p2, p3 = load4(params, i)
-        g0, g1, g2, g3 = g0 * coef, g1 * coef, g2 * coef, g3 * coef
-        store4(grads, i, g0, g1, g2, g3)
-        store4(params, i, p0 - lr * g0, p1 - lr * g1, p2 - lr * g2, p3 - lr * g3)
-        i += stride
-    i = body + u64(cuda.grid(1))
-    if i < size:                                           # the last N % 4
+    for i in range(cuda.grid(1), params.shape[0], cuda.gridsize(1)):
         g = grads[i] * coef
         grads[i] = g
         params[i] = params[i] - lr * g
@@ -184,12 +159,7 @@ def clipped_sgd_kernel(params, grads, size, stats, found_inf, lr):
 # ---------------------------------------------------------------- launches on device arrays
 
 def grid(n, threads_per_block=THREADS_PER_BLOCK):
-    return min(max(1, math.ceil(n / (VECTOR * threads_per_block))), MAX_BLOCKS)
-
-
-def _check(*arrays):
-    if not aligned(*arrays):
-        raise ValueError("the loss-scaling kernels read 4 entries a load: the buffers must start on a 16-byte boundary")
+    return min(max(1, math.ceil(n / threads_per_block)), MAX_BLOCKS)
 
 
 def unscale_device(d_bits, d_scale, d_grads, d_partials, d_found_inf, d_stats, max_norm,
@@ -197,9 +167,8 @@ def unscale_device(d_bits, d_scale, d_grads, d_partials, d_found_inf, d_stats, m
     """Kernels 1 and 2 on device arrays (``d_partials`` holds one entry per block of kernel 1).
     Without ``d_tracker`` the scale is not updated (a throwaway counter takes the update)."""
     dtype = np.dtype(d_grads.dtype)
-    _check(d_bits, d_grads)
     kernel, finish = _kernels(threads_per_block, dtype)
-    kernel[d_partials.shape[0], threads_per_block](d_bits, u64(d_bits.size), d_scale, d_grads, d_partials, d_found_inf)
+    kernel[d_partials.shape[0], threads_per_block](d_bits, d_scale, d_grads, d_partials, d_found_inf)
     scale = d_scale if d_tracker is not None else cuda.to_device(np.ones(1, dtype=dtype))
     tracker = d_tracker if d_tracker is not None else cuda.to_device(np.zeros(1, dtype=np.int32))
     growth, backoff, interval = update
@@ -214,12 +183,16 @@ def amp_step_device(d_params, d_bits, d_scale, d_tracker, d_grads, d_partials, d
     unscale_device(d_bits, d_scale, d_grads, d_partials, d_found_inf, d_stats, hparams["max_norm"],
                    threads_per_block, d_tracker,
                    (hparams["growth_factor"], hparams["backoff_factor"], hparams["growth_interval"]))
-    _check(d_params)
     clipped_sgd_kernel[d_partials.shape[0], threads_per_block](
-        d_params, d_grads, u64(d_params.size), d_stats, d_found_inf, dtype.type(hparams["lr"]))
+        d_params, d_grads, d_stats, d_found_inf, dtype.type(hparams["lr"]))
 
 
-# ---------------------------------------------------------------- host functions: numpy in, out
+# ---------------------------------------------------------------- host functions: numpy in, out (either version)
+
+def _launchers(launchers):
+    """The module whose launchers run: this one (None), or version 2's, which calls these host
+    functions with itself (kernels/loss_scaling_v2.py imports this module, not the reverse)."""
+    return sys.modules[__name__] if launchers is None else launchers
 
 def _flat_bits(scaled_grads):
     return np.concatenate([np.ascontiguousarray(g, dtype=np.float16).ravel() for g in scaled_grads]).view(np.uint16)
@@ -234,37 +207,37 @@ def _split(flat, like):
 
 
 def unscale_check_sqnorm(scaled_grads, scale, dtype=np.float64, threads_per_block=THREADS_PER_BLOCK,
-                         blocks=None):
+                         blocks=None, launchers=None):
     """(grads, found_inf, total_norm) for a list of float16 arrays: grads as the solution's
     unscale_grads gives them (in ``dtype``), and the global norm of their finite entries.
     ``blocks`` (default: one per TPB entries, at most MAX_BLOCKS) sets kernel 1's grid."""
-    bits = _flat_bits(scaled_grads)
+    bits, launch = _flat_bits(scaled_grads), _launchers(launchers)
     d_grads = cuda.device_array(bits.size, dtype=dtype)
-    d_partials = cuda.device_array(blocks or grid(bits.size, threads_per_block), dtype=dtype)
+    d_partials = cuda.device_array(blocks or launch.grid(bits.size, threads_per_block), dtype=dtype)
     d_found_inf, d_stats = cuda.to_device(np.zeros(1, np.int32)), cuda.device_array(2, dtype=dtype)
-    unscale_device(cuda.to_device(bits), cuda.to_device(np.array([scale], dtype=dtype)), d_grads,
-                   d_partials, d_found_inf, d_stats, 1.0, threads_per_block)
+    launch.unscale_device(cuda.to_device(bits), cuda.to_device(np.array([scale], dtype=dtype)), d_grads,
+                          d_partials, d_found_inf, d_stats, 1.0, threads_per_block)
     grads = _split(d_grads.copy_to_host(), scaled_grads)
     return grads, bool(d_found_inf.copy_to_host()[0]), float(d_stats.copy_to_host()[0])
 
 
-def amp_step(params, grads, loss, state, hparams, threads_per_block=THREADS_PER_BLOCK):
+def amp_step(params, grads, loss, state, hparams, threads_per_block=THREADS_PER_BLOCK, launchers=None):
     """The solution's amp_step, numpy in and out: the float16 backward of scale * loss is
     emulated on the host (as the contract says), everything after it runs in the kernels."""
     scale, tracker = state
     with np.errstate(over="ignore", invalid="ignore"):
         scaled = [(scale * g).astype(np.float16) for g in grads]
-    bits = _flat_bits(scaled)
+    bits, launch = _flat_bits(scaled), _launchers(launchers)
     flat_params = np.concatenate([np.ascontiguousarray(p, dtype=np.float64).ravel() for p in params])
     dtype = flat_params.dtype
     d_params = cuda.to_device(flat_params)
     d_scale = cuda.to_device(np.array([scale], dtype=dtype))
     d_tracker = cuda.to_device(np.array([tracker], dtype=np.int32))
     d_grads = cuda.device_array(bits.size, dtype=dtype)
-    d_partials = cuda.device_array(grid(bits.size, threads_per_block), dtype=dtype)
+    d_partials = cuda.device_array(launch.grid(bits.size, threads_per_block), dtype=dtype)
     d_found_inf, d_stats = cuda.to_device(np.zeros(1, np.int32)), cuda.device_array(2, dtype=dtype)
-    amp_step_device(d_params, cuda.to_device(bits), d_scale, d_tracker, d_grads, d_partials,
-                    d_found_inf, d_stats, hparams, threads_per_block)
+    launch.amp_step_device(d_params, cuda.to_device(bits), d_scale, d_tracker, d_grads, d_partials,
+                           d_found_inf, d_stats, hparams, threads_per_block)
     skipped = bool(d_found_inf.copy_to_host()[0])
     new_state = (float(d_scale.copy_to_host()[0]), int(d_tracker.copy_to_host()[0]))
     clipped = None if skipped else _split(d_grads.copy_to_host(), params)

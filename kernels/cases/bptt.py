@@ -1,4 +1,4 @@
-"""Cases for kernels/bptt.py: three ``Case`` objects: the forward (T launches, one per
+"""Cases for kernels/bptt.py and kernels/bptt_v2.py: three ``Case`` objects: the forward (T launches, one per
 step), the full backward (T launches in reverse, then the weight-gradient kernel), and
 global-norm clipping of one flat gradient buffer (block sums of squares, then one scale; the
 factor, which the host computes from the partial sums, is taken from the reference here so
@@ -11,7 +11,8 @@ avoid it). TINY keeps a simulated launch at one 16 x 16 block; LARGE is T = 64 s
 ``torch.rnn_tanh``, the op ``nn.RNN`` calls, and autograd through it for the backward (which
 re-runs the forward: its time includes one). Its weights go in as contiguous (H, D) and
 (H, H) copies: cuDNN views them flat, and a transposed view fails on a GPU. Shape letters as in the kernel module: T steps, N sequences, D inputs,
-H hidden units.
+H hidden units. Version 2 changes the clipping alone (its steps are version 1's): it has a
+clipping case of its own, writing the same output, with its own partial sums.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ HUGE = ((64, 98_000, 512, 512), (2, 16, 16_000_000, 64))
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.kernels import bptt
+    from backprop_traps.kernels import bptt, bptt_v2
     from backprop_traps.kernels.runtime.device import cuda
     ref = solution("bptt")
     T, N, D, H = shape
@@ -99,11 +100,14 @@ def cases(shape, dtype, arrays) -> list:
 
     grads = host.grads
     d_grads, d_clipped = cuda.to_device(grads), cuda.device_array(P, dtype=dtype)
-    partials = cuda.device_array(bptt.reduce_blocks(P), dtype=dtype)
 
-    def clip():
-        bptt.sum_squares_device(d_grads, partials)
-        bptt.scale_device(d_grads, host.factor, d_clipped)
+    def clipping(version):  # the block sums, then the scale; each version's partial sums
+        partials = cuda.device_array(version.reduce_blocks(P), dtype=dtype)
+
+        def clip():
+            version.sum_squares_device(d_grads, partials)
+            version.scale_device(d_grads, host.factor, d_clipped)
+        return clip, partials
 
     def torch_clip(device):
         import torch
@@ -116,7 +120,7 @@ def cases(shape, dtype, arrays) -> list:
         return run
 
     cfg = f"T={T}, H={H}"
-    return [
+    return [  # the steps: version 1's kernels, which version 2 imports unchanged
         Case(f"rnn forward, one launch per step ({cfg})",
              {"x": d_x, "h0": d_h0, "W_xh": d_Wxh, "W_hh": d_Whh, "b": d_b}, {"hs": hs}, forward,
              lambda: {"hs": hs64}, lambda dev: torch_rnn(dev)["forward"]),
@@ -124,7 +128,10 @@ def cases(shape, dtype, arrays) -> list:
              {"dhs": d_dhs, "x": d_x, "h0": d_h0, "hs": d_hs_in, "W_xh": d_Wxh, "W_hh": d_Whh},
              {"dx": dx, "dW_xh": dW_xh, "dW_hh": dW_hh, "db": db}, backward, expected_backward,
              lambda dev: torch_rnn(dev)["backward"]),
-        Case(f"global-norm clipping, block sums of squares + one scale (P={P})",
+    ] + [
+        Case(f"global-norm clipping, block sums of squares + one scale{label} (P={P})",
              {"grads": d_grads}, {"clipped": d_clipped, "partials": partials}, clip,
-             lambda: {"clipped": host.clipped64}, torch_clip),
+             lambda: {"clipped": host.clipped64}, torch_clip)
+        for (clip, partials), label in ((clipping(bptt), ""),
+                                        (clipping(bptt_v2), ", v2: 4 a thread, 128-bit loads, a GPU of blocks"))
     ]

@@ -10,6 +10,7 @@ from typing import Callable
 import numpy as np
 
 from backprop_traps.kernels.runtime.dry_run import ShapeOnly
+from backprop_traps.kernels.runtime.solutions import load_solution
 
 TOLERANCE = {"float64": (1e-9, 1e-12), "float32": (1e-4, 1e-5)}  # rtol, atol against the solutions
 
@@ -83,9 +84,7 @@ def compare(got, expected, dtype_name):
 
 def solution(question: str):
     """The question's solution notebook as a namespace of its functions: what a case's expected
-    output is computed with. kernels/'s one import of grader/: the notebooks' loader (the
-    solutions are notebooks, and reading one is grader/loading's job), imported when called."""
-    from backprop_traps.grader.loading.reference import load_solution
+    output is computed with (kernels/runtime/solutions.py reads it; nothing of the grader's)."""
     return load_solution(question)
 
 

@@ -1,13 +1,15 @@
-"""Cases for kernels/gradient_clinic.py: two ``Case`` objects, the measurements a training loop
-logs every step, so both must cost one read of what they measure:
+"""Cases for kernels/gradient_clinic.py and kernels/gradient_clinic_v2.py: two ``Case`` objects
+a version, the measurements a training loop logs every step, so both must cost one read of
+what they measure:
 
 - the per-layer norms: one layer's gradient, weight before and weight after, P values each,
   read once (kernel 1, per-block sums of squares in float64), then the fixed-order finish
   (kernel 2) writes the three norms. The per-block partials (at most MAX_BLOCKS rows) are
   scratch. PyTorch's counterpart is three ``linalg.vector_norm`` calls, one of them on
   ``after - before``, which it materialises;
-- the dead units: z (N, D) read at most once, its rows in parts (kernel 3: a flag a part and
-  unit, scratch, then one thread a unit). PyTorch's counterpart is ``(z <= 0).all(dim=0)``.
+- the dead units: z (N, D) read at most once (kernel 3: version 1 a thread a unit walking
+  every row; version 2 its rows in parts, a flag a part and unit, scratch, then one thread a
+  unit). PyTorch's counterpart is ``(z <= 0).all(dim=0)``.
 
 TINY keeps a simulated launch near 300 threads; LARGE is a 4096 x 8192 layer (128 MB per
 fp32 tensor, 384 MB read for the norms) and a 8192 x 8192 batch of pre-activations (256 MB);
@@ -26,7 +28,7 @@ HUGE = (((80_000, 65_536), (8192, 8192)), ((4096, 8192), (8192, 2_000_000)))
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.kernels import gradient_clinic as gc
+    from backprop_traps.kernels import gradient_clinic as gc, gradient_clinic_v2 as gc2
     from backprop_traps.kernels.runtime.device import cuda
     ref = solution("gradient_clinic")
     w_shape, z_shape = shape
@@ -43,9 +45,8 @@ def cases(shape, dtype, arrays) -> list:
                         "z": (z_shape, dtype)}, fill)
     grad, before, after, z = host.grad, host.before, host.after, host.z
     flat = [cuda.to_device(a.ravel()) for a in (grad, before, after)]
-    partials, norms = cuda.device_array((gc.norm_blocks(grad.size), 3)), cuda.device_array(3)
+    norms = cuda.device_array(3)
     d_z, dead = cuda.to_device(z), cuda.device_array(z_shape[1], dtype=np.int32)
-    alive = cuda.device_array((gc.dead_parts(*z_shape), z_shape[1]), dtype=np.uint8)
 
     def expected_norms():
         g64, b64, a64 = (a.astype(np.float64) for a in (grad, before, after))
@@ -63,11 +64,17 @@ def cases(shape, dtype, arrays) -> list:
         (z_t,) = on_torch(device, z)
         return lambda: {"dead": (z_t <= 0).all(dim=0).int()}
 
-    return [
-        Case(f"clinic: gradient, update and weight norms, one pass ({w_shape[0]}x{w_shape[1]})",
-             {"grad": flat[0], "before": flat[1], "after": flat[2]}, {"norms": norms},
-             lambda: gc.norms_device(*flat, partials, norms), expected_norms, torch_norms),
-        Case(f"clinic: dead ReLU units ({z_shape[0]}x{z_shape[1]})", {"z": d_z}, {"dead": dead},
-             lambda: gc.dead_units_device(d_z, dead, alive),
-             lambda: {"dead": np.all(z.astype(np.float64) <= 0, axis=0).astype(np.int32)}, torch_dead),
-    ]
+    found = []
+    for version, label in ((gc, ""), (gc2, ", v2: 4 a thread, rows in parts")):
+        partials = cuda.device_array((version.norm_blocks(grad.size), 3))                  # scratch
+        alive = cuda.device_array((version.dead_parts(*z_shape), z_shape[1]), dtype=np.uint8)  # scratch
+        found += [
+            Case(f"clinic: gradient, update and weight norms, one pass{label} ({w_shape[0]}x{w_shape[1]})",
+                 {"grad": flat[0], "before": flat[1], "after": flat[2]}, {"norms": norms},
+                 lambda version=version, partials=partials: version.norms_device(*flat, partials, norms),
+                 expected_norms, torch_norms),
+            Case(f"clinic: dead ReLU units{label} ({z_shape[0]}x{z_shape[1]})", {"z": d_z}, {"dead": dead},
+                 lambda version=version, alive=alive: version.dead_units_device(d_z, dead, alive),
+                 lambda: {"dead": np.all(z.astype(np.float64) <= 0, axis=0).astype(np.int32)}, torch_dead),
+        ]
+    return found

@@ -1,5 +1,5 @@
-"""Cases for kernels/loss_scaling.py: two ``Case`` objects over one flat buffer of N float16
-gradients (``dtype`` is the parameters' and unscaled gradients' type, float32 or float64):
+"""Cases for kernels/loss_scaling.py and kernels/loss_scaling_v2.py: two ``Case`` objects a
+version over one flat buffer of N float16 gradients (``dtype`` is the parameters' and unscaled gradients' type, float32 or float64):
 
 - the fused pass: unscale + inf/NaN check + squared norm (kernel 1), then the one-block
   finish (norm, clip coefficient, scale update); its counter is set so the scale never grows
@@ -15,7 +15,10 @@ are the ops GradScaler and clip_grad_norm_ call: ``_amp_foreach_non_finite_check
 ``linalg.vector_norm``, an in-place multiply and add, ``_amp_update_scale_``; it needs a
 float32 (or float64) copy of the float16 gradients first, which ours never materialises.
 TINY keeps a simulated launch near 512 threads; LARGE is 2^26 gradients (128 MB of float16,
-256 MB per fp32 buffer); HUGE fills an 80 GB GPU.
+256 MB per fp32 buffer); HUGE fills an 80 GB GPU. Version 1 (one entry a thread) and version
+2 (4 a thread, 128-bit loads) share the gradients' bits and the unscaled gradients (each
+launch rewrites them whole); each whole step has its own parameters, scale and counter, so
+that its first launch starts from the same state.
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ LR = 0.01
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.kernels import loss_scaling as ls
+    from backprop_traps.kernels import loss_scaling as ls, loss_scaling_v2 as ls2
     from backprop_traps.kernels.runtime.device import cuda
     ref = solution("loss_scaling")
     n = shape
@@ -47,27 +50,29 @@ def cases(shape, dtype, arrays) -> list:
     hp = {"lr": LR, "max_norm": 0.5 * total_norm, "growth_factor": 2.0, "backoff_factor": 0.5,
           "growth_interval": 3}
     tpb = ls.THREADS_PER_BLOCK
-    blocks = ls.grid(n, tpb)
+    bits = cuda.to_device(scaled.view(np.uint16)) if not arrays.dry else cuda.device_array(n, np.uint16)
+    grads = cuda.device_array(n, dtype=dtype)  # rewritten whole by every launch of either case
 
-    def buffers():
-        return {"bits": cuda.to_device(scaled.view(np.uint16)) if not arrays.dry else cuda.device_array(n, np.uint16),
-                "grads": cuda.device_array(n, dtype=dtype),
-                "partials": cuda.device_array(blocks, dtype=dtype), "stats": cuda.device_array(2, dtype=dtype),
-                "found_inf": cuda.to_device(np.zeros(1, np.int32)),
+    def buffers(version):  # the small state a launch sequence updates
+        return {"bits": bits, "grads": grads,
+                "partials": cuda.device_array(version.grid(n, tpb), dtype=dtype),
+                "stats": cuda.device_array(2, dtype=dtype), "found_inf": cuda.to_device(np.zeros(1, np.int32)),
                 "scale": cuda.to_device(np.array([SCALE], dtype=dtype)),
                 "tracker": cuda.to_device(np.zeros(1, np.int32))}
 
-    fused, step = buffers(), buffers()
-    step["params"] = cuda.to_device(params)
+    def launches(version):
+        fused, step = buffers(version), buffers(version)
+        step["params"] = cuda.to_device(params)  # updated in place: one copy a version
 
-    def launch_fused():
-        ls.unscale_device(fused["bits"], fused["scale"], fused["grads"], fused["partials"],
-                          fused["found_inf"], fused["stats"], hp["max_norm"], tpb, fused["tracker"],
-                          (2.0, 0.5, 2 ** 30))  # the counter never reaches growth: the scale stays
+        def launch_fused():
+            version.unscale_device(fused["bits"], fused["scale"], fused["grads"], fused["partials"],
+                                   fused["found_inf"], fused["stats"], hp["max_norm"], tpb, fused["tracker"],
+                                   (2.0, 0.5, 2 ** 30))  # the counter never reaches growth: the scale stays
 
-    def launch_step():
-        ls.amp_step_device(step["params"], step["bits"], step["scale"], step["tracker"], step["grads"],
-                           step["partials"], step["found_inf"], step["stats"], hp, tpb)
+        def launch_step():
+            version.amp_step_device(step["params"], step["bits"], step["scale"], step["tracker"], step["grads"],
+                                    step["partials"], step["found_inf"], step["stats"], hp, tpb)
+        return fused, step, launch_fused, launch_step
 
     def expected_fused():
         unscaled, _ = ref.unscale_grads([scaled], SCALE)
@@ -104,14 +109,18 @@ def cases(shape, dtype, arrays) -> list:
             return {"params": params_t, "grads": g, "scale": scale_t, "tracker": tracker_t}
         return run
 
-    return [
-        Case(f"loss scaling: unscale + inf/NaN check + norm, fused (N={n})",
-             {"scaled": fused["bits"]}, {"grads": fused["grads"], "found_inf": fused["found_inf"],
-                                         "stats": fused["stats"]},
-             launch_fused, expected_fused, lambda dev: torch_amp(dev, False)),
-        Case(f"loss scaling: whole step, unscale to clipped SGD (N={n})",
-             {"scaled": step["bits"], "params": step["params"]},
-             {"grads": step["grads"], "params": step["params"], "scale": step["scale"],
-              "tracker": step["tracker"]},
-             launch_step, expected_step, lambda dev: torch_amp(dev, True)),
-    ]
+    found = []
+    for version, label in ((ls, ""), (ls2, ", v2: 4 a thread, 128-bit loads")):
+        fused, step, launch_fused, launch_step = launches(version)
+        found += [
+            Case(f"loss scaling: unscale + inf/NaN check + norm, fused{label} (N={n})",
+                 {"scaled": fused["bits"]}, {"grads": fused["grads"], "found_inf": fused["found_inf"],
+                                             "stats": fused["stats"]},
+                 launch_fused, expected_fused, lambda dev: torch_amp(dev, False)),
+            Case(f"loss scaling: whole step, unscale to clipped SGD{label} (N={n})",
+                 {"scaled": step["bits"], "params": step["params"]},
+                 {"grads": step["grads"], "params": step["params"], "scale": step["scale"],
+                  "tracker": step["tracker"]},
+                 launch_step, expected_step, lambda dev: torch_amp(dev, True)),
+        ]
+    return found

@@ -1,6 +1,7 @@
-"""Cases for kernels/straight_through.py: the fake-quant forward (reads x, writes out and the
-packed mask, one thread per mask byte) and the straight-through backward (reads dout and the
-mask, writes dx).
+"""Cases for kernels/straight_through.py and kernels/straight_through_v2.py: the fake-quant
+forward (reads x, writes out and the packed mask) and the straight-through backward (reads dout
+and the mask, writes dx), for version 1 (a thread a mask byte, or an element) and version 2
+(a byte's 8 elements in two 128-bit loads), writing the same output arrays.
 
 TINY is 301 elements (a partial last mask byte); LARGE is 64M elements, 256 MB per array in
 fp32; HUGE fills an 80 GB GPU. PyTorch's counterpart is torch.fake_quantize_per_tensor_affine,
@@ -19,7 +20,7 @@ SCALE, QMIN, QMAX = 0.05, -128, 127
 
 
 def cases(shape, dtype, arrays) -> list:
-    from backprop_traps.kernels import straight_through as st
+    from backprop_traps.kernels import straight_through as st, straight_through_v2 as st2
     from backprop_traps.kernels.runtime.device import cuda
     ref = solution("straight_through")
     E = shape
@@ -53,13 +54,16 @@ def cases(shape, dtype, arrays) -> list:
             return {"dx": torch.autograd.grad(fake_quant(xg), xg, dout_t)[0]}
         return {"forward": lambda: {"out": fake_quant(x_t)}, "backward": backward_t}
 
-    return [
-        Case(f"fake-quant forward + bit mask (E={E})", {"x": d_x}, {"out": out, "mask": d_mask},
-             lambda: st.fake_quant_forward_device(d_x, SCALE, QMIN, QMAX, out, d_mask),
-             lambda: {"out": ref.fake_quant_forward(as64(x), SCALE, QMIN, QMAX), "mask": mask},
-             lambda dev: torch_fake_quant(dev)["forward"]),
-        Case(f"straight-through backward from the mask (E={E})", {"dout": d_dout, "mask": d_mask_in},
-             {"dx": dx}, lambda: st.fake_quant_backward_device(d_dout, d_mask_in, dx),
-             lambda: {"dx": ref.fake_quant_backward(as64(dout), as64(x), SCALE, QMIN, QMAX)},
-             lambda dev: torch_fake_quant(dev)["backward"]),
-    ]
+    found = []
+    for version, label in ((st, ""), (st2, ", v2: 8 a thread, 128-bit loads")):
+        found += [
+            Case(f"fake-quant forward + bit mask{label} (E={E})", {"x": d_x}, {"out": out, "mask": d_mask},
+                 lambda version=version: version.fake_quant_forward_device(d_x, SCALE, QMIN, QMAX, out, d_mask),
+                 lambda: {"out": ref.fake_quant_forward(as64(x), SCALE, QMIN, QMAX), "mask": mask},
+                 lambda dev: torch_fake_quant(dev)["forward"]),
+            Case(f"straight-through backward from the mask{label} (E={E})", {"dout": d_dout, "mask": d_mask_in},
+                 {"dx": dx}, lambda version=version: version.fake_quant_backward_device(d_dout, d_mask_in, dx),
+                 lambda: {"dx": ref.fake_quant_backward(as64(dout), as64(x), SCALE, QMIN, QMAX)},
+                 lambda dev: torch_fake_quant(dev)["backward"]),
+        ]
+    return found

@@ -23,8 +23,9 @@ def test_a_kernel_files_main_checks_its_kernels_against_the_solution(question, c
     assert out.count(" ok ") >= 4  # two kernels, two dtypes
 
 
-# Questions 01-14's kernel files (issue 29), 21-24's (issue 37) and 30's (issue 49); those of
-# 15-19 came with mains of their own.
+# Questions 01-14's kernel files (issue 29), 21-24's (issue 37), 30's (issue 49), and 17-19's
+# version 1 (issue 48); 15 and 16 came with mains of their own. A version 2 has no main: its
+# version 1's checks both (kernels/cases/<question>.py holds a case a version).
 PLANNED = ("attention_backward", "forward_vs_reverse", "grad_accumulation", "layernorm_backward", "loss_scaling",
            "mlp_backprop", "per_step_update_trap", "reparameterisation", "routing_trap", "softmax_ce",
            "straight_through", "vram_trap", "residual_backward", "training_symptoms", "custom_function",
@@ -34,6 +35,7 @@ PLANNED = ("attention_backward", "forward_vs_reverse", "grad_accumulation", "lay
            "weight_tying",
            "embedding_backward",
            "tensor_parallel_linear",
+           "adamw_step", "gradient_clinic", "bptt",
            )
 
 
@@ -43,6 +45,14 @@ def test_every_kernel_file_has_the_plan():
         text = path.read_text()
         assert f"python -m backprop_traps.kernels.{path.stem}" in text, path.name  # how to run it, in its header
         assert text.rstrip().endswith(f'sys.exit(main("{path.stem}"))'), path.name  # its __main__
+
+
+def test_a_version_2_is_checked_by_its_version_1s_main():
+    from pathlib import Path
+    for path in sorted((Path(self_check.__file__).parents[1]).glob("*_v2.py")):
+        question = path.stem.removesuffix("_v2")
+        assert "__main__" not in path.read_text(), path.name
+        assert f"{question}_v2" in (path.parent / "cases" / f"{question}.py").read_text(), path.name  # a case of its own
 
 
 def test_an_in_place_kernel_is_checked_on_fresh_inputs_however_many_timed_runs():
