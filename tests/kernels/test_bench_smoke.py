@@ -138,7 +138,9 @@ def test_a_failing_case_is_a_row_and_the_table_is_written_as_it_goes(tmp_path, m
     text, passed = bench.timed_run("the simulator", ("straight_through",), args, simulated=True)
     assert not passed and "Timing in progress" in seen[0] and "straight_through" in seen[0]
     rows = [line for line in text.splitlines() if line.startswith("| ") and "sim." in line or "FAILED" in line]
-    assert "FAILED: RuntimeError: CUDA_ERROR_ILLEGAL_ADDRESS" in rows[0] and len(rows) == 2, rows
+    # the failing case is a row saying why, and every later case (backward, version 2) still ran
+    assert "FAILED: RuntimeError: CUDA_ERROR_ILLEGAL_ADDRESS" in rows[0], rows
+    assert len(rows) >= 2 and not any("FAILED" in row for row in rows[1:]), rows
     assert out.read_text() == text and "in progress" not in text and bench.MEASURED_MARK not in text
 
 
