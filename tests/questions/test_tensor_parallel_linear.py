@@ -98,6 +98,11 @@ def test_only_the_collectives_own_sums_count_as_its_output():
     assert not counter.came_from_sums([s + 1e-3 for s in summed])
     assert not counter.came_from_sums([parts[0] + parts[1] + 1.0])
     assert not counter.came_from_sums([None]) and not counter.came_from_sums(["x"])
+    assert not counter.came_from_sums([s + 2 * bias for s in summed], bias)
+    alone = collective.AllReduce()
+    alone.begin(2)
+    inside = alone.all_reduce([parts[0] + bias, parts[1]])  # the bias in the sum, on rank 0 only
+    assert alone.came_from_sums(inside, bias), "a bias that went into the one sum is from the sum"
     counter.end()
     assert not counter.came_from_sums(summed), "a graded call's sums are forgotten when it ends"
 

@@ -81,13 +81,16 @@ class AllReduce:
         return counted
 
     def came_from_sums(self, arrays, offset=None) -> bool:
-        """Whether every array (less ``offset``, a bias added after the sum) is one of the sums
-        this call's collectives returned."""
+        """Whether every array is one of the sums this call's collectives returned: less
+        ``offset`` (a bias added after the sum), or as it is (the bias went into the sum once,
+        added on one rank or split over them: the same values, from the same one collective)."""
         for a in arrays:
             if not isinstance(a, np.ndarray) or a.dtype.kind not in "fiu":
                 return False
-            a = a.astype(np.float64) - (0.0 if offset is None else offset)
-            if not any(s.shape == a.shape and np.allclose(a, s, rtol=1e-9, atol=1e-12) for s in self.sums):
+            a = a.astype(np.float64)
+            forms = (a,) if offset is None else (a - offset, a)
+            if not any(s.shape == f.shape and np.allclose(f, s, rtol=1e-9, atol=1e-12)
+                       for f in forms for s in self.sums):
                 return False
         return True
 
