@@ -127,6 +127,27 @@ def test_honest_traffic_is_told_from_a_token():
     honest.all_reduce([np.array([5.0])] * 3)                      # a row count: bookkeeping
     honest.all_reduce([o[::-1].reshape(3, 7) / 19 for o in own])  # any layout, any scale
     assert collective.own_gradients(honest, own, 21) is None
+    bucket = Collective()  # the row count in the gradient's own bucket, one call
+    bucket.begin(3)
+    bucket.all_reduce([np.concatenate([2 * o, [7.0]]) for o in own])
+    assert collective.own_gradients(bucket, own, 21) is None
+    entries = Collective()  # the count, then one call per gradient entry: more calls than any search
+    entries.begin(3)
+    entries.all_reduce([np.array([7.0])] * 3)
+    for i in range(21):
+        entries.all_reduce([o[i:i + 1] / 7 for o in own])
+    assert collective.own_gradients(entries, own, 21) is None
+    short = Collective()  # one entry replaced by bookkeeping: not the whole gradient
+    short.begin(3)
+    short.all_reduce([np.concatenate([o[:20], [7.0, 1.0]]) for o in own])
+    assert collective.own_gradients(short, own, 21) == 0
+    assert collective.answer_from_sums(honest, sum(own)) and collective.answer_from_sums(entries, sum(own))
+    assert collective.answer_from_sums(bucket, sum(own) / 36)
+    shuffled = Collective()  # each rank's own values, sorted: the right traffic, a useless sum
+    shuffled.begin(3)
+    shuffled.all_reduce([np.sort(o) for o in own])
+    assert collective.own_gradients(shuffled, own, 21) is None
+    assert not collective.answer_from_sums(shuffled, sum(own))
     token = Collective()
     token.begin(3)
     token.all_reduce([sum(own), np.zeros(21), np.zeros(21)])

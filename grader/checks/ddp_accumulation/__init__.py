@@ -19,7 +19,7 @@ import numpy as np
 
 from backprop_traps.grader.checks.ddp_accumulation import collective
 from backprop_traps.grader.checks.ddp_accumulation.collective import counted_call
-from backprop_traps.grader.checks.ddp_accumulation.probes import draw_params, draw_rows, draw_shards, where
+from backprop_traps.grader.checks.ddp_accumulation.probes import draw_params, draw_rows, draw_shards, where, whole
 from backprop_traps.grader.checks.ddp_accumulation.traps import DDP, GRADS, TRAPS, expect_ddp, per_rank
 from backprop_traps.grader.engine.question import Fail, Question
 
@@ -170,6 +170,12 @@ def traffic(ctx):
         raise Fail(f"{at}: what rank {bad} sent through all_reduce is not its own shard's gradient "
                    "(scaled): a rank knows only its own rows, so what it sends must come from them. "
                    "Send each rank's accumulated buffer, and build every rank's answer from what "
+                   "all_reduce returns.")
+    answer = np.concatenate([g.ravel() for g in ctx.ref.linear_grads(params, *whole(xs, ys))])  # checked above
+    if not collective.answer_from_sums(record, answer):
+        raise Fail(f"{at}: every rank sent its own gradient, but the answer is not in what all_reduce "
+                   "returned (in any layout, at any scale): the ranks' gradients were combined some "
+                   "other way, reading the other ranks' rows. Build every rank's answer from the sums "
                    "all_reduce returns.")
 
 
