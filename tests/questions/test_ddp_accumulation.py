@@ -154,6 +154,28 @@ def test_honest_traffic_is_told_from_a_token():
     assert collective.own_gradients(token, own, 21) == 0
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2 ** 31), st.integers(0, 20), st.floats(-1e3, 1e3).filter(lambda c: abs(c) > 1e-3),
+       st.integers(1, 21), st.booleans())
+def test_a_ranks_own_gradient_is_found_in_any_layout(seed, extra, scale, pieces, tampered):
+    """Generated traffic: each rank's own gradient at any scale, permuted, with up to P - 1
+    bookkeeping values mixed in and cut into any number of calls, is its own (and the sums hold
+    the answer); with one entry changed it is not."""
+    rng = np.random.default_rng(seed)
+    own = [rng.standard_normal(21) for _ in range(2)]
+    sent = [np.concatenate([scale * o, rng.integers(1, 9, size=extra).astype(float)]) for o in own]
+    order = rng.permutation(len(sent[0]))
+    sent = [s[order] for s in sent]
+    if tampered:
+        sent[1][np.flatnonzero(order == int(rng.integers(21)))[0]] += 0.5
+    record = Collective()
+    record.begin(2)
+    for cut in np.array_split(np.arange(len(sent[0])), min(pieces, len(sent[0]))):
+        record.all_reduce([s[cut] for s in sent])
+    assert collective.own_gradients(record, own, 21) == (1 if tampered else None)
+    assert collective.answer_from_sums(record, sum(own) / 7) is not tampered
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(1, 9), min_size=1, max_size=4), st.integers(1, 5), st.integers(0, 2 ** 31),
        st.sampled_from(["random", "scaled", "one dropped"]))
