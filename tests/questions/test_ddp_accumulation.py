@@ -154,6 +154,26 @@ def test_honest_traffic_is_told_from_a_token():
     assert collective.own_gradients(token, own, 21) == 0
 
 
+def test_a_float32_answer_is_told_whether_its_values_are_right_at_its_precision():
+    """The dtype complaint says what holds for this answer: right values in float32, or values
+    wrong even at float32's precision (a sum where a mean is meant), as every other check does."""
+    from backprop_traps.grader.authoring.in_process import InProcessCaller
+    from backprop_traps.grader.checks.ddp_accumulation import QUESTION, probes, traps
+    from backprop_traps.grader.engine.context import CheckContext
+    from backprop_traps.grader.loading.reference import load_solution
+    ref = load_solution(QID)
+    ctx = CheckContext(QUESTION, InProcessCaller({}), ref, 0, "dtype")
+    rng = np.random.default_rng(0)
+    params = probes.draw_params(rng, 6, 3)
+    xs, ys = probes.draw_shards(rng, [4, 4], 6, 3)
+    want = ref.linear_grads(params, np.concatenate(xs), np.concatenate(ys))
+    parts = traps.micro_means(ctx, params, xs, ys, 2)
+    for scale, says in ((1.0, "right to float32's precision"), (2.0, "wrong even at float32's precision")):
+        got = [[(scale * g).astype(np.float32) for g in want] for _ in xs]
+        fail = traps.diagnose(ctx, xs, 2, got, want, parts)
+        assert says in fail.feedback and "rank 0" in fail.feedback and fail.trap is None, fail.feedback
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.integers(0, 2 ** 31), st.integers(0, 20), st.floats(-1e3, 1e3).filter(lambda c: abs(c) > 1e-3),
        st.integers(1, 21), st.booleans())
