@@ -148,6 +148,12 @@ def test_honest_traffic_is_told_from_a_token():
     shuffled.all_reduce([np.sort(o) for o in own])
     assert collective.own_gradients(shuffled, own, 21) is None
     assert not collective.answer_from_sums(shuffled, sum(own))
+    for junk in (np.inf, np.nan, 1e308):  # a tolerance made of junk must not match anything
+        forged = Collective()
+        forged.begin(3)
+        forged.all_reduce([np.concatenate([[junk], np.ones(20)]) for _ in own])
+        assert collective.own_gradients(forged, own, 21) == 0, junk
+        assert not collective.answer_from_sums(forged, sum(own)), junk
     token = Collective()
     token.begin(3)
     token.all_reduce([sum(own), np.zeros(21), np.zeros(21)])
@@ -232,3 +238,16 @@ def test_any_wrong_weighting_is_told_and_named_only_in_its_trap_form(sizes, m, s
     elif len(parts) < 21 and "with the weights" in fail.feedback:
         fitted = traps.fitted(flat, [g for *_, g in parts])
         assert traps.shown(w) in fail.feedback or traps.shown(fitted) in fail.feedback
+
+
+def test_a_sum_past_float64s_range_is_inf_without_a_warning():
+    """The grader's sum of 1e308 on every rank is inf, as on a GPU, and prints nothing of the
+    grader's (a RuntimeWarning names its file, above the learner's report)."""
+    import warnings
+    service = Collective()
+    service.begin(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = service.all_reduce([np.full(4, 1e308)] * 3)
+        assert not collective.answer_from_sums(service, np.ones(4))
+    assert np.all(np.isinf(out[0]))

@@ -116,3 +116,15 @@ def test_the_grader_never_keeps_more_than_its_bound():
     assert counter.kept <= collective.AllReduce.MAX_KEPT_BYTES and counter.calls == 40
     with pytest.raises(ValueError):
         counter.all_reduce([np.ones(collective.AllReduce.MAX_ELEMENTS) for _ in range(2)])
+
+
+def test_a_sum_past_float64s_range_is_inf_without_a_warning():
+    """The grader's sum of 1e308 on every rank is inf, as on a GPU, and prints nothing of the
+    grader's (a RuntimeWarning names its file, above the learner's report)."""
+    import warnings
+    counter = collective.AllReduce()
+    counter.begin(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = counter.all_reduce([np.full(4, 1e308)] * 3)
+    assert np.all(np.isinf(out[0]))

@@ -79,8 +79,9 @@ class Collective:
             raise ValueError("all_reduce needs every rank's array in the same shape, got "
                              + ", ".join(str(a.shape) for a in arrays))
         summed = np.zeros(arrays[0].shape)
-        for a in arrays:  # rank order: the same sum every time
-            summed += a
+        with np.errstate(all="ignore"):  # a sum past float64's range is inf, as on a GPU; no warning here
+            for a in arrays:  # rank order: the same sum every time
+                summed += a
         self.learner_tally += arrays[0].size
         if self.ranks is not None:
             self.elements += arrays[0].size
@@ -143,21 +144,24 @@ def answer_from_sums(collective: Collective, answer: np.ndarray) -> bool:
     from them. Ranks that send their own gradients and then combine the shards by hand send
     the right traffic, but what comes back (a sum of sorted or permuted buffers, say) need
     not hold the answer."""
-    returned = [np.sum(c, axis=0).ravel() for c in collective.calls]
+    with np.errstate(all="ignore"):
+        returned = [np.sum(c, axis=0).ravel() for c in collective.calls]
     return _holds_scaled_copy(np.concatenate(returned) if returned else np.zeros(0), answer.ravel())
 
 
 def _holds_scaled_copy(sent: np.ndarray, target: np.ndarray) -> bool:
     """Some c != 0 with every value of c * ``target`` matched by its own value of ``sent``, up
     to rounding. c is tried from each value sent, against ``target``'s largest in size."""
-    if sent.size < target.size or not np.any(target):
-        return False
+    if sent.size < target.size or not np.any(target) or not np.all(np.isfinite(sent)):
+        return False  # NaN or inf would make a tolerance that every comparison passes
     sent = np.sort(sent)
     largest = float(target[np.argmax(np.abs(target))])
-    for c in {float(v) / largest for v in sent if v != 0}:
-        want = np.sort(c * target)
-        if _matched(want, sent, 1e-7 * float(np.max(np.abs(want)))):
-            return True
+    with np.errstate(all="ignore"):
+        for c in {float(v) / largest for v in sent if v != 0}:
+            want = np.sort(c * target)
+            tol = 1e-7 * float(np.max(np.abs(want)))
+            if np.isfinite(tol) and _matched(want, sent, tol):
+                return True
     return False
 
 

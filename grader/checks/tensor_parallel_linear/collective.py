@@ -67,8 +67,9 @@ class AllReduce:
             raise ValueError(f"all_reduce needs one shape on every rank, of a sensible size; got "
                              f"{[t.shape for t in tensors][:8]}")
         total = tensors[0].astype(np.float64)  # a new array, even of 0 dimensions
-        for t in tensors[1:]:  # in rank order, as the setup cell does
-            np.add(total, t, out=total)
+        with np.errstate(all="ignore"):  # a sum past float64's range is inf, as on a GPU; no warning here
+            for t in tensors[1:]:  # in rank order, as the setup cell does
+                np.add(total, t, out=total)
         self.calls += 1
         self.learner_tally += 1
         if self.ranks is not None and self.kept + total.nbytes <= self.MAX_KEPT_BYTES:
