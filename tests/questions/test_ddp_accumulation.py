@@ -127,10 +127,79 @@ def test_honest_traffic_is_told_from_a_token():
     honest.all_reduce([np.array([5.0])] * 3)                      # a row count: bookkeeping
     honest.all_reduce([o[::-1].reshape(3, 7) / 19 for o in own])  # any layout, any scale
     assert collective.own_gradients(honest, own, 21) is None
+    bucket = Collective()  # the row count in the gradient's own bucket, one call
+    bucket.begin(3)
+    bucket.all_reduce([np.concatenate([2 * o, [7.0]]) for o in own])
+    assert collective.own_gradients(bucket, own, 21) is None
+    entries = Collective()  # the count, then one call per gradient entry: more calls than any search
+    entries.begin(3)
+    entries.all_reduce([np.array([7.0])] * 3)
+    for i in range(21):
+        entries.all_reduce([o[i:i + 1] / 7 for o in own])
+    assert collective.own_gradients(entries, own, 21) is None
+    short = Collective()  # one entry replaced by bookkeeping: not the whole gradient
+    short.begin(3)
+    short.all_reduce([np.concatenate([o[:20], [7.0, 1.0]]) for o in own])
+    assert collective.own_gradients(short, own, 21) == 0
+    assert collective.answer_from_sums(honest, sum(own)) and collective.answer_from_sums(entries, sum(own))
+    assert collective.answer_from_sums(bucket, sum(own) / 36)
+    shuffled = Collective()  # each rank's own values, sorted: the right traffic, a useless sum
+    shuffled.begin(3)
+    shuffled.all_reduce([np.sort(o) for o in own])
+    assert collective.own_gradients(shuffled, own, 21) is None
+    assert not collective.answer_from_sums(shuffled, sum(own))
+    for junk in (np.inf, np.nan, 1e308):  # a tolerance made of junk must not match anything
+        forged = Collective()
+        forged.begin(3)
+        forged.all_reduce([np.concatenate([[junk], np.ones(20)]) for _ in own])
+        assert collective.own_gradients(forged, own, 21) == 0, junk
+        assert not collective.answer_from_sums(forged, sum(own)), junk
     token = Collective()
     token.begin(3)
     token.all_reduce([sum(own), np.zeros(21), np.zeros(21)])
     assert collective.own_gradients(token, own, 21) == 0
+
+
+def test_a_float32_answer_is_told_whether_its_values_are_right_at_its_precision():
+    """The dtype complaint says what holds for this answer: right values in float32, or values
+    wrong even at float32's precision (a sum where a mean is meant), as every other check does."""
+    from backprop_traps.grader.authoring.in_process import InProcessCaller
+    from backprop_traps.grader.checks.ddp_accumulation import QUESTION, probes, traps
+    from backprop_traps.grader.engine.context import CheckContext
+    from backprop_traps.grader.loading.reference import load_solution
+    ref = load_solution(QID)
+    ctx = CheckContext(QUESTION, InProcessCaller({}), ref, 0, "dtype")
+    rng = np.random.default_rng(0)
+    params = probes.draw_params(rng, 6, 3)
+    xs, ys = probes.draw_shards(rng, [4, 4], 6, 3)
+    want = ref.linear_grads(params, np.concatenate(xs), np.concatenate(ys))
+    parts = traps.micro_means(ctx, params, xs, ys, 2)
+    for scale, says in ((1.0, "right to float32's precision"), (2.0, "wrong even at float32's precision")):
+        got = [[(scale * g).astype(np.float32) for g in want] for _ in xs]
+        fail = traps.diagnose(ctx, xs, 2, got, want, parts)
+        assert says in fail.feedback and "rank 0" in fail.feedback and fail.trap is None, fail.feedback
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2 ** 31), st.integers(0, 20), st.floats(-1e3, 1e3).filter(lambda c: abs(c) > 1e-3),
+       st.integers(1, 21), st.booleans())
+def test_a_ranks_own_gradient_is_found_in_any_layout(seed, extra, scale, pieces, tampered):
+    """Generated traffic: each rank's own gradient at any scale, permuted, with up to P - 1
+    bookkeeping values mixed in and cut into any number of calls, is its own (and the sums hold
+    the answer); with one entry changed it is not."""
+    rng = np.random.default_rng(seed)
+    own = [rng.standard_normal(21) for _ in range(2)]
+    sent = [np.concatenate([scale * o, rng.integers(1, 9, size=extra).astype(float)]) for o in own]
+    order = rng.permutation(len(sent[0]))
+    sent = [s[order] for s in sent]
+    if tampered:
+        sent[1][np.flatnonzero(order == int(rng.integers(21)))[0]] += 0.5
+    record = Collective()
+    record.begin(2)
+    for cut in np.array_split(np.arange(len(sent[0])), min(pieces, len(sent[0]))):
+        record.all_reduce([s[cut] for s in sent])
+    assert collective.own_gradients(record, own, 21) == (1 if tampered else None)
+    assert collective.answer_from_sums(record, sum(own) / 7) is not tampered
 
 
 @settings(max_examples=40, deadline=None)
@@ -169,3 +238,16 @@ def test_any_wrong_weighting_is_told_and_named_only_in_its_trap_form(sizes, m, s
     elif len(parts) < 21 and "with the weights" in fail.feedback:
         fitted = traps.fitted(flat, [g for *_, g in parts])
         assert traps.shown(w) in fail.feedback or traps.shown(fitted) in fail.feedback
+
+
+def test_a_sum_past_float64s_range_is_inf_without_a_warning():
+    """The grader's sum of 1e308 on every rank is inf, as on a GPU, and prints nothing of the
+    grader's (a RuntimeWarning names its file, above the learner's report)."""
+    import warnings
+    service = Collective()
+    service.begin(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = service.all_reduce([np.full(4, 1e308)] * 3)
+        assert not collective.answer_from_sums(service, np.ones(4))
+    assert np.all(np.isinf(out[0]))

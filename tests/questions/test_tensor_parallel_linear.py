@@ -98,6 +98,11 @@ def test_only_the_collectives_own_sums_count_as_its_output():
     assert not counter.came_from_sums([s + 1e-3 for s in summed])
     assert not counter.came_from_sums([parts[0] + parts[1] + 1.0])
     assert not counter.came_from_sums([None]) and not counter.came_from_sums(["x"])
+    assert not counter.came_from_sums([s + 2 * bias for s in summed], bias)
+    alone = collective.AllReduce()
+    alone.begin(2)
+    inside = alone.all_reduce([parts[0] + bias, parts[1]])  # the bias in the sum, on rank 0 only
+    assert alone.came_from_sums(inside, bias), "a bias that went into the one sum is from the sum"
     counter.end()
     assert not counter.came_from_sums(summed), "a graded call's sums are forgotten when it ends"
 
@@ -111,3 +116,15 @@ def test_the_grader_never_keeps_more_than_its_bound():
     assert counter.kept <= collective.AllReduce.MAX_KEPT_BYTES and counter.calls == 40
     with pytest.raises(ValueError):
         counter.all_reduce([np.ones(collective.AllReduce.MAX_ELEMENTS) for _ in range(2)])
+
+
+def test_a_sum_past_float64s_range_is_inf_without_a_warning():
+    """The grader's sum of 1e308 on every rank is inf, as on a GPU, and prints nothing of the
+    grader's (a RuntimeWarning names its file, above the learner's report)."""
+    import warnings
+    counter = collective.AllReduce()
+    counter.begin(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = counter.all_reduce([np.full(4, 1e308)] * 3)
+    assert np.all(np.isinf(out[0]))

@@ -19,7 +19,7 @@ import numpy as np
 
 from backprop_traps.grader.checks.ddp_accumulation import collective
 from backprop_traps.grader.checks.ddp_accumulation.collective import counted_call
-from backprop_traps.grader.checks.ddp_accumulation.probes import draw_params, draw_rows, draw_shards, where
+from backprop_traps.grader.checks.ddp_accumulation.probes import draw_params, draw_rows, draw_shards, where, whole
 from backprop_traps.grader.checks.ddp_accumulation.traps import DDP, GRADS, TRAPS, expect_ddp, per_rank
 from backprop_traps.grader.engine.question import Fail, Question
 
@@ -45,12 +45,17 @@ def loss_values(ctx):
         x, y = draw_rows(ctx.rng, n, D_IN, D_OUT)
         got, want = ctx.call(LOSS, params, x, y), ctx.ref.linear_loss(params, x, y)
         if isinstance(got, np.ndarray) and got.size == 1 and got.dtype.kind == "f":
+            narrow = ctx.dtype_note("loss", got.reshape(()), LOSS, np.asarray(want))
+            if narrow:  # a float32 loss: the dtype is what differs, not a digit shown at 6 places
+                raise Fail(f"{narrow.rstrip('.')} (N={n}, D_out={D_OUT}). Return a Python float, in float64.")
             got = float(got.reshape(-1)[0])
         if isinstance(got, bool) or not isinstance(got, (int, float)):
             raise Fail(f"{LOSS} must return the loss as one number (a Python float), not {type(got).__name__}")
         if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
             per_element = " (it looks divided by N * D_out, not by N)" if math.isclose(got * D_OUT, want) else ""
-            raise Fail(f"{LOSS} returned {got:.6g}, expected {want:.6g} (N={n}, D_out={D_OUT}){per_element}.")
+            digits = 6 if not math.isclose(got, want, rel_tol=1e-5) else 12  # a near miss shows where it differs
+            raise Fail(f"{LOSS} returned {got:.{digits}g}, expected {want:.{digits}g} (N={n}, D_out={D_OUT})"
+                       f"{per_element}.")
 
 
 @QUESTION.check("linear_grads: the gradient of the batch's mean loss (finite differences)", points=2, hints=(
@@ -170,6 +175,12 @@ def traffic(ctx):
         raise Fail(f"{at}: what rank {bad} sent through all_reduce is not its own shard's gradient "
                    "(scaled): a rank knows only its own rows, so what it sends must come from them. "
                    "Send each rank's accumulated buffer, and build every rank's answer from what "
+                   "all_reduce returns.")
+    answer = np.concatenate([g.ravel() for g in ctx.ref.linear_grads(params, *whole(xs, ys))])  # checked above
+    if not collective.answer_from_sums(record, answer):
+        raise Fail(f"{at}: every rank sent its own gradient, but the answer is not in what all_reduce "
+                   "returned (in any layout, at any scale): the ranks' gradients were combined some "
+                   "other way, reading the other ranks' rows. Build every rank's answer from the sums "
                    "all_reduce returns.")
 
 

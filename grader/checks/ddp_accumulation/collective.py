@@ -9,8 +9,6 @@ In process (``grade validate``) the same collective is put in the namespace for 
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from backprop_traps.grader.engine.question import Fail
@@ -81,8 +79,9 @@ class Collective:
             raise ValueError("all_reduce needs every rank's array in the same shape, got "
                              + ", ".join(str(a.shape) for a in arrays))
         summed = np.zeros(arrays[0].shape)
-        for a in arrays:  # rank order: the same sum every time
-            summed += a
+        with np.errstate(all="ignore"):  # a sum past float64's range is inf, as on a GPU; no warning here
+            for a in arrays:  # rank order: the same sum every time
+                summed += a
         self.learner_tally += arrays[0].size
         if self.ranks is not None:
             self.elements += arrays[0].size
@@ -127,43 +126,56 @@ def counted_call(ctx, fn: str, params, xs, ys, m):
 
 
 def own_gradients(collective: Collective, own: list[np.ndarray], size: int) -> int | None:
-    """Whether each rank sent its own shard's gradient through the all-reduce: the rank's traffic,
-    less any calls that carry no more than bookkeeping (a row count), holds ``c_r`` times its
-    own summed gradient ``own[r]`` (flattened in any order, any nonzero scale). None when every
-    rank did; else the first rank that did not."""
-    calls = collective.calls
+    """Whether each rank sent its own shard's gradient through the all-reduce: among the values
+    the rank sent (fewer than ``2 * size``, checked before), ``c_r`` times its own summed
+    gradient ``own[r]`` (any order, any nonzero scale), whatever else rode along (bookkeeping
+    such as a row count, in a call of its own or in the gradient's bucket) and however the
+    values were split into calls (one per entry included). None when every rank did; else the
+    first rank that did not."""
     for r, right in enumerate(own):
-        target = np.sort(right)
-        if not any(_scaled_copy(np.sort(collective.sent_by(r, subset)), target)
-                   for subset in _subsets_of_size(calls, size)):
+        if not _holds_scaled_copy(collective.sent_by(r, collective.calls), right.ravel()):
             return r
     return None
 
 
-def _subsets_of_size(calls, size):
-    """The calls (in order) whose arrays hold ``size`` elements in all: all of them first, then
-    the ones left when some small calls are dropped (at most 12 calls are searched)."""
-    sizes = [c[0].size for c in calls]
-    if sum(sizes) == size:
-        yield calls
-        return
-    if len(calls) > 12:
-        return
-    for k in range(len(calls) - 1, 0, -1):
-        for chosen in itertools.combinations(range(len(calls)), k):
-            if sum(sizes[i] for i in chosen) == size:
-                yield [calls[i] for i in chosen]
+def answer_from_sums(collective: Collective, answer: np.ndarray) -> bool:
+    """Whether the sums the graded call's all-reduces returned hold ``answer`` (the gradient
+    every rank must end with, flattened) at some nonzero scale, in any order: an answer built
+    from them. Ranks that send their own gradients and then combine the shards by hand send
+    the right traffic, but what comes back (a sum of sorted or permuted buffers, say) need
+    not hold the answer."""
+    with np.errstate(all="ignore"):
+        returned = [np.sum(c, axis=0).ravel() for c in collective.calls]
+    return _holds_scaled_copy(np.concatenate(returned) if returned else np.zeros(0), answer.ravel())
 
 
-def _scaled_copy(sent: np.ndarray, target: np.ndarray) -> bool:
-    """``sent`` (sorted) is c * ``target`` (sorted) for some nonzero c, up to rounding."""
-    if sent.shape != target.shape or not np.any(target):
-        return False
-    for flipped in (target, -target[::-1]):
-        c = float(sent @ flipped) / float(flipped @ flipped)
-        if c > 0 and np.linalg.norm(sent - c * flipped) <= 1e-7 * np.linalg.norm(sent):
-            return True
+def _holds_scaled_copy(sent: np.ndarray, target: np.ndarray) -> bool:
+    """Some c != 0 with every value of c * ``target`` matched by its own value of ``sent``, up
+    to rounding. c is tried from each value sent, against ``target``'s largest in size."""
+    if sent.size < target.size or not np.any(target) or not np.all(np.isfinite(sent)):
+        return False  # NaN or inf would make a tolerance that every comparison passes
+    sent = np.sort(sent)
+    largest = float(target[np.argmax(np.abs(target))])
+    with np.errstate(all="ignore"):
+        for c in {float(v) / largest for v in sent if v != 0}:
+            want = np.sort(c * target)
+            tol = 1e-7 * float(np.max(np.abs(want)))
+            if np.isfinite(tol) and _matched(want, sent, tol):
+                return True
     return False
+
+
+def _matched(want: np.ndarray, sent: np.ndarray, tol: float) -> bool:
+    """Each value of ``want`` paired with a distinct value of ``sent`` within ``tol`` (both
+    sorted: pairing each, in order, with the first value left that it can take is optimal)."""
+    j = 0
+    for w in want:
+        while j < len(sent) and sent[j] < w - tol:
+            j += 1
+        if j == len(sent) or sent[j] > w + tol:
+            return False
+        j += 1
+    return True
 
 
 def no_collective_fail(fn: str) -> Fail:

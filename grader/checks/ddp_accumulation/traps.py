@@ -111,10 +111,11 @@ def diagnose(ctx, xs, m, got, want, parts) -> Fail:
     """Why ``got`` is not the global batch's gradient on every rank, named by how it behaves."""
     at, sizes = where(xs, m), [len(x) for x in xs]
     for r, rank in enumerate(got):
-        for name, g in zip(GRADS, rank):
-            if g.dtype != np.float64:
-                return Fail(f"{at}: `{name}` from {DDP} on rank {r} is {g.dtype} where the contract "
-                            f"wants float64.")
+        for name, g, w in zip(GRADS, rank, want):
+            if g.dtype != np.float64:  # a narrower float is told whether its values are right at its precision
+                said = (ctx.dtype_note(name, g, DDP, w)
+                        or f"`{name}` from {DDP} is {g.dtype} where the contract wants float64.")
+                return Fail(f"{at}: {said.replace(f'from {DDP}', f'from {DDP} on rank {r}', 1)}")
     flat = [np.concatenate([g.ravel() for g in rank]) for rank in got]
     if not all(close(f, flat[0]) for f in flat[1:]):
         r = next(r for r, f in enumerate(flat) if not close(f, flat[0]))

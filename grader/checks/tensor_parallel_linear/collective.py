@@ -67,8 +67,9 @@ class AllReduce:
             raise ValueError(f"all_reduce needs one shape on every rank, of a sensible size; got "
                              f"{[t.shape for t in tensors][:8]}")
         total = tensors[0].astype(np.float64)  # a new array, even of 0 dimensions
-        for t in tensors[1:]:  # in rank order, as the setup cell does
-            np.add(total, t, out=total)
+        with np.errstate(all="ignore"):  # a sum past float64's range is inf, as on a GPU; no warning here
+            for t in tensors[1:]:  # in rank order, as the setup cell does
+                np.add(total, t, out=total)
         self.calls += 1
         self.learner_tally += 1
         if self.ranks is not None and self.kept + total.nbytes <= self.MAX_KEPT_BYTES:
@@ -81,13 +82,16 @@ class AllReduce:
         return counted
 
     def came_from_sums(self, arrays, offset=None) -> bool:
-        """Whether every array (less ``offset``, a bias added after the sum) is one of the sums
-        this call's collectives returned."""
+        """Whether every array is one of the sums this call's collectives returned: less
+        ``offset`` (a bias added after the sum), or as it is (the bias went into the sum once,
+        added on one rank or split over them: the same values, from the same one collective)."""
         for a in arrays:
             if not isinstance(a, np.ndarray) or a.dtype.kind not in "fiu":
                 return False
-            a = a.astype(np.float64) - (0.0 if offset is None else offset)
-            if not any(s.shape == a.shape and np.allclose(a, s, rtol=1e-9, atol=1e-12) for s in self.sums):
+            a = a.astype(np.float64)
+            forms = (a,) if offset is None else (a - offset, a)
+            if not any(s.shape == f.shape and np.allclose(f, s, rtol=1e-9, atol=1e-12)
+                       for f in forms for s in self.sums):
                 return False
         return True
 
