@@ -236,8 +236,10 @@ class CheckContext:
 
     def example(self, inputs: dict, expected, got) -> str:
         """A small failing example for the feedback: input, expected, got."""
-        lines = [f"  {k} = {_fmt(v) if isinstance(v, np.ndarray) else repr(v)}" for k, v in inputs.items()]
-        lines += [f"  expected: {_fmt(expected)}", f"  got:      {_fmt(got)}"]
+        def hang(label, text):  # a matrix's later rows under its first: "[[1 2]\n [3 4]]"
+            return label + text.replace("\n", "\n" + " " * len(label))
+        lines = [hang(f"  {k} = ", _fmt(v) if isinstance(v, np.ndarray) else repr(v)) for k, v in inputs.items()]
+        lines += [hang("  expected: ", _fmt(expected)), hang("  got:      ", _fmt(got))]
         return "A small example:\n" + "\n".join(lines)
 
     def expect_gradient(self, name: str, got, f, x: np.ndarray, dout: np.ndarray, fn: str,
