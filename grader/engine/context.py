@@ -100,6 +100,9 @@ class CheckContext:
         if not isinstance(got, np.ndarray):
             raise Fail(f"{fn} must return `{name}` as a numpy array, but it returned {type(got).__name__}")
         if got.shape != np.shape(expected):
+            if got.ndim == np.ndim(expected) and sorted(got.shape) == sorted(np.shape(expected)):
+                raise Fail(f"`{name}` from {fn} has shape {got.shape}, expected {np.shape(expected)}: the "
+                           "same axes in another order (transposed?)")
             if got.size == np.size(expected) and [d for d in got.shape if d != 1] == [
                     d for d in np.shape(expected) if d != 1]:  # keepdims, or a squeeze too many
                 raise Fail(f"`{name}` from {fn} has shape {got.shape}, expected {np.shape(expected)}: the "
