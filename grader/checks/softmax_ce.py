@@ -337,6 +337,9 @@ def rows_sum_to_zero(ctx):
     why = QUESTION.trap(trap).explanation if trap else (
         "Adding the same number to every logit of a row changes no probability, so the gradient "
         "along (1, ..., 1) must vanish.")
+    if trap is None and relative[worst] < 1e3 * np.finfo(np.float32).eps:
+        why += (f" The row cancels to {relative[worst]:.1e} of its size, about float32's rounding "
+                f"({np.finfo(np.float32).eps:.1e}); in float64 throughout it cancels to about 1e-16.")
     raise Fail(f"row {worst} of `dlogits` from {CE} sums to {dlogits[worst].sum():.6g}, not 0 "
                f"(its entries add up to {size[worst]:.3g} in absolute value). {why}", trap)
 
