@@ -144,6 +144,8 @@ def fail_if_trap(ctx, name, got, fn, candidates, what="is wrong", right=None, co
     """Name the trap ``got`` matches, if any; ``right`` (the reference's value) and ``counts``
     let the feedback say by what factor it is off (e.g. L_out times too small)."""
     trap = named_trap(ctx, got, candidates)
+    if trap is not None and right is not None and np.shape(got) == np.shape(right):
+        raise ctx.mismatch(name, got, right, fn, counts=counts, trap=trap)  # says where, too
     if trap is not None:
         factor = ctx.factor_sentence(name, got, right, counts) if right is not None else None
         raise Fail(f"`{name}` from {fn} {what}. " + (f"{factor} " if factor else "")
@@ -163,7 +165,7 @@ def expect_value(ctx, name, got, expected, fn, candidates=()):
     try:
         ctx.expect_array(name, got, expected, fn)
     except Fail:
-        fail_if_trap(ctx, name, got, fn, candidates)
+        fail_if_trap(ctx, name, got, fn, candidates, right=expected)
         raise
 
 
@@ -218,6 +220,7 @@ def backward_dx(ctx):
         if s > 1:
             traps.append(("stride-ignored", stride_one(ctx.ref, dout, x, w, p)[0]))
         expect_gradient(ctx, "dx", dx, lambda z: ctx.ref.conv1d_forward(z, w, b, s, p), x, dout, traps,
+                        right=ctx.ref.conv1d_backward(dout, x, w, s, p)[0],
                         rows=True)  # each example of the batch is convolved on its own
 
 

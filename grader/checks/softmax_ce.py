@@ -24,8 +24,9 @@ QUESTION = Question("softmax_ce", "Derive and implement d(loss)/d(logits) = soft
          hints=("Double the batch by repeating every row: should the loss double, or stay the same?",
                 "The loss is the mean of the row losses, so each row's gradient carries a factor 1 / N.",
                 "Divide the summed loss, and with it dlogits, by the number of rows N.")),
-    Trap("overflow", "With large logits your answer overflows (exp of 1e4 is inf) or divides 0 by 0, "
-         "or an epsilon inside the log hides it and gives the wrong loss. Subtract each row's "
+    Trap("overflow", "With large logits your answer overflows (exp of 1e4 is inf), divides 0 by 0, "
+         "takes the log of a probability that underflowed to 0, or an epsilon inside the log "
+         "hides it and gives the wrong loss. Subtract each row's "
          "max before exponentiating, and take the loss from the log-softmax (shifted logit minus "
          "the log of the sum of exponentials) rather than from the log of a probability."),
     Trap("missing-onehot", "Your dlogits is the softmax alone. The gradient of minus the log "
@@ -185,8 +186,23 @@ def non_finite(value) -> bool:
     return isinstance(value, np.ndarray) and value.dtype.kind == "f" and not np.all(np.isfinite(value))
 
 
-def overflowed(fn: str) -> Fail:
-    return Fail(f"{fn} returned NaN or infinite values for logits of size up to 1e4. "
+def overflowed(fn: str, outputs: dict | None = None) -> Fail:
+    """The overflow trap's failure; ``outputs`` (name -> value) say which are not finite, where."""
+    where = []
+    for name, value in (outputs or {}).items():
+        try:
+            value = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):  # not numbers: its own check says so
+            continue
+        bad = ~np.isfinite(value)
+        if value.ndim == 0 and bad:
+            where.append(f"`{name}` is {float(value)}")
+        elif bad.any():
+            rows = np.flatnonzero(bad.reshape(len(value), -1).any(axis=1))
+            where.append(f"`{name}` is NaN or infinite at {int(bad.sum())} of {bad.size} entries "
+                         f"(rows {', '.join(str(r) for r in rows)} of 0 to {len(value) - 1})")
+    said = f" ({'; '.join(where)})" if where else ""
+    return Fail(f"{fn} returned NaN or infinite values for logits of size up to 1e4{said}. "
                 f"{QUESTION.trap('overflow').explanation}", "overflow")
 
 
@@ -260,7 +276,7 @@ def huge_logits(ctx):
     if narrow:  # the dtype is the mistake, not an overflow: say so and name no trap
         raise Fail(narrow)
     if not np.isfinite(loss) or non_finite(dlogits):
-        raise overflowed(CE)
+        raise overflowed(CE, {"loss": loss, "dlogits": dlogits})
     try:
         expect_loss(ctx, loss, logits, labels)
         _, expected = reference(ctx, logits, labels)
@@ -321,6 +337,9 @@ def rows_sum_to_zero(ctx):
     why = QUESTION.trap(trap).explanation if trap else (
         "Adding the same number to every logit of a row changes no probability, so the gradient "
         "along (1, ..., 1) must vanish.")
+    if trap is None and relative[worst] < 1e3 * np.finfo(np.float32).eps:
+        why += (f" The row cancels to {relative[worst]:.1e} of its size, about float32's rounding "
+                f"({np.finfo(np.float32).eps:.1e}); in float64 throughout it cancels to about 1e-16.")
     raise Fail(f"row {worst} of `dlogits` from {CE} sums to {dlogits[worst].sum():.6g}, not 0 "
                f"(its entries add up to {size[worst]:.3g} in absolute value). {why}", trap)
 

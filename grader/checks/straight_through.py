@@ -96,8 +96,24 @@ def regions(x, scale, qmin, qmax) -> dict:
 
 
 # -- the known-wrong variants (traps) -----------------------------------------------------------
-def backward_traps(dout) -> dict:
-    return {"zero-gradient": np.zeros_like(dout), "no-clip": dout}
+def backward_traps(ctx, dout) -> dict:
+    """The wrong backwards this ``dout`` would give; no-clip only for a backward that passes the
+    gradient far beyond the range too (one that blocks it there clips, in the wrong units or at
+    the wrong place, and equals dout on these inputs by chance of their scale)."""
+    traps = {"zero-gradient": np.zeros_like(dout)}
+    if not blocks_far_outside(ctx):
+        traps["no-clip"] = dout
+    return traps
+
+
+def blocks_far_outside(ctx) -> bool:
+    """Whether the learner's backward gives 0 at x a thousand grid steps (and units of x) beyond
+    either end, where every clip, in grid steps or in the units of x, is active."""
+    x, scale, qmin, qmax = np.array([-2e3, 2e3]), 2.0, -4, 3
+    result = ctx.sandbox.call(BWD, np.ones(2), x, scale, qmin, qmax)
+    value = result.value if result.ok else None
+    return isinstance(value, np.ndarray) and value.shape == (2,) and value.dtype.kind == "f" \
+        and bool(np.all(value == 0))
 
 
 def rounded_ties_up(x, scale, qmin, qmax, away_from_zero):
@@ -135,7 +151,7 @@ def _backward(ctx, x, scale, qmin, qmax):
     dout = upstream(ctx.rng, x.shape)
     dx = ctx.call(BWD, dout, x, scale, qmin, qmax)
     ctx.expect_gradient("dx", dx, surrogate(ctx, scale, qmin, qmax), x, dout, BWD, rows=True,
-                        traps=backward_traps(dout),
+                        traps=backward_traps(ctx, dout),
                         reference=ctx.ref.fake_quant_backward(dout, x, scale, qmin, qmax),
                         regions=regions(x, scale, qmin, qmax), example=backward_example(ctx),
                         counts={"1 / scale, the grid's steps per unit of x": 1 / scale})
@@ -217,7 +233,7 @@ def backward_ends(ctx):
     dout = upstream(ctx.rng, x.shape)
     dx = ctx.call(BWD, dout, x, scale, qmin, qmax)
     ctx.expect_array("dx", dx, ctx.ref.fake_quant_backward(dout, x, scale, qmin, qmax), BWD,
-                     traps=backward_traps(dout), regions=regions(x, scale, qmin, qmax),
+                     traps=backward_traps(ctx, dout), regions=regions(x, scale, qmin, qmax),
                      example=backward_example(ctx, ends=True),
                      counts={"1 / scale, the grid's steps per unit of x": 1 / scale})
 

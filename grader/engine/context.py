@@ -100,6 +100,9 @@ class CheckContext:
         if not isinstance(got, np.ndarray):
             raise Fail(f"{fn} must return `{name}` as a numpy array, but it returned {type(got).__name__}")
         if got.shape != np.shape(expected):
+            if got.ndim == np.ndim(expected) and sorted(got.shape) == sorted(np.shape(expected)):
+                raise Fail(f"`{name}` from {fn} has shape {got.shape}, expected {np.shape(expected)}: the "
+                           "same axes in another order (transposed?)")
             if got.size == np.size(expected) and [d for d in got.shape if d != 1] == [
                     d for d in np.shape(expected) if d != 1]:  # keepdims, or a squeeze too many
                 raise Fail(f"`{name}` from {fn} has shape {got.shape}, expected {np.shape(expected)}: the "
@@ -236,8 +239,10 @@ class CheckContext:
 
     def example(self, inputs: dict, expected, got) -> str:
         """A small failing example for the feedback: input, expected, got."""
-        lines = [f"  {k} = {_fmt(v) if isinstance(v, np.ndarray) else repr(v)}" for k, v in inputs.items()]
-        lines += [f"  expected: {_fmt(expected)}", f"  got:      {_fmt(got)}"]
+        def hang(label, text):  # a matrix's later rows under its first: "[[1 2]\n [3 4]]"
+            return label + text.replace("\n", "\n" + " " * len(label))
+        lines = [hang(f"  {k} = ", _fmt(v) if isinstance(v, np.ndarray) else repr(v)) for k, v in inputs.items()]
+        lines += [hang("  expected: ", _fmt(expected)), hang("  got:      ", _fmt(got))]
         return "A small example:\n" + "\n".join(lines)
 
     def expect_gradient(self, name: str, got, f, x: np.ndarray, dout: np.ndarray, fn: str,

@@ -48,6 +48,10 @@ MAX_VALUES = 1_000_000
 MAX_UPSTREAM_CALLS = 4
 """At most this many of the reference's calls of each upstream function are replayed in the
 learner's code."""
+MAX_KINDS = 8
+"""Besides those, the first call of each of this many kinds (its string and None arguments: an
+op's name, a missing operand) is replayed, so a mistake in one rarely used branch (tape_autodiff's
+``log``, called once deep in a graph) is found too."""
 ROUNDING_UNITS = 32
 """An upstream answer in float32 or float16 counts as wrong only beyond this many rounding
 units of its dtype (relative): a right answer computed in another order stays far inside."""
@@ -229,9 +233,14 @@ def _upstream_wrong(ctx, fn: str, upstreams, args, budget):
         return record
     _rebound(ref_fn, {u: recorder(u) for u in upstreams})(*args)
     replayed: dict[str, int] = {}
+    kinds: dict[str, set] = {}
     for name, a, want in seen:
-        replayed[name] = replayed.get(name, 0) + 1
-        if replayed[name] > MAX_UPSTREAM_CALLS or name in getattr(ctx.sandbox, "gave_up", {}):
+        kind = _kind(a)
+        new_kind = kind not in kinds.setdefault(name, set()) and len(kinds[name]) < MAX_KINDS
+        kinds[name].add(kind)
+        if not new_kind:
+            replayed[name] = replayed.get(name, 0) + 1
+        if (not new_kind and replayed[name] > MAX_UPSTREAM_CALLS) or name in getattr(ctx.sandbox, "gave_up", {}):
             continue
         if budget.over():
             return None  # feedback must not cost the learner points: stay inside the time budget
@@ -241,6 +250,11 @@ def _upstream_wrong(ctx, fn: str, upstreams, args, budget):
         if not _same(result.value, want):
             return name, f"your {name} answers differently from the reference's on the inputs {fn} hands it"
     return None
+
+
+def _kind(args) -> tuple:
+    """What selects a branch of an upstream function: its string and None arguments."""
+    return tuple(a if isinstance(a, str) or a is None else "" for a in args)
 
 
 def _told(ctx, fn: str, upstream: str, sentence: str, args, answer, budget, trap: str | None = None) -> str:

@@ -10,7 +10,7 @@ class Counter:
     """The setup cell's helpers, run in the grader: each product is done and counted here.
 
     A product counts only when it is on the graded call's own chain (``begin``): its matrix
-    is one of the chain's ``As`` (or, for ``matmul``, a product of them already returned),
+    is one of the chain's ``As`` or its transpose (or, for ``matmul``, a product of them already returned),
     and its vector is the call's input, a unit vector (a Jacobian's column or row), or the
     output of an earlier counted product of the same call. So padding with dummy products,
     or computing the answer uncounted and sending one token product through the counter,
@@ -30,7 +30,9 @@ class Counter:
     def begin(self, As, *inputs) -> None:
         """A new graded call on the chain ``As`` with its vector ``inputs`` (none for a Jacobian)."""
         self.multiply_adds, self.kept = 0, 0
-        self.allowed = {_key(np.asarray(A, dtype=np.float64)) for A in As}
+        # A^T too: matvec(A.T, u) is a VJP's product as much as vecmat(u, A), at the same price
+        chain = [np.asarray(A, dtype=np.float64) for A in As]
+        self.allowed = {_key(A) for A in chain} | {_key(A.T) for A in chain if A.ndim == 2}
         self.outputs = {_key(np.asarray(v, dtype=np.float64)) for v in inputs}
 
     def end(self) -> None:
@@ -96,8 +98,8 @@ class Counter:
         if not isinstance(answer, np.ndarray) or answer.dtype.kind not in "fiu":
             return False
         answer = answer.astype(np.float64, copy=False)
-        if _key(answer) in self.outputs:
-            return True
+        if _key(answer) in self.outputs or (answer.ndim == 2 and _key(answer.T) in self.outputs):
+            return True  # a Jacobian may come out transposed (reverse mode as forward mode on A^T)
         if answer.ndim == 2:
             return all(_key(c) in self.outputs for c in answer.T) or \
                 all(_key(r) in self.outputs for r in answer)

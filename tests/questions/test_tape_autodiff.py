@@ -84,3 +84,15 @@ def test_validate_accepts_a_question_that_says_why_it_has_no_kernels():
     report = QuestionReport("tape_autodiff")
     artifacts.finish_kernel_check(report, artifacts.start_kernel_check("tape_autodiff", REPO))
     assert report.ok and "no kernels, on purpose: a tape interpreter" in report.text()
+
+
+def test_a_wrong_op_backward_used_once_deep_in_a_graph_is_blamed_on_op_backward():
+    """The log backward is wrong and tape_backward is right: every tape check must say so, even
+    where log is reached after many other op_backward calls (engine/upstream.py replays the
+    first call of each op, not only the first four calls)."""
+    result = grade_path(ANSWERS / "tape_autodiff" / "wrong_log_backward_divides_by_out.py")
+    tape_checks = [t for t in result.tests if not t.passed and "op_backward:" not in t.name
+                   and "inputs left" not in t.name]
+    assert tape_checks, [t.name for t in result.tests]
+    for t in tape_checks:
+        assert "your op_backward answers differently" in t.feedback and t.trap is None, (t.name, t.feedback)

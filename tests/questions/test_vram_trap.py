@@ -137,3 +137,11 @@ def test_seed_replays(answer_file):
     path = answer_file("vram_trap", "wrong_recompute")
     a, b = grade_path(path, seed=7), grade_path(path, seed=7)
     assert [t.to_json() for t in a.tests] == [t.to_json() for t in b.tests]
+
+
+def test_a_skipped_layer_is_not_said_to_equal_a_wrong_start(answer_file):
+    """A recompute that stops a layer short is named wrong-recompute by behaviour (right at
+    segment_size=1): the feedback must not claim its gradients equal a wrong-start variant's."""
+    result = grade_path(answer_file("vram_trap", "wrong_recompute_stops_a_layer_short", base=False))
+    named = [t for t in result.tests if t.trap == "wrong-recompute"]
+    assert named and not any("equal those of" in t.feedback for t in named), [t.feedback for t in named]

@@ -147,3 +147,27 @@ def test_a_relative_difference_reads_as_a_share(got, want, words):
     import numpy as np
     from backprop_traps.grader.engine.feedback import locate
     assert words in locate("x", np.array(got), np.array(want), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("axis, words", [("entry", "only in entries 0 and 2 (of 0 to 3)"),
+                                         ("batch", "only in batches 0 and 2"),
+                                         ("row", "only in rows 0 and 2"),
+                                         ("example n", "only in example n = 0 and 2")])
+def test_axis_names_take_english_plurals(axis, words):
+    """A 1-D mask's differences read "only in entrys 0, 1" (vram_trap): plurals are English."""
+    import numpy as np
+    from backprop_traps.grader.engine.feedback import locate
+    got, want = np.array([1.0, 0.0, 1.0, 0.0]), np.zeros(4)
+    assert words in locate("x", got, want, axes=(axis,), rtol=0, atol=0)
+
+
+def test_a_small_examples_matrix_rows_line_up():
+    """"A small example:" printed a matrix's later rows at the margin, under nothing."""
+    import numpy as np
+    from backprop_traps.grader.engine.context import CheckContext
+    text = CheckContext.example(None, {"z": np.arange(2.0)}, np.eye(2), -np.eye(2))
+    lines = text.splitlines()
+    expected_at = next(i for i, line in enumerate(lines) if "expected: [[" in line)
+    assert lines[expected_at + 1].index("[") == lines[expected_at].index("[[") + 1, text
+    got_at = next(i for i, line in enumerate(lines) if "got:      [[" in line)
+    assert lines[got_at + 1].index("[") == lines[got_at].index("[[") + 1, text

@@ -11,8 +11,8 @@ from backprop_traps.grader.checks.layernorm_backward.probes import EPS
 from backprop_traps.grader.engine.trap_feedback import named_failure
 
 TRAPS = [
-    Trap("stats-as-constants", "The mean and the variance are treated as constants in the "
-         "backward. Both are computed from x, so moving one x_i moves them, and through them "
+    Trap("stats-as-constants", "The backward treats the mean, the variance, or both as "
+         "constants. Both are computed from x, so moving one x_i moves them, and through them "
          "every output of the row: x-hat has three paths back to x (directly, through the mean, "
          "through the variance). Keep all three: with g = dy times gamma, dx is rstd times (g, "
          "minus the row mean of g, minus x-hat times the row mean of g times x-hat). Check: "

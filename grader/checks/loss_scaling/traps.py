@@ -129,7 +129,7 @@ def diagnose_update(ctx, args, got, expected, step=None) -> None:
     if found_inf and ctx.close(s, expected[0]) and int(t) in (tracker, tracker + 1) and int(t) != 0:
         raise Fail(f"{said} {explain('tracker-not-reset')}", "tracker-not-reset")
     if not found_inf and tracker + 1 == gi and not ctx.close(s, expected[0]):
-        said += f" That was the {gi}-th clean step in a row: the scale grows now and the counter restarts at 0."
+        said += f" That was the {_ordinal(gi)} clean step in a row: the scale grows now and the counter restarts at 0."
     elif not found_inf and tracker + 1 == gi:
         said += " After growing, the counter restarts at 0."
     elif not found_inf and int(t) != tracker + 1:
@@ -285,3 +285,9 @@ class Steps:
         raise Fail(f"{at}: `clipped` is wrong (largest difference {wrong:.2g} of the largest "
                    "gradient). The order is: float16 products scale * g, divided by the scale in "
                    "float64, checked, then clipped by the global norm.")
+
+
+def _ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 2000th."""
+    last = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{'th' if n % 100 in (11, 12, 13) else last}"

@@ -152,7 +152,9 @@ def two_calls(ctx):
         raise Fail(f"The first call of {BW} was right, but the second, on the same graph with "
                    f"another dout, is not. {QUESTION.trap('no-zero-init').explanation}"
                    + ("\nIt returned the sum of both calls' gradients." if ctx.close(
-                       flat(second), flat(first) + flat(right)) else ""), "no-zero-init")
+                       flat(second), flat(first) + flat(right)) else
+                      "\nIt returned the first call's gradients again, whatever the new dout." if ctx.close(
+                       flat(second), flat(first)) else ""), "no-zero-init")
     expect_grads(ctx, graph, inputs, dout, got=second)
 
 

@@ -19,9 +19,10 @@ TRAPS = [
          "before all of its consumers have added their shares. Every consumer is recorded after "
          "what it reads: walk the tape from the last node to the first."),
     Trap("no-zero-init", "Your backward remembers something between calls: gradient buffers "
-         "from an earlier call are reused without being cleared, so a later call adds the earlier "
-         "gradients onto its own (called twice with the same arguments, it answers differently). "
-         "Start every call from fresh zero buffers, created inside the function."),
+         "from an earlier call reused without being cleared (a later call adds the earlier "
+         "gradients onto its own), or results kept from an earlier call and handed back. "
+         "Start every call from fresh zero buffers, created inside the function, and keep "
+         "nothing from one call to the next."),
 ]
 EXPLANATION = {t.id: t.explanation for t in TRAPS}
 

@@ -14,10 +14,11 @@ TRAPS = [
          "the input of every segment_size-th layer during the forward pass, recompute one segment "
          "at a time during the backward pass, and drop each segment (let go of every name that "
          "points at its arrays) before moving to the previous one."),
-    Trap("wrong-recompute", "Your gradients equal those of a recomputation that starts from the "
-         "wrong activation (another segment's checkpoint, the input x, or the output of the "
-         "segment's first layer instead of its input). Each segment must be recomputed from exactly "
-         "the array that entered its first layer in the forward pass, running the same layers."),
+    Trap("wrong-recompute", "Your recomputed segments differ from the forward pass: a segment "
+         "recomputed from the wrong activation (another segment's checkpoint, the input x, or the "
+         "output of the segment's first layer instead of its input), or with a layer or ReLU left "
+         "out, run twice or skipped. Each segment must be recomputed from exactly the array that "
+         "entered its first layer in the forward pass, running the same layers."),
     Trap("mask-not-packed", "Your ReLU mask takes a byte or more per element (a bool or uint8 "
          "array of the same size as z, or z itself). The backward pass needs one bit per element: "
          "pack the signs eight to a byte with np.packbits over the flattened array, and unpack them "
