@@ -134,6 +134,11 @@ def _at(name: str, index) -> str:
     return f"{name} = {index}" if len(last) == 1 or name.startswith("axis") else f"{name} {index}"
 
 
+def _plural(name: str) -> str:
+    """"rows", "entries", "heads": an axis name for several of its indices."""
+    return name[:-1] + "ies" if name.endswith("y") and name[-2:-1] not in "aeiou" else name + "s"
+
+
 def _listed(indices) -> str:
     shown = [str(int(i)) for i in indices[:MAX_LISTED]]
     text = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
@@ -166,7 +171,7 @@ def locate(name: str, got, expected, axes=None, rtol: float = RTOL, atol: float 
         hit = np.flatnonzero(wrong.any(axis=others) if others else wrong)
         if len(hit) < wrong.shape[k]:
             label = names[k] if len(hit) == 1 or names[k].startswith("axis") or len(names[k].split()[-1]) == 1 \
-                else names[k] + "s"
+                else _plural(names[k])
             confined.append(f"{_at(label, _listed(hit))} (of 0 to {wrong.shape[k] - 1})")
     with np.errstate(all="ignore"):
         diff = np.where(wrong, np.abs(g - e), -1.0)
