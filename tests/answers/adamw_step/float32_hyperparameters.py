@@ -1,8 +1,10 @@
 # question: adamw_step
-# expect: full
-# A right answer whose float32 step rounds every hyperparameter to float32 first, as Apex's
-# FusedAdam does (float betas): 1 - beta2 is then 1.3e-5 off in relative terms, which shows in v
-# where the gradient is float16's largest, 65504 (it lost 2 points before the moments' tolerance).
+# expect: unnamed
+# says: as the contract says
+# The float32 step with every hyperparameter rounded to float32 first, as Apex's FusedAdam takes
+# its betas: 1 - beta2 is then 1.3e-5 off in relative terms, which shows in v where the gradient
+# is float16's largest, 65504. The contract forms such constants in float64, as torch.optim.AdamW
+# does (docs/questions/adamw_step.md), so it loses the points, named as no trap and no dtype.
 import math
 import numpy as np
 
