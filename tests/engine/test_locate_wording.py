@@ -19,3 +19,9 @@ def test_rows_still_take_a_plain_s():
     got = expected.copy()
     got[[1, 2]] = 1.0
     assert "only in rows 1 and 2" in locate("dW", got, expected)
+
+
+def test_a_negative_zero_reads_as_zero():
+    assert locate("d", np.array([-0.0]), np.array([0.5])).startswith("`d` is 0, expected 0.5")
+    text = locate("d", np.array([-0.0, 1.0]), np.array([0.5, 1.0]))
+    assert "yours 0," in text and "-0," not in text
