@@ -104,9 +104,10 @@ def expect_master(ctx, got, want, before):
     new_master = ctx.as_array("master", got, want, MIXED)
     if not ctx.close(new_master, want) and not np.array_equal(want, before) and (
             traps.in_float16(new_master) or np.array_equal(new_master, before)):
+        located = ctx.locate("master", new_master, want)
         raise Fail(f"The master weights from {MIXED} lost the step: every entry is a float16 "
-                   f"number, or none moved. {QUESTION.trap('update-in-low-precision').explanation}",
-                   "update-in-low-precision")
+                   f"number, or none moved. {QUESTION.trap('update-in-low-precision').explanation}"
+                   + (f"\n{located}" if located else ""), "update-in-low-precision")
     ctx.expect_array("master", new_master, want, MIXED)
 
 
