@@ -34,3 +34,13 @@ def test_a_named_trap_says_where(trap):
     assert failed and all(t.trap == trap for t in failed), [(t.name, t.trap) for t in failed]
     for t in failed:
         assert "The largest difference is at [" in t.feedback and "expected" in t.feedback, t.feedback
+
+
+def test_the_relu_kink_says_where():
+    from conftest import ANSWERS
+    result = graded_in_process("grad_accumulation",
+                               (ANSWERS / "grad_accumulation" / "relu_mask_at_zero.py").read_text())
+    named = [t for t in result.tests if not t.passed and t.trap == "relu-mask-at-zero"]
+    assert named
+    for t in named:
+        assert "The largest difference is at [" in t.feedback or "` is " in t.feedback, t.feedback
