@@ -18,6 +18,19 @@ from backprop_traps.grader.sandbox.process import Sandbox
 from backprop_traps.grader.engine.sameness import ATOL, RTOL, _fmt, same_answer, unchanged  # noqa: F401 (checks import them here)
 
 
+def first_non_finite(got: np.ndarray, expected) -> str:
+    """Where the first NaN or infinity of ``got`` is, and what belongs there (every failing
+    comparison says where the values differ)."""
+    at = np.unravel_index(int(np.argmin(np.isfinite(got).ravel())), got.shape)
+    want = np.asarray(expected)[at] if np.shape(expected) == got.shape else None
+    where = f"[{', '.join(str(int(i)) for i in at)}]" if at else "(a scalar)"
+    try:
+        wanted = f", where {float(want):.6g} is expected" if want is not None else ""
+    except (TypeError, ValueError):
+        wanted = ""
+    return f" (the first is {got[at]} at {where}{wanted})"
+
+
 class CheckContext:
     """Handed to each check: ``rng``, ``ref`` (the solution's functions), ``call``, helpers."""
 
@@ -116,7 +129,7 @@ class CheckContext:
         if got.dtype.kind == "f" and not np.all(np.isfinite(got)):
             bad = int(np.sum(~np.isfinite(got)))
             narrow = self.dtype_note(name, got, fn)
-            raise Fail(f"`{name}` from {fn} has {bad} NaN or infinite entries"
+            raise Fail(f"`{name}` from {fn} has {bad} NaN or infinite entries" + first_non_finite(got, expected)
                        + (f". {narrow}" if narrow else ""))
         return got
 

@@ -160,7 +160,7 @@ def locate(name: str, got, expected, axes=None, rtol: float = RTOL, atol: float 
     e = np.asarray(expected, dtype=np.float64)
     count, size = int(wrong.sum()), wrong.size
     if g.ndim == 0 or size == 1:
-        mine, want = g.reshape(-1)[0], e.reshape(-1)[0]
+        mine, want = g.reshape(-1)[0] + 0.0, e.reshape(-1)[0] + 0.0  # + 0.0: -0 reads as 0
         return (f"`{name}` is {mine:.6g}, expected {want:.6g}: off by {mine - want:+.3g}"
                 + (f" ({share(abs(mine - want) / abs(want))} the expected value)." if want and np.isfinite(mine)
                    else "."))
@@ -181,7 +181,7 @@ def locate(name: str, got, expected, axes=None, rtol: float = RTOL, atol: float 
     at = np.unravel_index(int(np.argmax(diff)), wrong.shape)
     where = ", ".join(str(int(i)) for i in at)
     labels = ", ".join(_at(n, int(i)) for n, i in zip(names, at))
-    mine, want = g[at], e[at]
+    mine, want = g[at] + 0.0, e[at] + 0.0  # + 0.0: -0 reads as 0
     scale = float(np.max(np.abs(e[np.isfinite(e)]), initial=0.0))
     off = mine - want
     size_of = f" ({share(abs(off) / scale)} the largest expected entry)" if np.isfinite(off) and scale > 0 else ""

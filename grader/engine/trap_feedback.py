@@ -70,6 +70,6 @@ def named_failure(failure, where: str | None, got, candidates: dict, diagnose, s
     text = f"{head.rstrip('.')}; input {where}." if where else head
     if observed:
         text += f" {observed}"
-    if trap is not None and explanation[trap] not in text:
+    if trap is not None and explanation[trap].rstrip(".") not in text:  # head's '.' became '; input'
         text += f" {explanation[trap]}"
     return Fail(text + (f"\n{details}" if details else ""), trap)

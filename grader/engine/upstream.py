@@ -284,9 +284,10 @@ def _told(ctx, fn: str, upstream: str, sentence: str, args, answer, budget, trap
                 f"nothing is said about {fn} itself: fix {upstream} first (its own checks), then grade again.")
     if _same(answer, rebuilt):
         named = (f" Its checks named the mistake: {ctx.question.trap(trap).what_is_wrong}" if trap else "")
+        # on this input only: a mistake of fn's own that this input does not reach may remain
         return (head + f"Built from your own {upstream} instead, the reference gives exactly what your "
-                f"{fn} returned: {fn} is right as it is, and the difference comes from {upstream}. "
-                f"Fix {upstream} (its own checks say how); {fn} needs no change.{named}")
+                f"{fn} returned: {fn} is right as it is on this input, and the difference comes from "
+                f"{upstream}. Fix {upstream} (its own checks say how), then grade again.{named}")
     return (head + f"Compared with a reference built from your own {upstream}, your {fn} still "
             f"differs, so {fn} has a mistake of its own too. Fix {upstream} first (its own checks), "
             f"then grade again: this check will then say what {fn} gets wrong.")

@@ -31,3 +31,17 @@ def test_identity_missing_reports_what_is_wrong_not_the_fix():
     assert named
     for t in named:
         assert "Add it" not in t.feedback and "dh_l = dh_{l+1}" not in t.feedback, t.feedback
+
+
+@settings(max_examples=60, deadline=None)
+@given(symptom=WORDS, where=WORDS)
+def test_named_failure_tells_an_explanation_its_head_holds_once(symptom, where):
+    """The head already ends with the trap's explanation; its last '.' becomes '; input ...': the
+    explanation is not appended a second time (reparameterisation's backward said it twice)."""
+    from backprop_traps.grader.engine.question import Fail
+    from backprop_traps.grader.engine.trap_feedback import named_failure
+    explanation = f"Symptom {symptom}. Divide once."
+    failure = Fail(f"`d` is wrong. {explanation}\n`d` differs at all 3 entries.", "the-trap")
+    out = named_failure(failure, where, None, {}, None, lambda *a: None, {"the-trap": explanation})
+    assert out.trap == "the-trap"
+    assert out.feedback.count("Divide once") == 1, out.feedback

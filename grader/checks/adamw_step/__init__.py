@@ -104,9 +104,10 @@ def expect_master(ctx, got, want, before):
     new_master = ctx.as_array("master", got, want, MIXED)
     if not ctx.close(new_master, want) and not np.array_equal(want, before) and (
             traps.in_float16(new_master) or np.array_equal(new_master, before)):
+        located = ctx.locate("master", new_master, want)
         raise Fail(f"The master weights from {MIXED} lost the step: every entry is a float16 "
-                   f"number, or none moved. {QUESTION.trap('update-in-low-precision').explanation}",
-                   "update-in-low-precision")
+                   f"number, or none moved. {QUESTION.trap('update-in-low-precision').explanation}"
+                   + (f"\n{located}" if located else ""), "update-in-low-precision")
     ctx.expect_array("master", new_master, want, MIXED)
 
 
@@ -141,7 +142,7 @@ def skipped_step(ctx):
         else:
             grad16[2, 3] = bad
         got, want = mixed(ctx, master, grad16, m, v, 7)
-        what = "the largest finite float16" if bad is None else f"a {bad} in the gradients"
+        what = "the largest finite float16" if bad is None else f"{'an' if bad == np.inf else 'a'} {bad} in the gradients"
         if bad is None:  # a real step: its master copy as in the check above
             expect_master(ctx, got[0], want[0], master)
         for i, name in ((0, "master"), (2, "m"), (3, "v")):
@@ -149,7 +150,7 @@ def skipped_step(ctx):
                 ctx.expect_array(name, got[i], want[i], MIXED)
             except Fail as failure:
                 trap = "skip-not-clean" if bad is not None else None
-                raise Fail(f"With {what}: {failure.feedback}"
+                raise Fail(f"With {what}: {failure.feedback.rstrip('.')}."
                            + (f" {QUESTION.trap(trap).explanation}" if trap else ""), trap) from None
         if not isinstance(got[4], (int, np.integer)) or got[4] != want[4]:
             raise Fail(f"With {what}, `t` from {MIXED} is {got[4]!r}, not {want[4]}."

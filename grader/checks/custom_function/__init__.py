@@ -314,9 +314,10 @@ def hvp(ctx):
         if ctx.close(got, traps.hvp_without_square_term(x, v, a, b, c)):
             recorded = ctx.unpack(drive(ctx, REC, "Square", x, v, name="Square"), 4, "Square.backward", "dx, ...")
             if not (recorded[1] and recorded[2]):
+                located = ctx.locate("Hv", got, by_differences)
                 raise Fail(f"hvp on {where} misses the second derivative of each square. "
-                           + QUESTION.trap("backward-not-differentiable").explanation,
-                           "backward-not-differentiable")
+                           + QUESTION.trap("backward-not-differentiable").explanation
+                           + (f"\n{located}" if located else ""), "backward-not-differentiable")
         raise Fail(ctx.mismatch("Hv", got, by_differences, f"hvp on {where}", example=lambda: example(
             ctx, HVP, loss_args, lambda v: v, "Hv")).feedback.replace(
             "is wrong:", "is wrong (expected: central differences of the reference's gradient along v):", 1))

@@ -88,11 +88,14 @@ def batch_gradient(ctx):
     if all(ctx.close(g, w) for g, w in zip(got, want)):
         return
     at = "On a batch whose pre-activations z are exactly 0 in places (N=6, exact halves)"
+    i = next(k for k, (g, w) in enumerate(zip(got, want)) if not ctx.close(g, w))
+    located = ctx.locate(GRADS[i], got[i], want[i])
+    where = f"\n{located}" if located else ""
     if all(ctx.close(g, w) for g, w in zip(got, inclusive)):
         raise Fail(f"{at}, your gradient is what a ReLU mask of z >= 0 gives. "
-                   f"{QUESTION.trap('relu-mask-at-zero').explanation}", "relu-mask-at-zero")
-    bad = next(name for name, g, w in zip(GRADS, got, want) if not ctx.close(g, w))
-    raise Fail(f"{at}, `{bad}` from {GRAD} differs from the gradient (the ReLU's derivative at 0 is 0).")
+                   f"{QUESTION.trap('relu-mask-at-zero').explanation}{where}", "relu-mask-at-zero")
+    raise Fail(f"{at}, `{GRADS[i]}` from {GRAD} differs from the gradient (the ReLU's derivative at 0 is "
+               f"0).{where}")
 
 
 # -- accumulated_grads ---------------------------------------------------------------------

@@ -156,7 +156,19 @@ def expect_accumulated(ctx, params, x, y, m, got=None):
     errors = [float(np.max(np.abs(g.astype(np.float64) - w), initial=0.0)) / max(float(s.max()), 1e-300)
               for g, w, s in zip(got, want, scale)]
     if max(errors) > TOL or any(narrow(g) for g in got):
-        raise diagnose(ctx, params, x, y, m, got, want, parts, errors)
+        fail = diagnose(ctx, params, x, y, m, got, want, parts, errors)
+        raise with_location(ctx, fail, got, want, errors)
+
+
+def with_location(ctx, fail, got, want, errors):
+    """``fail`` with the sentence saying where its worst gradient differs, when its diagnosis (a
+    trap, the weights, rounding) does not already say it: every failing check says where."""
+    if "The largest difference is at" not in fail.feedback:
+        i = int(np.argmax(errors))
+        where = ctx.locate(GRADS[i], np.asarray(got[i], dtype=np.float64), want[i])
+        if where:
+            fail.feedback += f"\n{where}"
+    return fail
 
 
 def diagnose(ctx, params, x, y, m, got, want, parts, errors) -> Fail:

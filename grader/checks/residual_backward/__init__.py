@@ -21,7 +21,8 @@ from backprop_traps.grader.engine.question import Fail, Question
 
 QUESTION = Question("residual_backward", "Residual connections: the identity's gradient path, and "
                     "the initial scale from the backward", traps=traps.TRAPS, difficulty="medium",
-                    kinks={"relu-at-0": "a pre-activation h_l @ W1_l exactly 0 (the mask is z > 0)"})
+                    kinks={"relu-at-0": "a pre-activation h_l @ W1_l exactly 0 (the mask is z > 0)"},
+                    axes={"dhs": ("layer l", "row n", "feature"), "hs": ("layer l", "row n", "feature")})
 
 
 def where(L, N, D, H, skip) -> str:
