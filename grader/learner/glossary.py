@@ -82,6 +82,7 @@ per_size: per byte; per unit; per unit of memory; per megabyte; per gb; for its 
 reversible: reversible; revnet; reformer; invertible; reversible block; reversible layer; reversible network; reversible architecture; additive coupling; coupling layer; reversible residual
 offload: offload; cpu offload; host memory; cpu memory; cpu ram; host ram; pinned memory; zero offload
 pcie: pcie; pci express; pci e; host link; host device link; cpu gpu link
+independent: independent; not depend; never depend; no dependence; not grow with; never grow with; not scale with; never scale with; regardless of
 variance_over_batch: sigma ^ 2 / b; sigma squared over b; sigma squared divided by b; sigma ^ 2 over b; variance over b; 1 / b; one over b; inversely with b; inversely proportional to b; inversely with the batch; inversely proportional to the batch
 """.strip()
 
