@@ -46,8 +46,7 @@ _WHY = {clauses.ASKED: "asked, not said", clauses.FRAGMENT: "named, not claimed 
         "inverted": "says the other way round", "requantified": "says another quantity"}
 _OPERATORS = clauses.RELATIONS | frozenset({"+", "-", "*", "/", "^", "@"})
 """Operators that say something of their own: a formula's relation or arithmetic."""
-_PURE_NEGATORS = frozenset({"not", "never", "nor", "neither", "without", "cannot"}) | frozenset(
-    p[0] for p in lexicon.NEGATING_PHRASES)
+_PURE_NEGATORS = frozenset({"not", "never", "nor", "neither", "without", "cannot", "instead", "rather", "as", "in"})
 """Negators that only deny, never state a fact of their own ("nothing", "no" can: "gets nothing")."""
 _RANK = {clauses.CLAIM: 0, clauses.CONDITION: 1, clauses.CONTEXT: 1, clauses.LISTED: 2, clauses.FRAGMENT: 2,
          clauses.ASKED: 3, "negated": 4, "inverted": 4, "requantified": 4}

@@ -32,6 +32,8 @@ _DENYING = frozenset({"unnecessary", "unneeded", "needless", "pointless", "irrel
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "been"})
 _EMPTY_VERBS = frozenset({"add", "adds", "tell", "tells", "give", "gives", "buy", "buys", "contribute",
                           "contributes", "offer", "offers", "say", "says", "show", "shows"})
+_SIDES = frozenset({"=", "->", "=>"})
+"""Relations whose right side is a claim of its own, out of a negation's reach on the left."""
 _NOT_NEGATIONS = (("not", "only"), ("not", "just"), ("no", "matter"), ("nothing", "but"),
                   ("not", "until"), ("not", "least"))
 
@@ -52,8 +54,8 @@ def negations(toks: list[Token], clause: list[int]) -> list[int]:
     closes = ends.subject_clause_ends(toks, clause)
     for n, i in enumerate(clause):
         t = toks[i]
-        if t.kind == "stop" and t.text == "," or n in closes:
-            active = -1
+        if t.kind == "stop" and t.text == "," or n in closes or t.kind == "op" and t.text in _SIDES:
+            active = -1  # a relation's other side is not denied: "validation not tracking = BatchNorm ..."
         if active >= 0 and toks[active].text == "without" and (t.text in lx.SUBJECT_PRONOUNS or t.text in lx.AUXILIARIES):
             active = -1  # "without an overflow it doubles": "without" denies a phrase, not the clause
         flags.append(active if active >= 0 else denied)
