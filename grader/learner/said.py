@@ -30,7 +30,7 @@ _STEPS = (
     (re.compile(r"\bcan't\b|\bcannot\b"), "can not"), (re.compile(r"\bwon't\b"), "will not"),
     (re.compile(r"\bshan't\b"), "shall not"), (re.compile(r"n't\b"), " not"),
     (re.compile(r"\b(it|that|there|what|here|he|she|who|this)'s\b"), r"\1 is"),
-    (re.compile(r"'re\b"), " are"), (re.compile(r"'ve\b"), " have"), (re.compile(r"'ll\b"), " will"),
+    (re.compile(r"\bi'm\b"), "i am"), (re.compile(r"'re\b"), " are"), (re.compile(r"'ve\b"), " have"), (re.compile(r"'ll\b"), " will"),
     (re.compile(r"'d\b"), " would"), (re.compile(r"'s\b|s'(?=\s)"), ""),
     (re.compile(r"\*\*"), "^"),
     (re.compile(r"\bplus equals\b"), " += "), (re.compile(r"\b(?:is equal to|equals|equal to)\b"), " = "),  # said aloud

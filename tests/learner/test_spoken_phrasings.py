@@ -87,3 +87,49 @@ def test_the_glossary_reads_a_matrix_product_dot_and_a_lost_sign():
     assert HVP.matches("Take the gradient of dot(g, v) with respect to x.")
     assert SIGN.matches("If you save y instead, you can't recover the sign of x.")
     assert not SIGN.matches("Saving y is fine: you can recover the sign of x.")
+
+
+FUNCTION = keypoints.parse("""
+- a custom Function is for a backward autograd would not derive: custom + only need|is for + straight-through
+""")[0][0]
+
+
+def test_a_denial_inside_a_when_clause_leaves_the_main_clause_standing():
+    assert FUNCTION.matches("You only need a custom Function when autograd's derived backward isn't the one you "
+                            "want, e.g. straight-through or a fused kernel.")
+    assert not FUNCTION.matches("A custom Function is not the tool for straight-through.")
+    assert not FUNCTION.matches("It is not true that a custom Function is for straight-through.")
+
+
+def test_sync_is_a_verb_of_the_trade():
+    once = keypoints.parse("- all-reduce once per step: once + sync|all-reduce")[0][0]
+    assert once.matches("the eighth backward syncs once") and once.matches("The gradients sync once.")
+    assert not once.matches("Sync, once, step.") and not once.matches("The gradients never sync once.")
+
+
+ADD_AT = keypoints.parse("- np.add.at accumulates every occurrence: add.at + accumulat|every")[0][0]
+
+
+@pytest.mark.parametrize("frame", ["I doubt that", "I doubt", "I really doubt that", "I'm sceptical that",
+                                   "I am skeptical that", "We're doubtful whether", "It's unlikely that",
+                                   "I question whether", "It is doubtful that"])
+def test_a_doubting_frame_denies_what_it_frames(frame):
+    assert not ADD_AT.matches(f"{frame} np.add.at accumulates every occurrence.")
+
+
+@pytest.mark.parametrize("said", ["I'm sure np.add.at accumulates every occurrence.",
+                                  "No doubt np.add.at accumulates every occurrence.",
+                                  "I doubt plain indexing works, but np.add.at accumulates every occurrence."])
+def test_certainty_and_a_claim_after_but_still_count(said):
+    assert ADD_AT.matches(said)
+
+
+@pytest.mark.parametrize("lead", ["We have the embedding backward:", "You need:", "It's:"])
+def test_a_list_after_a_light_verb_and_a_colon_is_still_a_list(lead):
+    assert not ADD_AT.matches(f"{lead} scatter-add, the repeated ids, the sum, the np.add.at, every occurrence, "
+                              "the atomics.")
+
+
+def test_a_colon_after_a_real_claim_still_elaborates_it():
+    bytes_per = keypoints.parse("- Adam costs 16 bytes per parameter: 16 + bytes")[0][0]
+    assert bytes_per.matches("Mixed-precision Adam costs per parameter: 16 bytes in all.")
