@@ -67,6 +67,11 @@ def negations(toks: list[Token], clause: list[int]) -> list[int]:
             continue
         if t.text in lx.NEGATORS or any(tuple(words[n:n + len(p)]) == p for p in lx.NEGATING_PHRASES):
             active = i
+    for n in range(1, len(words)):  # "checkpointing recomputes nothing": the verb is denied by its object
+        if words[n] in ("nothing", "none") and flags[n - 1] < 0 and toks[clause[n - 1]].kind == "word" \
+                and words[n - 1] not in lx.AUXILIARIES and words[n - 1] not in lx.FUNCTION_WORDS \
+                and lx.can_be_verb(words[n - 1]) and not lx.participle(words[n - 1]):
+            flags[n - 1] = clause[n]
     return flags
 
 

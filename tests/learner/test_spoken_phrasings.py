@@ -133,3 +133,14 @@ def test_a_list_after_a_light_verb_and_a_colon_is_still_a_list(lead):
 def test_a_colon_after_a_real_claim_still_elaborates_it():
     bytes_per = keypoints.parse("- Adam costs 16 bytes per parameter: 16 + bytes")[0][0]
     assert bytes_per.matches("Mixed-precision Adam costs per parameter: 16 bytes in all.")
+
+
+RECOMPUTE = keypoints.parse("- checkpointing recomputes activations: checkpoint + recompute")[0][0]
+NOTHING = keypoints.parse("- the other experts get nothing: unselected + nothing|zero")[0][0]
+
+
+def test_a_verb_whose_object_is_nothing_is_denied_but_nothing_as_the_fact_counts():
+    assert not RECOMPUTE.matches("Checkpointing keeps every activation and recomputes nothing.")
+    assert RECOMPUTE.matches("Checkpointing drops activations and recomputes them in the backward.")
+    assert NOTHING.matches("Unselected experts receive nothing from the gates.")
+    assert NOTHING.matches("The unselected experts get nothing.")
