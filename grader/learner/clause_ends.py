@@ -57,6 +57,11 @@ def subject_clause_ends(toks: list[Token], clause: list[int]) -> set[int]:
         if negated_verb and verb and verb not in lx.FUNCTION_WORDS and lx.can_be_verb(verb) \
                 and words[n + 2] in _MAIN_VERBS:
             ends.add(n + 2)
+        elif words[n] in ("not", "never") and verb and verb.endswith("ing") and lx.can_be_verb(verb):
+            # a denied gerund is a subject: "validation not tracking noisy training means BatchNorm ..."
+            main = next((m for m in range(n + 2, len(words)) if words[m] in _MAIN_VERBS), None)
+            if main is not None:
+                ends.add(main)
     return ends
 
 

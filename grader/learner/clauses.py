@@ -293,7 +293,7 @@ def read(text: str) -> Reading:
         concluded = lists.lead_out(toks, sentence)  # "... are the key points."
         sentence = sentence[introduced:len(sentence) - concluded]
         naming = naming or concluded > 0
-        previous_claim = False
+        previous_claim = previous_light = False
         clause_roles, labels, after_colon, groups = [], set(), set(), []
         split = _clauses(toks, sentence)
         related = imperatives.related(toks, [c for c in split if c])
@@ -323,7 +323,7 @@ def read(text: str) -> Reading:
                 role = CLAIM
             else:
                 role = FRAGMENT
-            elaborates = len(clause_roles) in after_colon and previous_claim  # "per parameter: 2 for ..."
+            elaborates = len(clause_roles) in after_colon and previous_claim and not previous_light  # "per parameter: 2 for ..."
             if elaborates and role == FRAGMENT:
                 role = CLAIM
             listed = lists.listed(toks, segments, predicates, elaborates) if role == CLAIM \
@@ -336,6 +336,10 @@ def read(text: str) -> Reading:
             clause_roles.append((clause, role))
             groups.append(sum(1 for i in sentence if i < clause[0] and toks[i].text == ";"))
             previous_claim = role == CLAIM
+            # "We have the embedding backward: scatter-add, the sum, ...": a light verb hangs the list after
+            # its colon on nothing, so the list is not its elaboration
+            previous_light = previous_claim and all(lists.light(toks, seg, at) for seg, at in zip(segments, predicates)
+                                                    if at is not None)
         clause_roles = _read_elliptic_consequences(reading, toks, clause_roles)
         _read_settings(reading, toks, clause_roles, labels)
         claimed = {g for g, (_, role) in zip(groups, clause_roles) if role == CLAIM}

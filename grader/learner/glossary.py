@@ -73,15 +73,16 @@ exempt: exempt; exclude; excluded; no decay; not decayed; no weight decay; witho
 optimizer_state: optimizer state; optimiser state; adam state; moments; adam moments; m and v; state
 global_norm: global norm; total norm; one norm; single norm; norm over all; norm of all; overall norm; joint norm; combined norm; norm over every; norm across all; norm of the concatenation; all gradients together; all parameters together
 save_for_backward: save_for_backward; save for backward; save for the backward; saved for the backward; keep for the backward; kept for the backward; stash for the backward; ctx . save_for_backward
-sign_lost: lose sign; lose its sign; sign is lost; sign lost; lose the sign of x; sign gone; sign is gone; throw away sign; throw away its sign; drop sign; drop its sign; destroy sign; no sign; without sign; wrong sign; | x |; abs ( x ); absolute value; x and - x; x or - x; +- sqrt; plus or minus; not determine x; not determine the input; not determine its input; can not recover x; can not get x back; can not tell x from - x
+sign_lost: lose sign; lose its sign; sign is lost; sign lost; lose the sign of x; sign gone; sign is gone; throw away sign; throw away its sign; drop sign; drop its sign; destroy sign; no sign; without sign; wrong sign; | x |; abs ( x ); absolute value; x and - x; x or - x; +- sqrt; plus or minus; not determine x; not determine the input; not determine its input; can not recover x; can not recover the sign; not recover the sign; can not get the sign back; sign of x is lost; sign of x is gone; can not get x back; can not tell x from - x
 double_backward: double backward; differentiate again; differentiate it again; differentiate twice; differentiate once more; differentiate the gradient; second derivative; second derivatives; higher order derivative; second order; grad of grad; gradient of the gradient; backward of the backward; backprop through the backward; differentiable again
-dot_v: dot product with v; _ , v >; dot with v; dot it with v; dot the gradient with v; dotted with v; inner product with v; _ * v; _ transpose v; v transpose _; < _ , v >; ( _ * v ) . sum
+dot_v: dot product with v; _ @ v; v @ _; dot ( _ , v ); vdot ( _ , v ); _ , v >; dot with v; dot it with v; dot the gradient with v; dotted with v; inner product with v; _ * v; _ transpose v; v transpose _; < _ , v >; ( _ * v ) . sum
 knapsack: knapsack; 0 / 1 knapsack; zero one knapsack
 dynamic_programming: dynamic programming; dynamic program; exact search; exhaustive search; integer program; integer linear program; ilp
 per_size: per byte; per unit; per unit of memory; per megabyte; per gb; for its size; for their size; for the size; relative to size; relative to its size; relative to their size; relative to the memory; for how much memory; for the memory it take; for the memory they take; cost per byte; cost / size; cost per size; c_i / s_i
 reversible: reversible; revnet; reformer; invertible; reversible block; reversible layer; reversible network; reversible architecture; additive coupling; coupling layer; reversible residual
 offload: offload; cpu offload; host memory; cpu memory; cpu ram; host ram; pinned memory; zero offload
 pcie: pcie; pci express; pci e; host link; host device link; cpu gpu link
+independent: independent; not depend; never depend; no dependence; not grow with; never grow with; not scale with; never scale with; regardless of
 variance_over_batch: sigma ^ 2 / b; sigma squared over b; sigma squared divided by b; sigma ^ 2 over b; variance over b; 1 / b; one over b; inversely with b; inversely proportional to b; inversely with the batch; inversely proportional to the batch
 """.strip()
 

@@ -46,6 +46,8 @@ _WHY = {clauses.ASKED: "asked, not said", clauses.FRAGMENT: "named, not claimed 
         "inverted": "says the other way round", "requantified": "says another quantity"}
 _OPERATORS = clauses.RELATIONS | frozenset({"+", "-", "*", "/", "^", "@"})
 """Operators that say something of their own: a formula's relation or arithmetic."""
+_PURE_NEGATORS = frozenset({"not", "never", "nor", "neither", "without", "cannot", "instead", "rather", "as", "in"})
+"""Negators that only deny, never state a fact of their own ("nothing", "no" can: "gets nothing")."""
 _RANK = {clauses.CLAIM: 0, clauses.CONDITION: 1, clauses.CONTEXT: 1, clauses.LISTED: 2, clauses.FRAGMENT: 2,
          clauses.ASKED: 3, "negated": 4, "inverted": 4, "requantified": 4}
 
@@ -234,6 +236,11 @@ def _judge(answer: _Answer, point: KeyPoint) -> Verdict:
             chosen = _disjoint(spans, lambda ab: (_RANK[answer.status(*ab, own)], not answer.new_words(*ab)))
             if chosen is None:
                 continue
+            # A pure negator ("not", "never", "instead of") is the way's own only where the chosen
+            # words say it: a `not` choice of one part must not excuse "doesn't over-weight" where
+            # that part was said by other words. A negative fact ("nothing", "no") stays its own.
+            said = {i for a, b in chosen for i in range(a, b)}
+            own = frozenset(i for i in own if i in said or r.tokens[i].text not in _PURE_NEGATORS)
             states = [answer.status(*ab, own) for ab in chosen]
             for k, ab in enumerate(chosen):  # "{sum} + instead of + {overwrite}": it denies the part after it
                 n = answer.bare_negation(*ab) if _denial(alternative[k]) else None  # "zero|nothing": a fact

@@ -97,7 +97,8 @@ KIT_VERBS = frozenset({"recompute", "rematerialise", "rematerialize", "backprop"
                        "fuse", "tile", "mask", "clip", "sum", "average", "cache", "store", "save",
                        "reuse", "overwrite", "skip", "halve", "double", "decay", "exempt", "seed", "decouple",
                        "exponentiate", "parallelise", "parallelize", "offload", "binarise",
-                       "binarize", "subtract", "flatten", "unflatten", "recurse", "memoise", "memoize"})
+                       "binarize", "subtract", "flatten", "unflatten", "recurse", "memoise", "memoize", "sync", "resync",
+                       "allreduce"})
 """Verbs of the trade that a general lexicon does not know, or knows only as nouns."""
 _SUFFIXES = (("ies", "y"), ("sses", "ss"), ("xes", "x"), ("ches", "ch"), ("shes", "sh"), ("ing", ""),
              ("ed", ""), ("es", "e"), ("s", ""))

@@ -7,7 +7,8 @@ that states the other side of a point's direction.
   the clause says its point is not needed ("n_k / N is not needed", "adds nothing").
 - **A denying frame** scopes over everything after it, commas and conditions included: "It is
   not true that, where windows overlap, the gradients add up", "There's no need to say that ...",
-  "Nobody should claim that ...", "You mustn't believe that ...". The clause reader
+  "Nobody should claim that ...", "You mustn't believe that ...", "I doubt that ...", "I'm
+  sceptical that ...". The clause reader
   (grader/learner/clauses.py) marks a negator's stretch up to the next comma; a frame's stretch
   runs to the end of its sentence, or to a connective that starts a claim of its own ("but",
   "because", "so"...).
@@ -32,8 +33,10 @@ _DENYING = frozenset({"unnecessary", "unneeded", "needless", "pointless", "irrel
 _COPULAS = frozenset({"is", "are", "was", "were", "be", "been"})
 _EMPTY_VERBS = frozenset({"add", "adds", "tell", "tells", "give", "gives", "buy", "buys", "contribute",
                           "contributes", "offer", "offers", "say", "says", "show", "shows"})
+_SIDES = frozenset({"=", "->", "=>"})
+"""Relations whose right side is a claim of its own, out of a negation's reach on the left."""
 _NOT_NEGATIONS = (("not", "only"), ("not", "just"), ("no", "matter"), ("nothing", "but"),
-                  ("not", "until"), ("not", "least"))
+                  ("not", "until"), ("not", "least"), ("no", "doubt"), ("without", "doubt"))
 
 
 def negations(toks: list[Token], clause: list[int]) -> list[int]:
@@ -43,6 +46,8 @@ def negations(toks: list[Token], clause: list[int]) -> list[int]:
     flags, active = [], -1
     denied = next((i for i, w in zip(clause, words) if w in _DENYING), -1)
     for n, w in enumerate(words):  # "n_k / N is not needed", "per-layer norms add nothing"
+        if any(x in lx.CONDITIONS for x in words[1:n]):
+            break  # "you need a Function *when* the derived backward isn't the one you want": its own clause
         if w in lx.NEGATORS and w != "without" and n > 0 and (
                 words[n - 1] in lx.AUXILIARIES and (w in ("nothing", "no") and words[n - 1] in _COPULAS or n > 1 and any(
                     x in lx.NEED_WORDS for x in words[n + 1:n + 3]))
@@ -52,8 +57,8 @@ def negations(toks: list[Token], clause: list[int]) -> list[int]:
     closes = ends.subject_clause_ends(toks, clause)
     for n, i in enumerate(clause):
         t = toks[i]
-        if t.kind == "stop" and t.text == "," or n in closes:
-            active = -1
+        if t.kind == "stop" and t.text == "," or n in closes or t.kind == "op" and t.text in _SIDES:
+            active = -1  # a relation's other side is not denied: "validation not tracking = BatchNorm ..."
         if active >= 0 and toks[active].text == "without" and (t.text in lx.SUBJECT_PRONOUNS or t.text in lx.AUXILIARIES):
             active = -1  # "without an overflow it doubles": "without" denies a phrase, not the clause
         flags.append(active if active >= 0 else denied)
@@ -62,6 +67,11 @@ def negations(toks: list[Token], clause: list[int]) -> list[int]:
             continue
         if t.text in lx.NEGATORS or any(tuple(words[n:n + len(p)]) == p for p in lx.NEGATING_PHRASES):
             active = i
+    for n in range(1, len(words)):  # "checkpointing recomputes nothing": the verb is denied by its object
+        if words[n] in ("nothing", "none") and flags[n - 1] < 0 and toks[clause[n - 1]].kind == "word" \
+                and words[n - 1] not in lx.AUXILIARIES and words[n - 1] not in lx.FUNCTION_WORDS \
+                and lx.can_be_verb(words[n - 1]) and not lx.participle(words[n - 1]):
+            flags[n - 1] = clause[n]
     return flags
 
 
@@ -76,6 +86,9 @@ _FRAME = re.compile(
     r"(?:say|claim|believe|think|assume|pretend)\w*(?: that)?"
     r"|(?:do not|never) (?:say|claim|believe|think|assume|pretend)(?: that)?"
     r"|not (?:true|so|really)"
+    r"|(?:i|we) (?:really |rather |kind of |somewhat )?(?:doubt|question|dispute)(?: (?:that|whether|if))?"
+    r"|(?:i|we) (?:am|are) (?:skeptical|sceptical|doubtful|unconvinced)(?: (?:that|whether|if|of))?"
+    r"|(?:it|that) is (?:doubtful|unlikely|questionable|debatable) (?:that|whether|if)"
     r")(?= |$)")
 _OWN_CLAIM = frozenset({"but", "whereas", "however", "although", "though", "yet", "instead", "rather"})
 """Connectives after which a sentence says something of its own, out of the frame's reach."""

@@ -30,7 +30,7 @@ _STEPS = (
     (re.compile(r"\bcan't\b|\bcannot\b"), "can not"), (re.compile(r"\bwon't\b"), "will not"),
     (re.compile(r"\bshan't\b"), "shall not"), (re.compile(r"n't\b"), " not"),
     (re.compile(r"\b(it|that|there|what|here|he|she|who|this)'s\b"), r"\1 is"),
-    (re.compile(r"'re\b"), " are"), (re.compile(r"'ve\b"), " have"), (re.compile(r"'ll\b"), " will"),
+    (re.compile(r"\bi'm\b"), "i am"), (re.compile(r"'re\b"), " are"), (re.compile(r"'ve\b"), " have"), (re.compile(r"'ll\b"), " will"),
     (re.compile(r"'d\b"), " would"), (re.compile(r"'s\b|s'(?=\s)"), ""),
     (re.compile(r"\*\*"), "^"),
     (re.compile(r"\bplus equals\b"), " += "), (re.compile(r"\b(?:is equal to|equals|equal to)\b"), " = "),  # said aloud
@@ -48,6 +48,8 @@ TOKEN = re.compile(r"(?P<num>\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
                    r"|(?P<op><=|>=|!=|==|->|<-|\+=|-=|\*=|/=|:=|[-+*/=<>^~%|&@⊥])"
                    r"|(?P<open>[(\[{])|(?P<close>[)\]}])"
                    r"|(?P<stop>[.!?;:,\"])")
+_WRT = re.compile(r"\bw\.r\.t\.?(?!\w)|\bwrt\b", re.IGNORECASE)
+""""w.r.t." ends no sentence, and its capital ".T" is no transpose: it is read as "with respect to"."""
 _TRANSPOSE = re.compile(r"(?<=[\w)\]])(?:\.T|\^T|\^\{T\}|\^\(T\))(?![\w(])")
 """A capital T after a name: ``W.T``, ``W^T`` (a small ``^t`` is a power: ``beta^t``)."""
 _REDUCTION = re.compile(r"^(sum|mean|max|min|prod|avg|rowsum)_(\w+)$")
@@ -154,7 +156,8 @@ def _enumerations(text: str, where: list[int]) -> tuple[str, list[int]]:
 def tokens(text: str) -> list[Token]:
     """The tokens of ``text``, each with its span in ``text``."""
     text = str(text)
-    raw, origin = _substitute(_TRANSPOSE, "\u1d40", text, list(range(len(text))))
+    raw, origin = _substitute(_WRT, "with respect to", text, list(range(len(text))))
+    raw, origin = _substitute(_TRANSPOSE, "\u1d40", raw, origin)
     spelled, where = _spell(raw, origin)
     spelled, where = _enumerations(spelled, where)
     for pattern, repl in _STEPS:
