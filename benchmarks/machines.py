@@ -18,9 +18,11 @@ import os
 import platform
 import shlex
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,7 +82,7 @@ MACHINES = [
 
 
 def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT,
-         what: str = "solution stores") -> tuple[float, str]:
+         what: str = "solution stores", questions: str = "", parts: str = "") -> tuple[float, str]:
     """Boot ``machine``, run the guest script, return (wall seconds, what went wrong or "")."""
     kernels = found["kernels"]
     vmlinuz = (found["newer"][0] if machine.kernel == "newer"
@@ -97,7 +99,9 @@ def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT
     cmd = ["nice", "-n", "10", str(found["vng"]), "--disable-kvm", "--force-9p", "-r", str(vmlinuz),
            "--memory", "4G", "--cpus", "2", f"--rwdir={out}={out}", f"--rodir={kit}={kit}"]
     # (the kit gets a mount of its own: virtme-ng overlays the host's /var, where it is cached)
-    guest = f"{machine.env} BPT_WHAT={shlex.quote(what)} {guest}".strip()
+    targeted = "".join(f"{name}={shlex.quote(value)} " for name, value in
+                       (("BPT_QUESTIONS", questions), ("BPT_PARTS", parts)) if value)
+    guest = f"{machine.env} {targeted}BPT_WHAT={shlex.quote(what)} {guest}".strip()
     if machine.systemd:  # the Debian root file system, the checkout and the kit shared into it
         guest = f"BPT_USER={setup.LEARNER} {guest}"
         for shared in (out, REPO, kit):  # mount points inside the root file system
@@ -105,7 +109,8 @@ def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT
         cmd += ["--root", str(found["rootfs"]), "--systemd", f"--rodir={REPO}={REPO}"]
     env = dict(os.environ, PATH=f"{Path(found['vng']).parent}:{os.environ['PATH']}")
     start = time.monotonic()
-    with subprocess.Popen(cmd + ["-e", guest], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    load = LoadSampler()
+    with load, subprocess.Popen(cmd + ["-e", guest], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, start_new_session=True) as vng:
         try:
             console, _ = vng.communicate(timeout=timeout)
@@ -117,7 +122,32 @@ def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT
             why = (f"stopped after {timeout / 60:.0f} min (QEMU had {cpu:.0f} CPU-s of it; "
                    f"load average {os.getloadavg()[0]:.0f} on {os.cpu_count()} cores)")
     (out / "console.log").write_text(console[-20000:])
-    return time.monotonic() - start, why
+    return time.monotonic() - start, "; ".join(filter(None, [load.said(), why]))
+
+
+class LoadSampler(threading.Thread):
+    """The host's 1-minute load average every ``every`` seconds while a machine runs: a row says
+    how busy the 2 cores were, since emulation's speed follows it."""
+
+    def __init__(self, every: float = 30.0):
+        super().__init__(daemon=True)
+        self.every, self.seen, self._stop_it = every, [os.getloadavg()[0]], threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_it.wait(self.every):
+            self.seen.append(os.getloadavg()[0])
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop_it.set()
+        self.seen.append(os.getloadavg()[0])
+
+    def said(self) -> str:
+        return (f"host load average {min(self.seen):.1f}-{max(self.seen):.1f} "
+                f"(median {statistics.median(self.seen):.1f}; 1-min, every {self.every:.0f} s, on {os.cpu_count()} cores)")
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -227,6 +257,11 @@ def main() -> None:
                         help="stop a machine after this long; its row shows what it did")
     parser.add_argument("--answers", default="solution,stores",
                         help="which answers to grade: solution, stores (store-everything), or both")
+    parser.add_argument("--questions", default="",
+                        help=f"comma-separated memory questions to grade (default all: {','.join(QUESTIONS)})")
+    parser.add_argument("--parts", default="",
+                        help="comma-separated parts to run: practice (the gradings), course (the container's "
+                             "course gradings), tests (the sandbox tests as root); default all")
     parser.add_argument("--from", dest="runs", type=Path, nargs="+", default=None,
                         help="write the table from these earlier runs' folders, booting nothing")
     parser.add_argument("--note", action="append", default=[], help="a line under the table (repeatable)")
@@ -243,7 +278,8 @@ def main() -> None:
         args.keep.mkdir(parents=True, exist_ok=True)
         out = Path(tempfile.mkdtemp(prefix=f"bpt-{machine.name}-", dir=args.keep))
         out.chmod(0o1777)
-        seconds, why = boot(machine, found, out, args.minutes * 60, args.answers.replace(",", " "))
+        seconds, why = boot(machine, found, out, args.minutes * 60, args.answers.replace(",", " "),
+                            args.questions.replace(",", " "), args.parts.replace(",", " "))
         (out / "meta.json").write_text(json.dumps({"machine": machine.name, "seconds": seconds, "why": why,
                                                    "newer": found["newer"][1]}))
         all_rows += rows(machine, out, seconds, why)
