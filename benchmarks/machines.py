@@ -82,7 +82,8 @@ MACHINES = [
 
 
 def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT,
-         what: str = "solution stores", questions: str = "", parts: str = "") -> tuple[float, str]:
+         what: str = "solution stores", questions: str = "", parts: str = "",
+         verbose: bool = False) -> tuple[float, str]:
     """Boot ``machine``, run the guest script, return (wall seconds, what went wrong or "")."""
     kernels = found["kernels"]
     vmlinuz = (found["newer"][0] if machine.kernel == "newer"
@@ -107,6 +108,8 @@ def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT
         for shared in (out, REPO, kit):  # mount points inside the root file system
             (found["rootfs"] / shared.relative_to("/")).mkdir(parents=True, exist_ok=True)
         cmd += ["--root", str(found["rootfs"]), "--systemd", f"--rodir={REPO}={REPO}"]
+    if verbose:  # the kernel's and init's console (systemd's units as they start) into console.log
+        cmd.append("--verbose")
     env = dict(os.environ, PATH=f"{Path(found['vng']).parent}:{os.environ['PATH']}")
     start = time.monotonic()
     load = LoadSampler()
@@ -121,7 +124,7 @@ def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT
             console, _ = vng.communicate()
             why = (f"stopped after {timeout / 60:.0f} min (QEMU had {cpu:.0f} CPU-s of it; "
                    f"load average {os.getloadavg()[0]:.0f} on {os.cpu_count()} cores)")
-    (out / "console.log").write_text(console[-20000:])
+    (out / "console.log").write_text(console[-2_000_000:])
     return time.monotonic() - start, "; ".join(filter(None, [load.said(), why]))
 
 
@@ -262,6 +265,8 @@ def main() -> None:
     parser.add_argument("--parts", default="",
                         help="comma-separated parts to run: practice (the gradings), course (the container's "
                              "course gradings), tests (the sandbox tests as root); default all")
+    parser.add_argument("--verbose", action="store_true",
+                        help="keep the machine's boot console (kernel, systemd) in the run's console.log")
     parser.add_argument("--from", dest="runs", type=Path, nargs="+", default=None,
                         help="write the table from these earlier runs' folders, booting nothing")
     parser.add_argument("--note", action="append", default=[], help="a line under the table (repeatable)")
@@ -279,7 +284,7 @@ def main() -> None:
         out = Path(tempfile.mkdtemp(prefix=f"bpt-{machine.name}-", dir=args.keep))
         out.chmod(0o1777)
         seconds, why = boot(machine, found, out, args.minutes * 60, args.answers.replace(",", " "),
-                            args.questions.replace(",", " "), args.parts.replace(",", " "))
+                            args.questions.replace(",", " "), args.parts.replace(",", " "), args.verbose)
         (out / "meta.json").write_text(json.dumps({"machine": machine.name, "seconds": seconds, "why": why,
                                                    "newer": found["newer"][1]}))
         all_rows += rows(machine, out, seconds, why)
