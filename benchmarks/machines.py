@@ -29,7 +29,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
-from vm import setup  # noqa: E402
+from vm import disk_machine, setup  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results" / "machines.md"
 GUEST = REPO / "benchmarks" / "vm" / "guest.sh"
@@ -95,36 +95,42 @@ def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT
     subprocess.run([str(kit / "bin" / "python"), "-c", _BUILD_ANSWERS, str(out / "answers"),
                     str(REPO / "tests" / "answers"), *(f"{q}={a}" for q, a in STORES_EVERYTHING.items())],
                    check=True)
-    guest = f"bash {shlex.quote(str(GUEST))} {shlex.quote(str(out))} {shlex.quote(str(kit))} " \
-            + " ".join(machine.roles)
-    cmd = ["nice", "-n", "10", str(found["vng"]), "--disable-kvm", "--force-9p", "-r", str(vmlinuz),
-           "--memory", "4G", "--cpus", "2", f"--rwdir={out}={out}", f"--rodir={kit}={kit}"]
-    # (the kit gets a mount of its own: virtme-ng overlays the host's /var, where it is cached)
-    targeted = "".join(f"{name}={shlex.quote(value)} " for name, value in
-                       (("BPT_QUESTIONS", questions), ("BPT_PARTS", parts)) if value)
-    guest = f"{machine.env} {targeted}BPT_WHAT={shlex.quote(what)} {guest}".strip()
-    if machine.systemd:  # the Debian root file system, the checkout and the kit shared into it
-        guest = f"BPT_USER={setup.LEARNER} {guest}"
-        for shared in (out, REPO, kit):  # mount points inside the root file system
-            (found["rootfs"] / shared.relative_to("/")).mkdir(parents=True, exist_ok=True)
-        cmd += ["--root", str(found["rootfs"]), "--systemd", f"--rodir={REPO}={REPO}"]
-    if verbose:  # the kernel's and init's console (systemd's units as they start) into console.log
-        cmd.append("--verbose")
+    targeted = {name: value for name, value in (("BPT_QUESTIONS", questions), ("BPT_PARTS", parts)) if value}
+    image = out / "root.img"
+    if machine.systemd:  # a root disk booted with systemd as init, as a laptop boots (vm/disk_machine.py)
+        disk_machine.build(found["rootfs"], REPO, kit, out, image=image, env={
+            "BPT_USER": setup.LEARNER, "BPT_LOGIN": "1", "BPT_WHAT": what, **targeted})
+        cmd = ["nice", "-n", "10", *disk_machine.command(vmlinuz, image, out / "serial.log")]
+    else:  # virtme-ng: the host's own root file system, shared read-only
+        guest = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**targeted, "BPT_WHAT": what}.items())
+        guest = f"{machine.env} {guest} bash {shlex.quote(str(GUEST))} {shlex.quote(str(out))} " \
+                f"{shlex.quote(str(kit))} {' '.join(machine.roles)}".strip()
+        cmd = ["nice", "-n", "10", str(found["vng"]), "--disable-kvm", "--force-9p", "-r", str(vmlinuz),
+               "--memory", "4G", "--cpus", "2", f"--rwdir={out}={out}", f"--rodir={kit}={kit}"]
+        # (the kit gets a mount of its own: virtme-ng overlays the host's /var, where it is cached)
+        if verbose:  # the kernel's and init's console into console.log
+            cmd.append("--verbose")
+        cmd += ["-e", guest]
     env = dict(os.environ, PATH=f"{Path(found['vng']).parent}:{os.environ['PATH']}")
     start = time.monotonic()
     load = LoadSampler()
-    with load, subprocess.Popen(cmd + ["-e", guest], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, start_new_session=True) as vng:
+    with load, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, start_new_session=True) as vm:
         try:
-            console, _ = vng.communicate(timeout=timeout)
-            why = "" if (out / "finished").exists() else f"the guest did not finish (vng exit {vng.returncode})"
-        except subprocess.TimeoutExpired:  # QEMU is vng's child: end the whole group
-            cpu = _cpu_seconds(vng.pid)
-            os.killpg(vng.pid, signal.SIGTERM)
-            console, _ = vng.communicate()
+            console, _ = vm.communicate(timeout=timeout)
+            why = ""
+        except subprocess.TimeoutExpired:  # QEMU may be vng's child: end the whole group
+            cpu = _cpu_seconds(vm.pid)
+            os.killpg(vm.pid, signal.SIGTERM)
+            console, _ = vm.communicate()
             why = (f"stopped after {timeout / 60:.0f} min (QEMU had {cpu:.0f} CPU-s of it; "
                    f"load average {os.getloadavg()[0]:.0f} on {os.cpu_count()} cores)")
     (out / "console.log").write_text(console[-2_000_000:])
+    if image.exists():  # what the guest wrote in the disk image, then the image goes (4 GiB sparse)
+        disk_machine.results(image, out)
+        image.unlink()
+    if not why and not (out / "finished").exists():
+        why = f"the guest did not finish (exit {vm.returncode})"
     return time.monotonic() - start, "; ".join(filter(None, [load.said(), why]))
 
 
@@ -266,7 +272,8 @@ def main() -> None:
                         help="comma-separated parts to run: practice (the gradings), course (the container's "
                              "course gradings), tests (the sandbox tests as root); default all")
     parser.add_argument("--verbose", action="store_true",
-                        help="keep the machine's boot console (kernel, systemd) in the run's console.log")
+                        help="keep a virtme-ng machine's boot console (kernel messages) in the run's "
+                             "console.log (the systemd machine's serial console is always in serial.log)")
     parser.add_argument("--from", dest="runs", type=Path, nargs="+", default=None,
                         help="write the table from these earlier runs' folders, booting nothing")
     parser.add_argument("--note", action="append", default=[], help="a line under the table (repeatable)")

@@ -30,6 +30,11 @@ chmod 1777 "$OUT"
 run_as() {  # run_as USER CMD...: as root, or as USER with a clean environment of its own
   local who=$1; shift
   if [ "$who" = root ]; then "$@"; return; fi
+  if [ -n "${BPT_LOGIN:-}" ]; then  # a login through PAM: a logind session, as a desktop login makes
+    runuser -l "$who" -c "cd $(printf %q "$PWD") && export PATH=$(printf %q "$PATH") NO_COLOR=1 \
+PYTHONDONTWRITEBYTECODE=1 && $(printf '%q ' "$@")"
+    return
+  fi
   setpriv --reuid="$who" --regid="$(id -g "$who")" --init-groups \
     env HOME="/tmp/home-$who" PATH="$PATH" NO_COLOR=1 PYTHONDONTWRITEBYTECODE=1 \
     ${BACKPROP_TRAPS_SECRET:+BACKPROP_TRAPS_SECRET=$BACKPROP_TRAPS_SECRET} "$@"
