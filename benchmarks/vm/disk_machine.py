@@ -46,6 +46,7 @@ def build(rootfs: Path, repo: Path, kit: Path, out: Path, env: dict[str, str], i
     subprocess.run(["cp", "-a", "--reflink=auto", f"{rootfs}/.", str(staging)], check=True)
     shutil.copytree(repo, staging / repo.relative_to("/"), symlinks=True, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns(".git", "__pycache__", "*.egg-info", ".hypothesis"))
+    (staging / kit.relative_to("/")).parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["cp", "-a", "--reflink=auto", f"{kit}/.", str(staging / kit.relative_to("/"))], check=True)
     (staging / OUT.lstrip("/")).mkdir(mode=0o1777, exist_ok=True)
     if (out / "answers").is_dir():
