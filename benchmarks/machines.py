@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shlex
 import signal
 import statistics
@@ -112,7 +113,7 @@ def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT
             cmd.append("--verbose")
         cmd += ["-e", guest]
     env = dict(os.environ, PATH=f"{Path(found['vng']).parent}:{os.environ['PATH']}")
-    start = time.monotonic()
+    start, cpu_before = time.monotonic(), _children_cpu()
     load = LoadSampler()
     with load, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, start_new_session=True) as vm:
@@ -131,7 +132,14 @@ def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT
         image.unlink()
     if not why and not (out / "finished").exists():
         why = f"the guest did not finish (exit {vm.returncode})"
-    return time.monotonic() - start, "; ".join(filter(None, [load.said(), why]))
+    cpu = f"QEMU had {_children_cpu() - cpu_before:.0f} CPU-s" if not why.startswith("stopped") else ""
+    return time.monotonic() - start, "; ".join(filter(None, [load.said(), cpu, why]))
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished descendants (QEMU, once vng or it has exited)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 class LoadSampler(threading.Thread):

@@ -89,8 +89,9 @@ for ROLE in "$@"; do
     user)  # systemd as init: the user's own manager delegates a scope to `systemd-run --user`
       XDG="/run/user/$(id -u "$BPT_USER")"
       for _ in $(seq 600); do [ -S "$XDG/systemd/private" ] && break; sleep 1; done  # lingering: starts at boot
+      export XDG_RUNTIME_DIR=$XDG  # as a login sets it (runuser -l does; setpriv keeps root's)
       dir=$(role user "$BPT_USER")
-      grade_all "$dir" "$BPT_USER" ""
+      has practice && WHAT=${BPT_PLAIN_WHAT:-$WHAT} grade_all "$dir" "$BPT_USER" ""
       timed "$dir" doctor-scope run_as "$BPT_USER" env XDG_RUNTIME_DIR="$XDG" \
         systemd-run --user --scope -p Delegate=yes --quiet grade doctor
       for nb in $MEMORY_QUESTIONS; do
