@@ -100,7 +100,9 @@ def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT
     image = out / "root.img"
     if machine.systemd:  # a root disk booted with systemd as init, as a laptop boots (vm/disk_machine.py)
         disk_machine.build(found["rootfs"], REPO, kit, out, image=image, env={
-            "BPT_USER": setup.LEARNER, "BPT_LOGIN": "1", "BPT_WHAT": what, **targeted})
+            "BPT_USER": setup.LEARNER, "BPT_LOGIN": "1", "BPT_WHAT": what, **targeted,
+            # outside the scope, the solution alone shows the labelled practice meter and the command
+            "BPT_PLAIN_WHAT": "solution" if "solution" in what.split() else what})
         cmd = ["nice", "-n", "10", *disk_machine.command(vmlinuz, image, out / "serial.log")]
     else:  # virtme-ng: the host's own root file system, shared read-only
         guest = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**targeted, "BPT_WHAT": what}.items())
