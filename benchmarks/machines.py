@@ -5,7 +5,8 @@
 Sets up what it needs (benchmarks/vm/setup.py: Debian's QEMU and generic kernels, virtme-ng
 from PyPI, the kit on the system Python, a systemd root file system from Debian's packages),
 boots each machine under QEMU's software emulation (TCG: nested KVM hangs on the project's
-machines) with 2 vCPUs and 4 GiB, runs benchmarks/vm/guest.sh inside it (`grade doctor`,
+machines) with 2 vCPUs and 4 GiB (virtme-ng over the host's root; the systemd machine from a root
+disk image, vm/disk_machine.py), runs benchmarks/vm/guest.sh inside it (`grade doctor`,
 every memory question's solution and a store-everything answer, the sandbox tests as root),
 and writes benchmarks/results/machines.md: a row per machine and role, each layer's level,
 each score with its meter, and the time. Slow: run by hand before each release (README).
