@@ -92,6 +92,7 @@ NOTABLY_SLOW = 2.0
 def _speed(slowdown: float) -> str:
     return "a typical laptop's speed" if slowdown < NOTABLY_SLOW else f"{slowdown:.0f}x"
 
+
 BATCH_CODE_SECONDS = 5.0
 """A batch's default ``code_seconds``: defining functions takes milliseconds, and a class's
 slowest honest notebooks (a plot, a small demo) load in about a second once their imports are

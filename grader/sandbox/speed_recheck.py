@@ -20,7 +20,7 @@ from backprop_traps.grader.sandbox.limits import Limits
 
 SLOWER_BY = 1.25
 """A re-probe this much slower than the speed the budgets were scaled to means the machine slowed
-down (below it, the probe's own noise: best-of-three rounds on a busy core vary by about 10%)."""
+down (below it, taken for the probe's own noise, and the timeout stands)."""
 
 
 def rechecked(limits: Limits, practice: bool, may_rescale: bool = True) -> tuple[Limits, bool]:
