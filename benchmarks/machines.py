@@ -5,7 +5,8 @@
 Sets up what it needs (benchmarks/vm/setup.py: Debian's QEMU and generic kernels, virtme-ng
 from PyPI, the kit on the system Python, a systemd root file system from Debian's packages),
 boots each machine under QEMU's software emulation (TCG: nested KVM hangs on the project's
-machines) with 2 vCPUs and 4 GiB, runs benchmarks/vm/guest.sh inside it (`grade doctor`,
+machines) with 2 vCPUs and 4 GiB (virtme-ng over the host's root; the systemd machine from a root
+disk image, vm/disk_machine.py), runs benchmarks/vm/guest.sh inside it (`grade doctor`,
 every memory question's solution and a store-everything answer, the sandbox tests as root),
 and writes benchmarks/results/machines.md: a row per machine and role, each layer's level,
 each score with its meter, and the time. Slow: run by hand before each release (README).
@@ -16,18 +17,21 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shlex
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
-from vm import setup  # noqa: E402
+from vm import disk_machine, setup  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results" / "machines.md"
 GUEST = REPO / "benchmarks" / "vm" / "guest.sh"
@@ -80,7 +84,8 @@ MACHINES = [
 
 
 def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT,
-         what: str = "solution stores") -> tuple[float, str]:
+         what: str = "solution stores", questions: str = "", parts: str = "",
+         verbose: bool = False) -> tuple[float, str]:
     """Boot ``machine``, run the guest script, return (wall seconds, what went wrong or "")."""
     kernels = found["kernels"]
     vmlinuz = (found["newer"][0] if machine.kernel == "newer"
@@ -92,32 +97,77 @@ def boot(machine: Machine, found: dict, out: Path, timeout: float = BOOT_TIMEOUT
     subprocess.run([str(kit / "bin" / "python"), "-c", _BUILD_ANSWERS, str(out / "answers"),
                     str(REPO / "tests" / "answers"), *(f"{q}={a}" for q, a in STORES_EVERYTHING.items())],
                    check=True)
-    guest = f"bash {shlex.quote(str(GUEST))} {shlex.quote(str(out))} {shlex.quote(str(kit))} " \
-            + " ".join(machine.roles)
-    cmd = ["nice", "-n", "10", str(found["vng"]), "--disable-kvm", "--force-9p", "-r", str(vmlinuz),
-           "--memory", "4G", "--cpus", "2", f"--rwdir={out}={out}", f"--rodir={kit}={kit}"]
-    # (the kit gets a mount of its own: virtme-ng overlays the host's /var, where it is cached)
-    guest = f"{machine.env} BPT_WHAT={shlex.quote(what)} {guest}".strip()
-    if machine.systemd:  # the Debian root file system, the checkout and the kit shared into it
-        guest = f"BPT_USER={setup.LEARNER} {guest}"
-        for shared in (out, REPO, kit):  # mount points inside the root file system
-            (found["rootfs"] / shared.relative_to("/")).mkdir(parents=True, exist_ok=True)
-        cmd += ["--root", str(found["rootfs"]), "--systemd", f"--rodir={REPO}={REPO}"]
+    targeted = {name: value for name, value in (("BPT_QUESTIONS", questions), ("BPT_PARTS", parts)) if value}
+    image = out / "root.img"
+    if machine.systemd:  # a root disk booted with systemd as init, as a laptop boots (vm/disk_machine.py)
+        disk_machine.build(found["rootfs"], REPO, kit, out, image=image, env={
+            "BPT_USER": setup.LEARNER, "BPT_LOGIN": "1", "BPT_WHAT": what, **targeted,
+            # outside the scope, the solution alone shows the labelled practice meter and the command
+            "BPT_PLAIN_WHAT": "solution" if "solution" in what.split() else what})
+        cmd = ["nice", "-n", "10", *disk_machine.command(vmlinuz, image, out / "serial.log")]
+    else:  # virtme-ng: the host's own root file system, shared read-only
+        guest = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**targeted, "BPT_WHAT": what}.items())
+        guest = f"{machine.env} {guest} bash {shlex.quote(str(GUEST))} {shlex.quote(str(out))} " \
+                f"{shlex.quote(str(kit))} {' '.join(machine.roles)}".strip()
+        cmd = ["nice", "-n", "10", str(found["vng"]), "--disable-kvm", "--force-9p", "-r", str(vmlinuz),
+               "--memory", "4G", "--cpus", "2", f"--rwdir={out}={out}", f"--rodir={kit}={kit}"]
+        # (the kit gets a mount of its own: virtme-ng overlays the host's /var, where it is cached)
+        if verbose:  # the kernel's and init's console into console.log
+            cmd.append("--verbose")
+        cmd += ["-e", guest]
     env = dict(os.environ, PATH=f"{Path(found['vng']).parent}:{os.environ['PATH']}")
-    start = time.monotonic()
-    with subprocess.Popen(cmd + ["-e", guest], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, start_new_session=True) as vng:
+    start, cpu_before = time.monotonic(), _children_cpu()
+    load = LoadSampler()
+    with load, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, start_new_session=True) as vm:
         try:
-            console, _ = vng.communicate(timeout=timeout)
-            why = "" if (out / "finished").exists() else f"the guest did not finish (vng exit {vng.returncode})"
-        except subprocess.TimeoutExpired:  # QEMU is vng's child: end the whole group
-            cpu = _cpu_seconds(vng.pid)
-            os.killpg(vng.pid, signal.SIGTERM)
-            console, _ = vng.communicate()
+            console, _ = vm.communicate(timeout=timeout)
+            why = ""
+        except subprocess.TimeoutExpired:  # QEMU may be vng's child: end the whole group
+            cpu = _cpu_seconds(vm.pid)
+            os.killpg(vm.pid, signal.SIGTERM)
+            console, _ = vm.communicate()
             why = (f"stopped after {timeout / 60:.0f} min (QEMU had {cpu:.0f} CPU-s of it; "
                    f"load average {os.getloadavg()[0]:.0f} on {os.cpu_count()} cores)")
-    (out / "console.log").write_text(console[-20000:])
-    return time.monotonic() - start, why
+    (out / "console.log").write_text(console[-2_000_000:])
+    if image.exists():  # what the guest wrote in the disk image, then the image goes (4 GiB sparse)
+        disk_machine.results(image, out)
+        image.unlink()
+    if not why and not (out / "finished").exists():
+        why = f"the guest did not finish (exit {vm.returncode})"
+    cpu = f"QEMU had {_children_cpu() - cpu_before:.0f} CPU-s" if not why.startswith("stopped") else ""
+    return time.monotonic() - start, "; ".join(filter(None, [load.said(), cpu, why]))
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished descendants (QEMU, once vng or it has exited)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+class LoadSampler(threading.Thread):
+    """The host's 1-minute load average every ``every`` seconds while a machine runs: a row says
+    how busy the 2 cores were, since emulation's speed follows it."""
+
+    def __init__(self, every: float = 30.0):
+        super().__init__(daemon=True)
+        self.every, self.seen, self._stop_it = every, [os.getloadavg()[0]], threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_it.wait(self.every):
+            self.seen.append(os.getloadavg()[0])
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop_it.set()
+        self.seen.append(os.getloadavg()[0])
+
+    def said(self) -> str:
+        return (f"host load average {min(self.seen):.1f}-{max(self.seen):.1f} "
+                f"(median {statistics.median(self.seen):.1f}; 1-min, every {self.every:.0f} s, on {os.cpu_count()} cores)")
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -227,6 +277,14 @@ def main() -> None:
                         help="stop a machine after this long; its row shows what it did")
     parser.add_argument("--answers", default="solution,stores",
                         help="which answers to grade: solution, stores (store-everything), or both")
+    parser.add_argument("--questions", default="",
+                        help=f"comma-separated memory questions to grade (default all: {','.join(QUESTIONS)})")
+    parser.add_argument("--parts", default="",
+                        help="comma-separated parts to run: practice (the gradings), course (the container's "
+                             "course gradings), tests (the sandbox tests as root); default all")
+    parser.add_argument("--verbose", action="store_true",
+                        help="keep a virtme-ng machine's boot console (kernel messages) in the run's "
+                             "console.log (the systemd machine's serial console is always in serial.log)")
     parser.add_argument("--from", dest="runs", type=Path, nargs="+", default=None,
                         help="write the table from these earlier runs' folders, booting nothing")
     parser.add_argument("--note", action="append", default=[], help="a line under the table (repeatable)")
@@ -243,7 +301,8 @@ def main() -> None:
         args.keep.mkdir(parents=True, exist_ok=True)
         out = Path(tempfile.mkdtemp(prefix=f"bpt-{machine.name}-", dir=args.keep))
         out.chmod(0o1777)
-        seconds, why = boot(machine, found, out, args.minutes * 60, args.answers.replace(",", " "))
+        seconds, why = boot(machine, found, out, args.minutes * 60, args.answers.replace(",", " "),
+                            args.questions.replace(",", " "), args.parts.replace(",", " "), args.verbose)
         (out / "meta.json").write_text(json.dumps({"machine": machine.name, "seconds": seconds, "why": why,
                                                    "newer": found["newer"][1]}))
         all_rows += rows(machine, out, seconds, why)

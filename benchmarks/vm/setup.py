@@ -103,8 +103,8 @@ def _version(release: str) -> tuple[int, int]:
 
 def systemd_rootfs(repo: Path, kit: Path) -> Path:
     """A Debian root file system from Debian's packages, booted with systemd as init: a
-    lingering ``learner`` whose user manager runs from boot (virtme-ng shares the host kernel's
-    modules into it)."""
+    lingering ``learner`` whose user manager runs from boot (vm/disk_machine.py makes it a root
+    disk, with Debian's kernel and initramfs from the host's /boot)."""
     root = CACHE / "rootfs-bookworm"
     if not (root / "etc" / "bpt-ready").exists():
         tmp = CACHE / "rootfs-bookworm.tmp"

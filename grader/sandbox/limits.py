@@ -45,18 +45,36 @@ class Limits:
     not measured); a timeout's sentence says so rather than blame the code alone."""
     scaled: bool = False
     """Whether the time budgets were already multiplied by ``slowdown``."""
+    slowdown_before: float | None = None
+    """The slowdown probed before grading, where a call that ran out of time found the machine
+    slower and the budgets were scaled again to ``slowdown`` (speed_recheck.py); else None."""
+    slowdown_after: float | None = None
+    """The slowdown probed again right after a call ran out of time (None: not probed again)."""
 
     def too_slow(self) -> str:
-        """Why a call can run past its budget, in the words a timeout's message ends with."""
-        if self.slowdown < NOTABLY_SLOW:
+        """Why a call can run past its budget, in the words a timeout's message ends with: what
+        was measured of the machine, so that a slow machine is never taken for slow code."""
+        if max(self.slowdown, self.slowdown_after or 0.0) < NOTABLY_SLOW:
             return "an endless loop, or far too slow"
         if self.scaled:
             return (f"an endless loop, or far too slow even for this machine: its budgets are already "
-                    f"{self.slowdown:.0f}x the usual ones, as it runs Python {self.slowdown:.0f}x slower "
-                    "than a typical laptop")
-        return (f"an endless loop, or too slow for this budget: this machine runs Python "
-                f"{self.slowdown:.0f}x slower than a typical laptop, and the budget was set by hand "
-                "(by you or your course), not scaled to the machine")
+                    f"{self.slowdown:.0f}x the usual ones, as {self._measured()}")
+        return (f"an endless loop, or too slow for this budget: {self._measured()}, and the budget "
+                "was set by hand (by you or your course), not scaled to the machine")
+
+    def _measured(self) -> str:
+        first = self.slowdown if self.slowdown_before is None else self.slowdown_before
+        after = self.slowdown_after
+        start = ("ran Python at a typical laptop's speed" if first < NOTABLY_SLOW
+                 else f"ran Python {first:.0f}x slower than a typical laptop")
+        if self.slowdown_before is not None:  # found slower after a timeout: ran again (speed_recheck.py)
+            return (f"this machine {start} before grading and {self.slowdown:.0f}x slower when this call "
+                    "first ran out of time, so the call ran again under budgets scaled to that"
+                    + (f" ({_speed(after)} right after it ran out again)" if after is not None else ""))
+        if first < NOTABLY_SLOW:  # only the probe after the timeout found it slow
+            return f"this machine {start} before grading and {after:.0f}x slower right after this call ran out"
+        return (f"this machine runs Python {first:.0f}x slower than a typical laptop (measured before grading"
+                + (f"; {_speed(after)} right after this call ran out" if after is not None else "") + ")")
 
     @property
     def code_budget(self) -> float:
@@ -69,6 +87,11 @@ class Limits:
 
 NOTABLY_SLOW = 2.0
 """A slowdown from here on is named in a timeout's sentence (below it, the probe's own noise)."""
+
+
+def _speed(slowdown: float) -> str:
+    return "a typical laptop's speed" if slowdown < NOTABLY_SLOW else f"{slowdown:.0f}x"
+
 
 BATCH_CODE_SECONDS = 5.0
 """A batch's default ``code_seconds``: defining functions takes milliseconds, and a class's

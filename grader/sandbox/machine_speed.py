@@ -60,15 +60,21 @@ def slowdown_of(seconds: float) -> float:
     return min(seconds / TYPICAL_SECONDS, MAX_SLOWDOWN)
 
 
-@functools.lru_cache(maxsize=1)
-def slowdown() -> float:
-    """This machine's slowdown, probed once per process (a batch grades many files), unless
-    ``BACKPROP_TRAPS_SLOWDOWN`` gives it."""
+def slowdown_now() -> float:
+    """This machine's slowdown measured now, unless ``BACKPROP_TRAPS_SLOWDOWN`` gives it (then
+    that, whenever asked: a re-probe after a timeout follows it too)."""
     given = os.environ.get(SLOWDOWN_ENV, "")[:32]
     try:
         return slowdown_of(float(given) * TYPICAL_SECONDS)
     except ValueError:  # unset or not a number: measure
         return slowdown_of(probe_seconds())
+
+
+@functools.lru_cache(maxsize=1)
+def slowdown() -> float:
+    """This machine's slowdown, probed once per process (a batch grades many files); a call that
+    runs out of time probes again (speed_recheck.py): the load may have changed since."""
+    return slowdown_now()
 
 
 def calibrated(limits: Limits, practice: bool, factor: float | None = None) -> Limits:
