@@ -51,11 +51,15 @@ def from_report(report: dict) -> str | None:
     a read-write conflict on dx (a += from two threads) is a race; write-write alone is an
     overwrite, lost-overlap. None when the report shows none of these."""
     error = report.get("error") or ""
-    kinds = {f.get("kind") for f in report.get("flags") or [] if isinstance(f, dict)}
+    flags = [f for f in report.get("flags") or [] if isinstance(f, dict)]
+    kinds = {f.get("kind") for f in flags}
     if "IndexError" in error or "out of bounds" in error or "negative-index" in kinds:
         return "out-of-bounds"
-    if "read-write" in kinds:
+    # the traps are conflicts on dx, a global array (dout and argmax are only read: a write there is
+    # a stray write); a conflict in shared memory (a missing syncthreads) is told, not named
+    on_dx = {f.get("kind") for f in flags if not str(f.get("array", "")).startswith("shared array")}
+    if "read-write" in on_dx:
         return "race"
-    if "write-write" in kinds:
+    if "write-write" in on_dx:
         return "lost-overlap"
     return None
