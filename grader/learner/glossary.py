@@ -133,7 +133,7 @@ he_init: he init; he initialisation; he initialization; he normal; he uniform; h
 xavier: xavier; glorot; xavier_normal_; xavier_uniform_; 2 / ( fan_in + fan_out ); 1 / fan_avg
 two_over_fan: 2 / fan; 2 / fan_in; 2 / fan_out; 2 / n; 2 / n_in; 2 / n_out; 2 / d_in; 2 / d_out; 2 over fan; 2 over fan_in; 2 over fan_out; 2 over the fan; 2 over n; two over fan; two over fan_in; two over fan_out; two over the fan; two over n; 2 / ( fan_in ); 2 / ( fan_out ); 2 * 1 / fan
 loss_landscape: loss landscape; loss surface; landscape; optimisation landscape; optimization landscape; error surface; loss geometry
-ln_c: ln c; log c; ln ( c ); log ( c ); log of c; ln of c; log of the number of classes; ln of the number of classes; log of number of classes; natural log of the number of classes; log the number of classes; log ( 1 / c ); ln 10; ln ( 10 ); log 10; log ( 10 )
+ln_c: ln c; log c; ln ( num_classes ); log ( num_classes ); ln ( n_classes ); log ( n_classes ); ln num_classes; log num_classes; ln ( c ); log ( c ); log of c; ln of c; log of the number of classes; ln of the number of classes; log of number of classes; natural log of the number of classes; log the number of classes; log ( 1 / c ); ln 10; ln ( 10 ); log 10; log ( 10 )
 repeated_batch: same batch; same {batch}; one batch repeated; repeated batch; batch repeated; repeats one batch; repeats the batch; repeat one batch; repeat the batch; the one batch; a single batch; single batch; identical batches; identical batch; same minibatch; same data
 train_mode: training mode; train mode; model.train; left in training; still in training; in training mode
 validation: validation; val; validation loss; val loss; validation set; held out; dev set; model.eval

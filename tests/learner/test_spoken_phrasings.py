@@ -144,3 +144,9 @@ def test_a_verb_whose_object_is_nothing_is_denied_but_nothing_as_the_fact_counts
     assert RECOMPUTE.matches("Checkpointing drops activations and recomputes them in the backward.")
     assert NOTHING.matches("Unselected experts receive nothing from the gates.")
     assert NOTHING.matches("The unselected experts get nothing.")
+
+
+def test_the_glossary_reads_ln_of_num_classes():
+    ln_c = keypoints.parse("- compare the initial loss with ln C: {ln_c} + loss|initial")[0][0]
+    assert ln_c.matches("Sanity check: step-0 loss ≈ ln(num_classes).")
+    assert ln_c.matches("The initial loss should be log(n_classes).")
