@@ -237,7 +237,13 @@ def _score(role: Path, name: str) -> str:
 def _tests(role: Path) -> str:
     out = _read(role / "tests.out").strip().splitlines()
     timing = _read(role / "tests.time").split()
-    return f"{out[-1]} ({float(timing[1]):.0f} s)" if out and len(timing) > 1 else "-"
+    if out and len(timing) > 1:
+        return f"{out[-1]} ({float(timing[1]):.0f} s)"
+    if out:  # stopped while running: pytest -q's progress so far
+        dots = "".join(line for line in out if set(line) <= set(".FEsxX"))
+        return (f"stopped while running: {dots.count('.')} passed, {dots.count('F') + dots.count('E')} "
+                f"failed, {dots.count('s')} skipped so far")
+    return "-"
 
 
 def write(all_rows: list[str], notes: list[str]) -> None:
