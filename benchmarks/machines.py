@@ -237,7 +237,13 @@ def _score(role: Path, name: str) -> str:
 def _tests(role: Path) -> str:
     out = _read(role / "tests.out").strip().splitlines()
     timing = _read(role / "tests.time").split()
-    return f"{out[-1]} ({float(timing[1]):.0f} s)" if out and len(timing) > 1 else "-"
+    if out and len(timing) > 1:
+        return f"{out[-1]} ({float(timing[1]):.0f} s)"
+    if out:  # stopped while running: pytest -q's progress so far
+        dots = "".join(line for line in out if set(line) <= set(".FEsxX"))
+        return (f"stopped while running: {dots.count('.')} passed, {dots.count('F') + dots.count('E')} "
+                f"failed, {dots.count('s')} skipped so far")
+    return "-"
 
 
 def write(all_rows: list[str], notes: list[str]) -> None:
@@ -245,9 +251,11 @@ def write(all_rows: list[str], notes: list[str]) -> None:
     RESULTS.write_text(
         "# The sandbox and the memory questions on real kernels\n\n"
         "`sudo python benchmarks/machines.py` (issue 44). Each machine boots under QEMU's software "
-        "emulation (TCG, 2 vCPUs, 4 GiB, `nice -n 10`) with virtme-ng; a score's bracket is the "
-        "memory meter its measured calls used. Practice budgets scale to the machine's speed "
-        "(grader/sandbox/machine_speed.py); a course's stay as set.\n\n"
+        "emulation (TCG, 2 vCPUs, 4 GiB, `nice -n 10`): with virtme-ng over the host's root, the "
+        "systemd machine from a root disk image (benchmarks/vm/disk_machine.py); a score's bracket is the "
+        "memory meter its measured calls used. Practice budgets scale to the machine's speed, probed "
+        "again when a call runs out of time (grader/sandbox/machine_speed.py, speed_recheck.py); a "
+        "course's stay as set.\n\n"
         f"Host: {platform.node()}, {os.cpu_count()} cores, load average {load[0]:.1f} {load[1]:.1f} "
         f"{load[2]:.1f} at the end, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n\n"
         "| machine (role) | kernel | layers (`grade doctor`) | scores | sandbox tests | time |\n"

@@ -37,12 +37,14 @@ def test_a_runs_folder_becomes_its_row(machines, tmp_path):
         "score": 20, "max_score": 20, "memory": "cgroup v2: tamper-proof", "tests": []}))
     (role / "memory_budget.solution.time").write_text("0 76.4\n")
     (role / "vram_trap.solution.err").write_text("")  # started, never finished
+    (role / "tests.out").write_text("..F.s\n")  # the sandbox tests, stopped while running
     newer = next(m for m in machines.MACHINES if m.name == "newer")
     [row] = machines.rows(newer, tmp_path, 150.0, "host load average 1.2-4.5")
     assert "| newer (root) | 6.12.95+deb12-amd64 |" in row
     assert "memory_budget solution: 20/20 [cgroup v2: tamper-proof] 76 s" in row
     assert "vram_trap solution: not finished when the machine stopped" in row
     assert "2.5 min; host load average 1.2-4.5" in row
+    assert "stopped while running: 3 passed, 1 failed, 1 skipped so far" in row
 
 
 def test_the_load_sampler_says_what_it_saw(machines):
