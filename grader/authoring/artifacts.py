@@ -150,13 +150,13 @@ def execute(path: Path, workdir: str, root: Path, skip_demos: bool = False):
     error that stopped it or None). The kernel is told the questions folder, for the
     hidden-checks cell; ``skip_demos`` leaves out the demo cells ("Grade it" among them)."""
     import nbformat
-    from nbclient import NotebookClient
+    from backprop_traps.grader.authoring.notebook_client import notebook_client
     from nbclient.exceptions import CellExecutionError
     nb = nbformat.read(str(path), as_version=4)
     env = dict(os.environ, BACKPROP_TRAPS_QUESTIONS=str(root))
     extra = {"skip_cells_with_tag": "demo"} if skip_demos else {}
     try:
-        NotebookClient(nb, timeout=180, kernel_name="python3",
+        notebook_client(nb, timeout=180, kernel_name="python3",
                        resources={"metadata": {"path": workdir}}, **extra).execute(
             env=env, stderr=subprocess.DEVNULL)  # the kernel's own log lines are noise here
     except CellExecutionError as err:

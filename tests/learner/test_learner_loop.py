@@ -177,11 +177,11 @@ def test_kit_notebook_found_by_the_cells_this_kernel_ran(tmp_path, monkeypatch):
 
 def test_solution_notebook_grades_itself_to_full_marks_in_a_kernel(tmp_path):
     nbformat = pytest.importorskip("nbformat")
-    from nbclient import NotebookClient
+    from backprop_traps.grader.authoring.notebook_client import notebook_client
     nb = nbformat.read(str(REPO / "solutions" / STUB), as_version=4)
     last = nb.cells[-1]
     assert "grade_this_notebook" in last.source and "demo" in last.metadata.get("tags", [])
-    NotebookClient(nb, timeout=180, kernel_name="python3",
+    notebook_client(nb, timeout=180, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     text = "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in nb.cells[-1].outputs)
     assert "Score: 12 / 12" in text, text

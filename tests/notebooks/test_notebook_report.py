@@ -15,7 +15,7 @@ import shutil
 import nbformat
 import pytest
 from click.testing import CliRunner
-from nbclient import NotebookClient
+from backprop_traps.grader.authoring.notebook_client import notebook_client
 
 from backprop_traps.grader.cli import main
 from backprop_traps.grader.loading.questions import exercise_path, solution_notebooks
@@ -36,7 +36,7 @@ def test_every_code_cell_of_a_stub_lets_run_all_go_on(question):
 
 
 def run_all(nb, folder):
-    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    notebook_client(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
     return nb
 
 
@@ -146,7 +146,7 @@ def test_an_unsaved_edit_run_after_a_first_run_all_is_said_first_and_never_full_
     saved file's checks in grey and no score, and never "3 of 3 pass" unqualified."""
     nb = nbformat.read(str(REPO / "solutions" / STUB), as_version=4)
     nbformat.write(nb, str(tmp_path / STUB))
-    client = NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    client = notebook_client(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
     with client.setup_kernel():
         for index, cell in enumerate(nb.cells):
             client.execute_cell(cell, index)

@@ -4,7 +4,7 @@ import re
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from backprop_traps.grader.authoring.notebook_client import notebook_client
 
 from backprop_traps.grader.loading.notebook import cell_source
 from backprop_traps.grader.loading.questions import exercise_path, solution_notebooks
@@ -17,7 +17,7 @@ _SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 
 def execute(path, tmp_path):
     nb = nbformat.read(str(path), as_version=4)
-    NotebookClient(nb, timeout=180, kernel_name="python3",
+    notebook_client(nb, timeout=180, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     return nb
 
@@ -36,7 +36,7 @@ def test_stub_runs_to_its_end_as_run_all_does(question, tmp_path):
     """Visible tests fail with NotImplementedError and do not stop Run All (tag
     `raises-exception`); the demo cells are skipped (tests/notebooks/test_run_all.py grades a stub)."""
     nb = nbformat.read(str(exercise_path(question)), as_version=4)
-    NotebookClient(nb, timeout=180, kernel_name="python3", skip_cells_with_tag="demo",
+    notebook_client(nb, timeout=180, kernel_name="python3", skip_cells_with_tag="demo",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     first_test = next(c for c in nb.cells if is_visible_test(c))
     assert [o.get("ename") for o in first_test.outputs if o.get("output_type") == "error"] == \

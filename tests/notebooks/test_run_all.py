@@ -5,7 +5,7 @@ import shutil
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from backprop_traps.grader.authoring.notebook_client import notebook_client
 
 from backprop_traps.grader.authoring.artifacts import raised
 from backprop_traps.grader.authoring.stub_layout import is_visible_test
@@ -17,7 +17,7 @@ STUB = "01_routing_trap.ipynb"
 def run_all(path, folder):
     """Execute the notebook in ``folder`` as Run All does; raises if a cell stops it."""
     nb = nbformat.read(str(path), as_version=4)
-    NotebookClient(nb, timeout=180, kernel_name="python3",
+    notebook_client(nb, timeout=180, kernel_name="python3",
                    resources={"metadata": {"path": str(folder)}}).execute()
     return nb
 
@@ -52,6 +52,6 @@ def test_run_all_goes_past_failing_demos_too(question, tmp_path):
     from backprop_traps.grader.loading.questions import exercise_path
     nb = nbformat.read(str(exercise_path(question)), as_version=4)
     nb.cells[-1].metadata.setdefault("tags", []).append("skip-execution")
-    NotebookClient(nb, timeout=180, kernel_name="python3",
+    notebook_client(nb, timeout=180, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     assert raised(next(c for c in nb.cells if is_visible_test(c))) == "NotImplementedError"
