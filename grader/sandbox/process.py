@@ -26,7 +26,7 @@ from backprop_traps.grader.sandbox.code_loading import LoadsSubmission
 from backprop_traps.grader.sandbox.inert import inert
 from backprop_traps.grader.sandbox.limits import Limits
 from backprop_traps.grader.sandbox.lost_layers import layers_lost
-from backprop_traps.grader.sandbox.visibility import _read_only_rules, deferred_startup, hidden_paths
+from backprop_traps.grader.sandbox.visibility import _read_only_rules, deferred_startup, hidden_paths, startup_hooks
 
 WORKER = Path(__file__).with_name("worker.py")
 
@@ -297,7 +297,7 @@ class Sandbox(LoadsSubmission, Channel):
         tmp_mb = self.limits.tmp_mb if self._meter.whole_sandbox else 1  # (as for the fallback)
         deferred = deferred_startup()
         try:
-            args = bwrap.arguments(self._hidden_paths() + [path for path, _, _ in deferred], env, tmp_mb,
+            args = bwrap.arguments(self._hidden_paths() + [path for path, _, _ in deferred] + startup_hooks(), env, tmp_mb,
                                    extra[0] if bpf is not None else None, info_w)
         except masks.MaskError:
             for fd in extra + [info_r]:

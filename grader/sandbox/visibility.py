@@ -57,6 +57,42 @@ def deferred_startup() -> list[tuple[str, str, str]]:
     return found
 
 
+def startup_hooks() -> list[str]:
+    """Start-up files (.pth) of the installation that only run code at every interpreter's
+    start (each of their lines an import line): bubblewrap masks them, and the child runs them
+    never. Learner code needs none of them (the one it may, numba-cuda's redirector, is
+    deferred instead), and each is paid by every sandbox's boot: a certificate hook some
+    machines install imports certifi, 25 ms of every Python start. Left alone: .pth files that
+    add folders to the path, those that lay out namespace packages (``*-nspkg.pth``), the kit's
+    own (masked anyway) and the deferred ones."""
+    return list(_startup_hooks())
+
+
+@functools.lru_cache(maxsize=1)
+def _startup_hooks() -> tuple[str, ...]:
+    found = []
+    for folder in site.getsitepackages() + [site.getusersitepackages()]:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            lower = name.lower()
+            if (not lower.endswith(".pth") or lower.endswith("-nspkg.pth") or name in DEFERRED_STARTUP
+                    or "backprop_traps" in lower or "backprop-traps" in lower):
+                continue
+            path = os.path.join(folder, name)
+            try:
+                with open(path, encoding="utf-8") as pth:
+                    lines = [line.strip() for line in pth.read(1 << 16).splitlines()]
+            except (OSError, UnicodeDecodeError):
+                continue
+            code = [line for line in lines if line and not line.startswith("#")]
+            if code and all(line.startswith(("import ", "import\t")) for line in code):
+                found.append(path)
+    return tuple(found)
+
+
 def readable_paths() -> list[str]:
     """What learner code legitimately reads: Python, its packages, system libraries."""
     paths = set(bwrap.python_roots())  # never sys.path as such: it may hold the working folder

@@ -26,9 +26,14 @@ _waiting: list = []  # the one prepared Sandbox, launched, never handed out yet
 
 
 def prepare(limits, hide, practice: bool) -> None:
-    """Start the sandbox of the next grading (``limits``, masking ``hide``, ``practice``) now."""
+    """Start the sandbox of the next grading (``limits``, masking ``hide``, ``practice``) now,
+    unless the one waiting was started for exactly that (``grade FILE`` starts one before the
+    CLI is imported: grader/entry.py) and is still fresh."""
     from backprop_traps.grader.sandbox.process import Sandbox
     box = Sandbox("", limits, hide=list(hide), practice=practice)
+    with _lock:
+        if _waiting and _waiting[0].fresh and _waiting[0].launch_key() == box.launch_key():
+            return
     box.launch()
     with _lock:
         old = list(_waiting)

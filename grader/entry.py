@@ -1,0 +1,60 @@
+"""The ``grade`` console script: a learner's plain ``grade FILE`` starts its sandbox booting
+before click and the CLI are even imported, then the CLI runs as always.
+
+The child's boot (bubblewrap, Python, numpy) is most of what a learner waits for, and it
+depends only on the limits, the layers and the folders it masks; for ``grade FILE`` with no
+option that changes those, they are known from the command line alone. Anything else (another
+option, a subcommand, a name that is not a file) starts nothing here, and the CLI starts its
+sandbox as it always did (``cli._start_sandbox_early``). A sandbox started here is only ever
+taken by the grading it fits (``warm.take`` compares ``Sandbox.launch_key``); one not taken is
+closed at exit. Speed only: whatever happens here, the CLI decides and reports.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+_SAFE_FLAGS = ("--json", "--hint")
+"""Options that change nothing a sandbox is launched with."""
+_SAFE_VALUED = ("--seed", "--question", "-q")
+
+
+def _plain_grading(argv: list[str]) -> str | None:
+    """The submission of ``grade FILE [--json] [--hint] [--seed N] [-q ID]``, else None."""
+    files, rest = [], list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if arg in _SAFE_FLAGS:
+            continue
+        if arg in _SAFE_VALUED:
+            if not rest:
+                return None
+            rest.pop(0)
+            continue
+        if arg.startswith("-"):
+            return None  # a limit, a replay, a questions folder, --help, ...: the CLI's own start
+        files.append(arg)
+    if not files or not files[0].endswith((".ipynb", ".py")) or not os.path.isfile(files[0]):
+        return None
+    return files[0]
+
+
+def _start_early(argv: list[str]) -> None:
+    path = _plain_grading(argv)
+    if path is None:
+        return
+    try:
+        from backprop_traps.grader.engine.draws import is_practice
+        from backprop_traps.grader.loading.questions import questions_root
+        from backprop_traps.grader.sandbox import warm
+        from backprop_traps.grader.sandbox.limits import Limits
+        from backprop_traps.grader.sandbox.visibility import submission_hides
+        warm.prepare(Limits(), submission_hides(questions_root(None), path), is_practice(None, None))
+    except Exception:  # noqa: BLE001 (speed only: the CLI starts its own sandbox)
+        pass
+
+
+def main() -> None:
+    _start_early(sys.argv[1:])
+    from backprop_traps.grader.cli import main as cli
+    cli()
