@@ -76,6 +76,9 @@ class InProcessCaller:
     """
 
     isolation = "none (in process)"
+    shares_this_process = True
+    """The learner's calls run in the grader's own process: a measured call counts whatever the
+    process allocates meanwhile (``CheckContext.meanwhile`` then runs its work first)."""
 
     def __init__(self, namespace):
         self.namespace = vars(namespace) if isinstance(namespace, types.SimpleNamespace) else namespace

@@ -31,7 +31,6 @@ MiB on the causal path.
 from __future__ import annotations
 
 import functools
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -179,12 +178,11 @@ def forward_memory(ctx):
 ))
 def backward_memory(ctx):
     q, k, v, do = memory_inputs(ctx.seed)  # the forward's check made their o and lse (else: made here)
-    with ThreadPoolExecutor(1) as pool:
-        forwards = [pool.submit(reference_forward, ctx.ref.attention_forward, ctx.seed, causal)
-                    for causal in (False, True)]
-        for causal, forward in zip((False, True), forwards):
-            o, lse = forward.result()
-            expect_memory(ctx, BWD, (do, q, k, v, o, lse, causal), GRADS, ctx.ref.attention_backward, q, causal)
+    forwards = [ctx.meanwhile(reference_forward, ctx.ref.attention_forward, ctx.seed, causal)
+                for causal in (False, True)]
+    for causal, forward in zip((False, True), forwards):
+        o, lse = forward()
+        expect_memory(ctx, BWD, (do, q, k, v, o, lse, causal), GRADS, ctx.ref.attention_backward, q, causal)
 
 
 @QUESTION.check("forward and backward: right answers, inputs left unchanged", points=1, hints=(

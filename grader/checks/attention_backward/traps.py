@@ -4,7 +4,6 @@ causal lse it leaks the future), the behavioural probes that name them, and the 
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -188,11 +187,10 @@ def judge_memory(ctx, result, fn: str, causal: bool = False) -> None:
 def expect_memory(ctx, fn, args, names, reference, q, causal: bool = False) -> None:
     """The learner's ``fn(*args)`` with memory measured (the reference computed meanwhile on
     the other core): right values first, then the peak against the budget."""
-    with ThreadPoolExecutor(1) as pool:
-        expected = pool.submit(reference, *args)
-        result = ctx.call(fn, *args, measure_memory=True)
-        got = ctx.unpack(result.value, len(names), fn, ", ".join(names))
-        expected = expected.result()
+    expected = ctx.meanwhile(reference, *args)
+    result = ctx.call(fn, *args, measure_memory=True)
+    got = ctx.unpack(result.value, len(names), fn, ", ".join(names))
+    expected = expected()
     try:
         with prefixed(where(q, causal)):
             for name, value, want in zip(names, got, expected):

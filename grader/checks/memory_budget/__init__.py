@@ -282,9 +282,10 @@ def stack_args(rng, size):
 def memory(ctx):
     blocks, x1, x2, t1, t2 = probes.stack(ctx.rng, MEM_L, MEM_N, MEM_D, scale=0.5)
     where = f"On the {MEM_L}-block stack (N = {MEM_N}, D = {MEM_D}): "
+    reference = ctx.meanwhile(ctx.ref.revnet_loss_and_grads, blocks, x1, x2, t1, t2)
     result = ctx.call(NET, blocks, x1, x2, t1, t2, measure_memory=True)
     _, grads = probes.learner_stack_grads(ctx, result.value, MEM_L, where)
-    expected = ctx.ref.revnet_loss_and_grads(blocks, x1, x2, t1, t2)[1]
+    expected = reference()[1]
     try:
         got = probes.flat(grads)
         right = got.shape == probes.flat(expected).shape and ctx.close(got, probes.flat(expected))

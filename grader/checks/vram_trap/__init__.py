@@ -34,7 +34,6 @@ are not valid at a kink, so a net of halves (``dyadic_net``: exact arithmetic, s
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -210,11 +209,10 @@ def cost_per_segment_layer(ctx, params, x, y, peak) -> float | None:
 def memory_budget_check(ctx):
     params, x, y = mlp(ctx.rng, [MEM_D] * (MEM_L + 1), MEM_N)
     where = f"On the {MEM_L}-layer net (segment_size={MEM_S}): "
-    with ThreadPoolExecutor(1) as pool:  # the reference runs on the other core meanwhile
-        reference = pool.submit(ctx.ref.mlp_loss_and_grads, params, x, y, MEM_S)
-        result = ctx.call(MLP, params, x, y, MEM_S, measure_memory=True)
-        _, grads = learner_grads(ctx, result.value, params, where)
-        expected = reference.result()[1]
+    reference = ctx.meanwhile(ctx.ref.mlp_loss_and_grads, params, x, y, MEM_S)
+    result = ctx.call(MLP, params, x, y, MEM_S, measure_memory=True)
+    _, grads = learner_grads(ctx, result.value, params, where)
+    expected = reference()[1]
     try:
         expect_grads(ctx, grads, expected, where, n=len(x))
     except Fail as fail:
