@@ -178,3 +178,24 @@ def test_the_cached_traces_cannot_be_changed_by_a_check():
 def test_seed_replays():
     a, b = (graded(answer("val_gap_conflated"), seed=7) for _ in range(2))
     assert [t.to_json() for t in a.tests] == [t.to_json() for t in b.tests]
+
+
+@pytest.mark.parametrize("cause, index", [("init-scale", 0), ("init-scale", 1), ("fp16-overflow", 0)])
+def test_a_dead_run_is_written_as_the_computed_one_would_be(monkeypatch, cause, index):
+    """A run whose network is all NaN stops computing (``runs.logged_dead``): its trace, and
+    every run drawn after it from the same generator, are the computed ones bit for bit."""
+    from backprop_traps.grader.checks.training_symptoms import runs
+    seed = 20261202
+    skipped = runs._trained(seed, cause, index)
+    monkeypatch.setattr(runs, "SKIP_DEAD", False)
+    computed = runs._trained(seed, cause, index)
+    assert np.isnan(skipped["loss"][-1])  # the case the skip is for
+    for key in computed:
+        assert np.asarray(skipped[key]).tobytes() == np.asarray(computed[key]).tobytes(), key
+    # the generator advanced alike: the next run drawn from it is the same run too
+    alike, first, second = runs.shared(seed, index), np.random.default_rng(5), np.random.default_rng(5)
+    monkeypatch.setattr(runs, "SKIP_DEAD", True)
+    runs.train(first, cause, alike)
+    monkeypatch.setattr(runs, "SKIP_DEAD", False)
+    runs.train(second, cause, alike)
+    assert first.bit_generator.state == second.bit_generator.state

@@ -32,6 +32,7 @@ grown block that later diverged) is drawn again, up to ATTEMPTS times: a trace s
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 
 import numpy as np
@@ -146,7 +147,7 @@ def train(rng, cause, alike, init="blows-up"):
         logits, cache = net.forward(x)
         loss[t], dlogits = loss_of(cause, logits, y)
         grads, dgains = net.backward(dlogits, cache)
-        row = [float(np.sqrt(np.dot(g.ravel(), g.ravel()))) for g in grads]
+        row = [math.sqrt(np.dot(r, r)) for r in (g.ravel() for g in grads)]
         norms[t, :len(row) - 1], norms[t, -1] = row[:-1], row[-1]  # a block not yet added: 0
         depth[t] = len(net.blocks)
         params = net.weights() + [b[2] for b in net.blocks]
@@ -161,10 +162,42 @@ def train(rng, cause, alike, init="blows-up"):
         net.set_weights(stepped[:len(grads)])
         for b, g in zip(net.blocks, stepped[len(grads):]):
             b[2] = g
-        if t in val_steps:
+        if t % VAL_EVERY == VAL_EVERY - 1:  # t in val_steps
             val.append(validation_loss(net, cause, x_val, y_val, order))
+        if SKIP_DEAD and math.isnan(loss[t]) and np.isnan(net.W_in).all():
+            logged_dead(rng, cause, net, t + 1, (loss, norms, depth, val), alike)
+            break
     return {"num_classes": C, "loss": loss, "grad_norms": norms, "val_steps": val_steps,
             "val_loss": np.array(val), "depth": depth}, (t_spike, t_grow)
+
+
+SKIP_DEAD = True
+"""Whether ``train`` stops computing a run whose network is all NaN (``logged_dead``); off, the
+test holds the two ways to the same bits."""
+
+
+def logged_dead(rng, cause, net, start, logs, alike) -> None:
+    """The rest of a run, from step ``start``, whose network is dead: with ``W_in`` all NaN every
+    stream ``h = x @ W_in`` is NaN whatever the input, so every loss, gradient, norm and
+    validation loss after it is NaN, and every weight stays NaN (a NaN step, and a new block at
+    the growth too). Those are written without computing them (a run that blows up at step 5
+    would compute 295 steps of NaN), and the generator is advanced exactly as the steps would
+    have advanced it, so a run drawn again after this one is the same run."""
+    loss, norms, depth, val = logs
+    t_grow, t_spike = alike[2], alike[3]
+    for t in range(start, S):
+        if cause != "repeated-batch":
+            rng.integers(0, N_TRAIN, BATCH)
+        if cause == "fp16-overflow" and t == t_spike:
+            rng.uniform(3e4, 1e5)
+        if t == t_grow:
+            net.blocks.append(block(rng, True))
+        loss[t] = np.nan
+        columns = 2 + 2 * len(net.blocks)  # the norms a step logs: a block not yet added stays 0
+        norms[t, :columns - 1], norms[t, -1] = np.nan, np.nan
+        depth[t] = len(net.blocks)
+        if t % VAL_EVERY == VAL_EVERY - 1:
+            val.append(np.nan)
 
 
 def rise_at_growth(loss, t_grow) -> float:
@@ -265,5 +298,7 @@ def _trained(seed: int, cause: str, index: int) -> dict:
                 break
     for value in logged.values():
         if isinstance(value, np.ndarray):
+            if value.dtype.kind == "f":  # one NaN, whichever way it came (``logged_dead`` too)
+                value[np.isnan(value)] = np.nan
             value.setflags(write=False)
     return logged
