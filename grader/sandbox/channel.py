@@ -176,7 +176,7 @@ class Channel:
 
     def _send(self, msg, deadline: float) -> None:
         """Write one frame to the child before ``deadline`` (TimeoutError otherwise)."""
-        for chunk in wire.encode_chunks(msg):
+        for chunk in wire.coalesced(wire.encode_chunks(msg)):
             view = memoryview(chunk)
             while view:
                 left = deadline - time.monotonic()
