@@ -26,7 +26,8 @@ from backprop_traps.grader.sandbox.code_loading import LoadsSubmission
 from backprop_traps.grader.sandbox.inert import inert
 from backprop_traps.grader.sandbox.limits import Limits
 from backprop_traps.grader.sandbox.lost_layers import layers_lost
-from backprop_traps.grader.sandbox.visibility import _read_only_rules, deferred_startup, hidden_paths, startup_hooks
+from backprop_traps.grader.sandbox.visibility import (_read_only_rules, deferred_startup, hidden_paths,
+                                                       startup_hooks)
 
 WORKER = Path(__file__).with_name("worker.py")
 
@@ -297,8 +298,8 @@ class Sandbox(LoadsSubmission, Channel):
         tmp_mb = self.limits.tmp_mb if self._meter.whole_sandbox else 1  # (as for the fallback)
         deferred = deferred_startup()
         try:
-            args = bwrap.arguments(self._hidden_paths() + [path for path, _, _ in deferred] + startup_hooks(), env, tmp_mb,
-                                   extra[0] if bpf is not None else None, info_w)
+            masked = self._hidden_paths() + [path for path, _, _ in deferred] + startup_hooks()
+            args = bwrap.arguments(masked, env, tmp_mb, extra[0] if bpf is not None else None, info_w)
         except masks.MaskError:
             for fd in extra + [info_r]:
                 os.close(fd)
