@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from backprop_traps.grader.checks.training_symptoms.net import Net, cross_entropy
+from backprop_traps.grader.checks.training_symptoms.net import Momentum, Net, cross_entropy
 from backprop_traps.grader.engine import practice_cache
 
 CAUSES = ("healthy", "init-scale", "log-zero", "fp16-overflow", "repeated-batch", "bn-train-mode",
@@ -134,7 +134,7 @@ def train(rng, cause, alike, init="blows-up"):
     order = np.argsort(y_val, kind="stable")
     loss, norms = np.empty(S), np.zeros((S, 2 + 2 * (L0 + 1)))
     depth, val_steps = np.empty(S, dtype=np.int64), np.arange(VAL_EVERY - 1, S, VAL_EVERY)
-    val, velocity = [], None
+    val, optimiser = [], None
     for t in range(S):
         rows = fixed if cause == "repeated-batch" else rng.integers(0, N_TRAIN, BATCH)
         x, y = x_train[rows], y_train[rows]
@@ -143,25 +143,20 @@ def train(rng, cause, alike, init="blows-up"):
             x[0] *= float(rng.uniform(3e4, 1e5))
         if t == t_grow:
             grow(rng, net, cause, x, y, loss[t - 20:t])
-            velocity = None  # the optimiser meets new parameters
+            optimiser = None  # the optimiser meets new parameters
         logits, cache = net.forward(x)
         loss[t], dlogits = loss_of(cause, logits, y)
         grads, dgains = net.backward(dlogits, cache)
         row = [math.sqrt(np.dot(r, r)) for r in (g.ravel() for g in grads)]
         norms[t, :len(row) - 1], norms[t, -1] = row[:-1], row[-1]  # a block not yet added: 0
         depth[t] = len(net.blocks)
-        params = net.weights() + [b[2] for b in net.blocks]
-        if velocity is None:
-            velocity = [np.zeros_like(p) if isinstance(p, np.ndarray) else 0.0 for p in params]
+        if optimiser is None:
+            optimiser = Momentum(net, lr)
         step = grads + dgains
         if init == "stays-finite":  # a loop that clips its gradients' norm (the logged norms are before)
             total = float(np.sqrt(sum(float(np.sum(np.square(g))) for g in step)))
             step = [g * min(1.0, CLIP / total) for g in step] if total > 0 else step
-        velocity = [0.9 * v + g for v, g in zip(velocity, step)]
-        stepped = [p - lr * v for p, v in zip(params, velocity)]
-        net.set_weights(stepped[:len(grads)])
-        for b, g in zip(net.blocks, stepped[len(grads):]):
-            b[2] = g
+        optimiser.step(step)
         if t % VAL_EVERY == VAL_EVERY - 1:  # t in val_steps
             val.append(validation_loss(net, cause, x_val, y_val, order))
         if SKIP_DEAD and math.isnan(loss[t]) and np.isnan(net.W_in).all():
