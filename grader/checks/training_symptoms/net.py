@@ -42,7 +42,7 @@ def fp16(t):
     if np.vdot(t, t) <= _SURELY_IN_RANGE:
         return t
     hi, lo = _max(t, None), _min(t, None)
-    if hi > FP16_MAX or lo < -FP16_MAX:
+    if not (hi <= FP16_MAX and lo >= -FP16_MAX):  # NaN too: its max is NaN, which hid an overflow
         t = np.where(np.abs(t) > FP16_MAX, np.sign(t) * np.inf, t)
     return t
 
