@@ -67,6 +67,15 @@ def _path(namespace: str, ver: str, name: str) -> Path | None:
     return None if root is None else root / namespace / ver / f"{name}.json"
 
 
+def has(namespace: str, ver: str, name: str) -> bool:
+    """Whether the entry ``name`` exists (a regular file; not read, so not yet believed)."""
+    path = _path(namespace, ver, name)
+    try:
+        return path is not None and path.is_file() and not path.is_symlink()
+    except OSError:
+        return False
+
+
 def load(namespace: str, ver: str, name: str, schema: dict) -> dict | None:
     """The entry ``name``, its arrays read-only, when it exists and matches ``schema``
     ({key: (dtype, shape)}, a shape's None matching any length); else None."""

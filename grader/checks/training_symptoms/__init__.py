@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.grader.checks.training_symptoms import probes, runs, traps
+from backprop_traps.grader.checks.training_symptoms import prefetch, probes, runs, traps
 from backprop_traps.grader.checks.training_symptoms.traps import BWD, DIAGNOSE, FWD, GRADS
 from backprop_traps.grader.engine.gradcheck import upstream
 from backprop_traps.grader.engine.question import Fail, Question
@@ -37,6 +37,8 @@ def expect_diagnoses(ctx, runs_to_read, what):
     A trap is named only when it explains every wrong diagnosis of the check and the answer
     tells runs apart (it got another of its runs right, or gave the runs different names, as a
     complete swap of two causes does): a confusion, not an answer that reads something else."""
+    if runs.in_practice(ctx):  # a first try trains every check's runs at once, on more than one core
+        prefetch.train_all(ctx.seed, sorted({run for cases in PLAN.values() for run in cases}))
     answers = []
     for number, (cause, index) in enumerate(runs_to_read, 1):
         got = ctx.call(DIAGNOSE, runs.trace_for(ctx, cause, index))

@@ -245,10 +245,26 @@ def shows(cause, trace, steps, init="blows-up") -> bool:
     return bool(finite.all())
 
 
+def in_practice(ctx) -> bool:
+    """Whether ``ctx`` grades a learner's own practice (its runs may come from the cache)."""
+    return bool(getattr(ctx.sandbox, "practice", False))
+
+
 def trace_for(ctx, cause: str, index: int) -> dict:
     """``trace`` for a check: from the practice cache in a learner's own practice, where it is
     kept between tries (engine/practice_cache.py); in a course, always trained here."""
-    return trace(ctx.seed, cause, index, practice=bool(getattr(ctx.sandbox, "practice", False)))
+    return trace(ctx.seed, cause, index, practice=in_practice(ctx))
+
+
+def is_kept(seed: int, cause: str, index: int) -> bool:
+    """Whether run ``index`` of ``cause`` for ``seed`` is in the practice cache (not read)."""
+    return practice_cache.has("training_symptoms", _version(), f"{seed}-{cause}-{index}")
+
+
+COST = {"bn-train-mode": 4.0, "log-zero": 3.0, "healthy": 3.0, "repeated-batch": 3.0,
+        "block-not-identity": 3.0, "fp16-overflow": 2.0, "init-scale": 1.0}
+"""About how dear a run of each cause is to train, relative to the others (for sharing them out:
+prefetch.py): a validation in training mode costs most; a run that blows up early, least."""
 
 
 @functools.lru_cache(maxsize=64)

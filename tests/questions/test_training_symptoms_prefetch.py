@@ -1,0 +1,111 @@
+"""A first try's runs trained on more than one core (training_symptoms/prefetch.py): the runs
+kept are the bits the grader trains alone, a helper that cannot start or dies changes nothing
+but the time, and only practice with the cache on ever starts one."""
+import json
+import subprocess
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from backprop_traps.grader.checks import training_symptoms as question
+from backprop_traps.grader.checks.training_symptoms import prefetch, runs
+from backprop_traps.grader.engine import practice_cache
+
+SEED = 4242
+PAIRS = [("healthy", 0), ("init-scale", 0), ("log-zero", 1), ("fp16-overflow", 0), ("repeated-batch", 1),
+         ("init-scale", 2)]
+
+
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    """An empty practice cache, nothing remembered in this process, and a record of helpers."""
+    monkeypatch.setenv(practice_cache.ENV, str(tmp_path / "cache"))
+    runs.trace.cache_clear()
+    monkeypatch.setattr(prefetch, "_DONE", set())
+    started = []
+    real_start = prefetch._start
+
+    def start(seed, share):
+        proc = real_start(seed, share)
+        started.append((share, proc))
+        return proc
+    monkeypatch.setattr(prefetch, "_start", start)
+    yield started
+    runs.trace.cache_clear()
+
+
+def same_trace(a: dict, b: dict) -> bool:
+    return set(a) == set(b) and all(
+        np.asarray(a[k]).dtype == np.asarray(b[k]).dtype and np.asarray(a[k]).tobytes() == np.asarray(b[k]).tobytes()
+        for k in a)
+
+
+def alone(pairs):
+    return {p: runs._trained(SEED, *p) for p in pairs}
+
+
+def test_helpers_keep_the_bits_the_grader_trains_alone(fresh, monkeypatch):
+    monkeypatch.setattr(prefetch, "cores", lambda: 3)  # two helpers, whatever this machine has
+    prefetch.train_all(SEED, PAIRS)
+    assert len(fresh) == 2 and all(proc is not None for _, proc in fresh)
+    assert all(proc.returncode is not None for _, proc in fresh)  # stopped, none left behind
+    want = alone(PAIRS)
+    runs.trace.cache_clear()
+    for pair in PAIRS:
+        assert runs.is_kept(SEED, *pair)
+        assert same_trace(runs.trace(SEED, *pair, practice=True), want[pair])
+
+
+def test_a_helper_that_cannot_start_leaves_its_runs_here(fresh, monkeypatch):
+    monkeypatch.setattr(prefetch, "cores", lambda: 2)
+    monkeypatch.setattr(prefetch.sys, "executable", "/nonexistent/python")
+    prefetch.train_all(SEED, PAIRS)
+    assert [proc for _, proc in fresh] == [None]
+    want = alone(PAIRS)
+    for pair in PAIRS:
+        assert same_trace(runs.trace(SEED, *pair, practice=True), want[pair])
+
+
+def test_a_helper_that_dies_leaves_its_runs_here(fresh, monkeypatch):
+    monkeypatch.setattr(prefetch, "cores", lambda: 2)
+    real = subprocess.Popen
+
+    def dies(argv, **kw):
+        return real(["sh", "-c", "exit 3"], **kw)
+    monkeypatch.setattr(prefetch.subprocess, "Popen", dies)
+    prefetch.train_all(SEED, PAIRS)
+    want = alone(PAIRS)
+    for pair in PAIRS:
+        assert same_trace(runs.trace(SEED, *pair, practice=True), want[pair])
+
+
+def test_a_helper_entry_that_is_not_a_trace_is_not_believed(fresh, monkeypatch):
+    """A helper writes through the practice cache, so what it leaves is read the bounded,
+    schema-checked way: a wrong entry is trained again, never used."""
+    monkeypatch.setattr(prefetch, "cores", lambda: 1)
+    pair = ("healthy", 0)
+    path = practice_cache._path("training_symptoms", runs._version(), f"{SEED}-{pair[0]}-{pair[1]}")
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"loss": [0.0]}))
+    assert runs.is_kept(SEED, *pair)
+    assert same_trace(runs.trace(SEED, *pair, practice=True), alone([pair])[pair])
+
+
+def test_no_helper_without_the_cache_or_a_spare_core(fresh, monkeypatch):
+    monkeypatch.setattr(prefetch, "cores", lambda: 1)
+    prefetch.train_all(SEED, PAIRS[:4])
+    monkeypatch.setenv(practice_cache.ENV, "off")
+    monkeypatch.setattr(prefetch, "cores", lambda: 8)
+    prefetch.train_all(SEED + 1, PAIRS[:4])
+    assert fresh == []
+
+
+def test_only_practice_prefetches(monkeypatch):
+    asked = []
+    monkeypatch.setattr(prefetch, "train_all", lambda seed, pairs: asked.append(seed))
+    monkeypatch.setattr(runs, "trace_for", lambda ctx, cause, index: {})
+    for practice in (False, True):
+        ctx = SimpleNamespace(seed=7, sandbox=SimpleNamespace(practice=practice), call=lambda *a: "healthy")
+        question.expect_diagnoses(ctx, [("healthy", 0)], "runs")
+    assert asked == [7]
