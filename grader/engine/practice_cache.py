@@ -1,7 +1,7 @@
 """Work that does not depend on the learner, kept between a learner's practice runs (issue 47).
 
 Some checks build their inputs at a real cost before any learner code runs: training_symptoms
-trains fifteen small networks per seed (about 3 CPU seconds), the same fifteen on every try of
+trains sixteen small networks per seed (about 3 CPU seconds), the same sixteen on every try of
 a learner who grades again with the same seed. Within one process ``functools.lru_cache``
 keeps them; between ``grade`` runs this folder does, keyed by the seed and by a digest of the
 code that makes them (``version``), so a change to that code, or to numpy, never reads an
@@ -10,9 +10,10 @@ old entry.
 Trust: a learner can write to their own cache folder, so what is read from it is believed only
 where believing it cheats no one. It is read and written in a learner's own practice alone
 (``grade FILE``, no course secret, no draw); a course (a batch, nbgrader, a replay, a secret)
-never reads nor writes it and computes every input itself. Even in practice an entry is read
-the bounded way (``loading/bounded.py``: no links, no FIFOs, a size cap, a depth cap) and
-must hold exactly the arrays its maker declares, shape by shape (``load``'s ``schema``);
+never reads nor writes it and computes every input itself (a first try's helper processes,
+training_symptoms/prefetch.py, write it in practice only, and are read the same way). Even in
+practice an entry is read the bounded way (``loading/bounded.py``: no links, no FIFOs, a size
+cap, a depth cap) and must hold exactly the arrays its maker declares, shape by shape (``load``'s ``schema``);
 anything else is ignored and made again. The folder holds at most ``MAX_BYTES``: the oldest
 entries go first.
 

@@ -125,7 +125,6 @@ class Net:
         return grads, dgains[::-1]
 
 
-
 class Momentum:
     """SGD with momentum 0.9 over a network's weights and its blocks' gains, held in one flat
     buffer whose views the network's weights become: a step is a few numpy calls instead of four
@@ -156,6 +155,7 @@ class Momentum:
         self.params -= self.lr * velocity
         for block, gain in zip(self.net.blocks, self.params[self.gains_at:].tolist()):
             block[2] = gain
+
 
 def cross_entropy(logits, y):
     """(the mean loss, dlogits (B, C), log-probabilities, one-hot targets)."""

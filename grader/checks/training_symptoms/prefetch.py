@@ -65,9 +65,12 @@ def train_all(seed: int, pairs: list[tuple[str, int]]) -> None:
 
 def _start(seed: int, share: list[tuple[str, int]]) -> subprocess.Popen | None:
     import backprop_traps
+    # the kit that runs here, first on the path (an editable clone, or one run by PYTHONPATH)
     package_root = str(Path(backprop_traps.__file__).resolve().parents[1])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([package_root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    argv = [sys.executable, "-m", __name__, str(seed)] + [f"{cause}:{index}" for cause, index in share]
+    path = [package_root] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
+    safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # and "/", its working folder, not on it
+    argv = [sys.executable, *safe_path, "-m", __name__, str(seed)] + [f"{cause}:{index}" for cause, index in share]
     try:
         return subprocess.Popen(argv, env=env, cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
