@@ -93,3 +93,35 @@ def test_smaller_steps_never_pass_a_wrong_answer(wrong):
         right = np.where(x > 0, dout * w, 0.0)
         assert gradcheck.gradient_error(f, x, dout, right, np.random.default_rng(1)) <= gradcheck.GRAD_RTOL
         assert gradcheck.gradient_error(f, x, dout, wrong(right), np.random.default_rng(1)) > gradcheck.GRAD_RTOL
+
+
+def scale_columns(gamma, x):
+    """LayerNorm's affine part: every output column j reads gamma[j] only."""
+    return x * gamma
+
+
+@pytest.mark.parametrize("wrong_at", [0, 137, 299])
+def test_a_small_input_under_a_big_output_is_checked_by_directions(monkeypatch, wrong_at):
+    """gamma of 300 under a 64 x 300 output: full differences would evaluate f 600 times, so the
+    directional check runs (FULL_WORK); it still passes the right gradient and fails one wrong in
+    a single entry by as little as 1e-3 of it."""
+    rng = np.random.default_rng(6)
+    x, gamma = rng.standard_normal((64, 300)), rng.standard_normal(300)
+    dout = rng.standard_normal((64, 300))
+    f = lambda g: scale_columns(g, x)  # noqa: E731
+    calls = []
+    monkeypatch.setattr(gradcheck, "numerical_gradient", lambda *a, **k: calls.append(a) or 1 / 0)
+    right = np.sum(dout * x, axis=0)
+    assert gradcheck.gradient_error(f, gamma, dout, right, np.random.default_rng(7)) <= gradcheck.GRAD_RTOL
+    wrong = right.copy()
+    wrong[wrong_at] += 1e-3 * max(1.0, abs(right[wrong_at]))
+    assert gradcheck.gradient_error(f, gamma, dout, wrong, np.random.default_rng(7)) > gradcheck.GRAD_RTOL
+    assert calls == []  # never the element-by-element loop
+    monkeypatch.undo()
+    full = []
+    loop = gradcheck.numerical_gradient
+    monkeypatch.setattr(gradcheck, "numerical_gradient", lambda *a, **k: full.append(a) or loop(*a, **k))
+    few = x[:4, :8]  # the same question at 4 x 8: full differences, as before
+    assert gradcheck.gradient_error(lambda g: scale_columns(g, few), gamma[:8], dout[:4, :8],
+                                    np.sum(dout[:4, :8] * few, axis=0), np.random.default_rng(7)) <= gradcheck.GRAD_RTOL
+    assert len(full) == 1
