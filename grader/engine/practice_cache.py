@@ -13,8 +13,8 @@ where believing it cheats no one. It is read and written in a learner's own prac
 never reads nor writes it and computes every input itself (a first try's helper processes,
 training_symptoms/prefetch.py, write it in practice only, and are read the same way). Even in
 practice an entry is read the bounded way (``loading/bounded.py``: no links, no FIFOs, a size
-cap, a depth cap) and must hold exactly the arrays its maker declares, shape by shape (``load``'s ``schema``);
-anything else is ignored and made again. The folder holds at most ``MAX_BYTES``: the oldest
+cap, a depth cap) and must hold exactly the arrays its maker declares, shape by shape
+(``load``'s ``schema``); anything else is ignored and made again. The folder holds at most ``MAX_BYTES``: the oldest
 entries go first.
 
 ``BACKPROP_TRAPS_CACHE`` names another folder, or ``off`` to keep nothing.
@@ -130,9 +130,21 @@ def store(namespace: str, ver: str, name: str, entry: dict) -> None:
         pass
 
 
+STALE_PART = 600
+"""Seconds after which a half-written entry (``.part-*``: its writer was stopped before the
+rename, as prefetch.py stops its helpers) is removed."""
+
+
 def _trim(where: Path) -> None:
     """Remove the oldest entries (this cache's own, under ``where``) until they hold at most
-    ``MAX_BYTES``."""
+    ``MAX_BYTES``, and half-written ones left by a writer that was stopped."""
+    import time
+    for part in where.rglob(".part-*"):
+        try:
+            if part.lstat().st_mtime < time.time() - STALE_PART:
+                part.unlink()
+        except OSError:
+            pass
     entries = []
     for path in where.rglob("*.json"):
         try:

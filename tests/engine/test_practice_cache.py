@@ -1,4 +1,4 @@
-"""The practice cache (issue 47, item 3): work that does not depend on the learner (the fifteen
+"""The practice cache (issue 47, item 3): work that does not depend on the learner (the sixteen
 runs training_symptoms trains per seed) is kept between a learner's tries, and can never change
 a course's points. A course never reads it, whatever it holds; in practice an entry is believed
 only when it holds exactly the arrays declared, read the bounded way; the folder stays bounded.
@@ -153,3 +153,17 @@ def test_the_folder_stays_bounded_and_off_means_off(cache, monkeypatch):
     assert practice_cache.folder() is None
     practice_cache.store("t", "v", "new", {"a": np.zeros(3)})
     assert practice_cache.load("t", "v", "e19", {"a": (np.float64, (100,))}) is None
+
+
+def test_a_half_written_entry_left_by_a_stopped_writer_goes_in_time(cache):
+    """prefetch.py stops its helpers once every run is in hand; one stopped between its write
+    and its rename leaves a ``.part-`` file, which a later store removes once it is stale."""
+    folder = cache / "practice" / "t" / "v"
+    folder.mkdir(parents=True)
+    old, new = folder / ".part-old", folder / ".part-new"
+    old.write_text("{")
+    new.write_text("{")
+    os.utime(old, (1, 1))
+    practice_cache.store("t", "v", "e", {"a": np.zeros(3)})
+    assert not old.exists() and new.exists()  # a writer still at work keeps its file
+    assert (folder / "e.json").exists()
