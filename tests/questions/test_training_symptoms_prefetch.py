@@ -26,8 +26,8 @@ def fresh(tmp_path, monkeypatch):
     started = []
     real_start = prefetch._start
 
-    def start(seed, share):
-        proc = real_start(seed, share)
+    def start(seed, share, where):
+        proc = real_start(seed, share, where)
         started.append((share, proc))
         return proc
     monkeypatch.setattr(prefetch, "_start", start)
@@ -109,3 +109,31 @@ def test_only_practice_prefetches(monkeypatch):
         ctx = SimpleNamespace(seed=7, sandbox=SimpleNamespace(practice=practice), call=lambda *a: "healthy")
         question.expect_diagnoses(ctx, [("healthy", 0)], "runs")
     assert asked == [7]
+
+
+def test_a_relative_cache_folder_is_the_same_folder_for_a_helper(fresh, monkeypatch, tmp_path):
+    """A helper works in /: it is handed the folder this process means, made absolute."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(practice_cache.ENV, "relative-cache")
+    monkeypatch.setattr(prefetch, "cores", lambda: 2)
+    envs = []
+    real = subprocess.Popen
+
+    def spy(argv, **kw):
+        envs.append(kw["env"])
+        return real(argv, **kw)
+    monkeypatch.setattr(prefetch.subprocess, "Popen", spy)
+    prefetch.train_all(SEED, PAIRS)
+    assert [env[practice_cache.ENV] for env in envs] == [str(tmp_path / "relative-cache")]
+    assert all(runs.is_kept(SEED, *pair) for pair in PAIRS)
+
+
+def test_no_helper_where_the_cache_cannot_be_written(fresh, monkeypatch):
+    """Its runs would be lost (and trained again here): the grader trains them all itself."""
+    monkeypatch.setenv(practice_cache.ENV, "/proc/no-such-folder/cache")
+    monkeypatch.setattr(prefetch, "cores", lambda: 4)
+    prefetch.train_all(SEED, PAIRS[:4])
+    assert fresh == []
+    want = alone(PAIRS[:4])
+    for pair in PAIRS[:4]:
+        assert same_trace(runs.trace(SEED, *pair, practice=True), want[pair])

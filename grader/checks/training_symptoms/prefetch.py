@@ -44,14 +44,15 @@ def train_all(seed: int, pairs: list[tuple[str, int]]) -> None:
         return
     _DONE.add((seed, tuple(pairs)))
     missing = [p for p in pairs if not runs.is_kept(seed, *p)]
-    helpers = min(HELPERS_MAX, cores() - 1) if practice_cache.folder() is not None else 0
+    where = _writable(practice_cache.folder())
+    helpers = min(HELPERS_MAX, cores() - 1) if where is not None else 0
     if len(missing) < ENOUGH or helpers < 1:
         for cause, index in missing:
             runs.trace(seed, cause, index, practice=True)
         return
     missing.sort(key=lambda p: runs.COST.get(p[0], 1.0), reverse=True)  # a fair deal of the dear ones
     shares = [missing[k::helpers + 1] for k in range(helpers + 1)]
-    started = [_start(seed, share) for share in shares[1:]]
+    started = [_start(seed, share, where) for share in shares[1:]]
     try:
         for cause, index in shares[0]:
             runs.trace(seed, cause, index, practice=True)
@@ -63,12 +64,26 @@ def train_all(seed: int, pairs: list[tuple[str, int]]) -> None:
             _stop(proc)
 
 
-def _start(seed: int, share: list[tuple[str, int]]) -> subprocess.Popen | None:
+def _writable(folder: Path | None) -> Path | None:
+    """The cache folder as an absolute path, made if need be, when this process may write there
+    (else a helper's runs would be lost, and trained again here); None otherwise."""
+    if folder is None:
+        return None
+    try:
+        folder = folder.absolute()  # a relative folder names the same place for a helper (cwd /)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder if os.access(folder, os.W_OK | os.X_OK) else None
+    except OSError:
+        return None
+
+
+def _start(seed: int, share: list[tuple[str, int]], where: Path) -> subprocess.Popen | None:
+    from backprop_traps.grader.engine import practice_cache
     import backprop_traps
     # the kit that runs here, first on the path (an editable clone, or one run by PYTHONPATH)
     package_root = str(Path(backprop_traps.__file__).resolve().parents[1])
     path = [package_root] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), **{practice_cache.ENV: str(where)})
     safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # and "/", its working folder, not on it
     argv = [sys.executable, *safe_path, "-m", __name__, str(seed)] + [f"{cause}:{index}" for cause, index in share]
     try:
