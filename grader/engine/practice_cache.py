@@ -14,8 +14,8 @@ never reads nor writes it and computes every input itself (a first try's helper 
 training_symptoms/prefetch.py, write it in practice only, and are read the same way). Even in
 practice an entry is read the bounded way (``loading/bounded.py``: no links, no FIFOs, a size
 cap, a depth cap) and must hold exactly the arrays its maker declares, shape by shape
-(``load``'s ``schema``); anything else is ignored and made again. The folder holds at most ``MAX_BYTES``: the oldest
-entries go first.
+(``load``'s ``schema``); anything else is ignored and made again. The folder holds at most
+``MAX_BYTES``: the oldest entries go first.
 
 ``BACKPROP_TRAPS_CACHE`` names another folder, or ``off`` to keep nothing.
 """
@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -138,20 +139,17 @@ rename, as prefetch.py stops its helpers) is removed."""
 def _trim(where: Path) -> None:
     """Remove the oldest entries (this cache's own, under ``where``) until they hold at most
     ``MAX_BYTES``, and half-written ones left by a writer that was stopped."""
-    import time
-    for part in where.rglob(".part-*"):
+    entries, stale = [], time.time() - STALE_PART
+    for path in where.rglob("*"):
         try:
-            if part.lstat().st_mtime < time.time() - STALE_PART:
-                part.unlink()
-        except OSError:
-            pass
-    entries = []
-    for path in where.rglob("*.json"):
-        try:
-            info = path.lstat()
+            if path.name.startswith(".part-"):
+                if path.lstat().st_mtime < stale:
+                    path.unlink()
+            elif path.suffix == ".json":
+                info = path.lstat()
+                entries.append((info.st_mtime, info.st_size, path))
         except OSError:
             continue
-        entries.append((info.st_mtime, info.st_size, path))
     total = sum(size for _, size, _ in entries)
     for _, size, path in sorted(entries):
         if total <= MAX_BYTES:

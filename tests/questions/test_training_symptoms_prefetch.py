@@ -1,7 +1,6 @@
 """A first try's runs trained on more than one core (training_symptoms/prefetch.py): the runs
 kept are the bits the grader trains alone, a helper that cannot start or dies changes nothing
 but the time, and only practice with the cache on ever starts one."""
-import json
 import subprocess
 from types import SimpleNamespace
 
@@ -80,16 +79,18 @@ def test_a_helper_that_dies_leaves_its_runs_here(fresh, monkeypatch):
         assert same_trace(runs.trace(SEED, *pair, practice=True), want[pair])
 
 
-def test_a_helper_entry_that_is_not_a_trace_is_not_believed(fresh, monkeypatch):
-    """A helper writes through the practice cache, so what it leaves is read the bounded,
-    schema-checked way: a wrong entry is trained again, never used."""
-    monkeypatch.setattr(prefetch, "cores", lambda: 1)
-    pair = ("healthy", 0)
-    path = practice_cache._path("training_symptoms", runs._version(), f"{SEED}-{pair[0]}-{pair[1]}")
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"loss": [0.0]}))
-    assert runs.is_kept(SEED, *pair)
-    assert same_trace(runs.trace(SEED, *pair, practice=True), alone([pair])[pair])
+def test_what_a_helper_keeps_is_the_grader_s_run_bit_for_bit(fresh, monkeypatch):
+    """A helper run to its end, alone: every run of its share is in the cache, and reads back
+    (nothing trained here) as the run the grader trains itself. In the test above the grader
+    may have trained every run before a helper kept one."""
+    share = [("bn-train-mode", 1), ("init-scale", 0)]
+    proc = prefetch._start(SEED, share, prefetch._writable(practice_cache.folder()))
+    assert proc is not None and proc.wait(timeout=300) == 0
+    want = alone(share)
+    monkeypatch.setattr(runs, "_trained", lambda *a: pytest.fail("trained here, not read from the cache"))
+    for pair in share:
+        assert runs.is_kept(SEED, *pair)
+        assert same_trace(runs.trace(SEED, *pair, practice=True), want[pair])
 
 
 def test_no_helper_without_the_cache_or_a_spare_core(fresh, monkeypatch):

@@ -38,7 +38,7 @@ def expect_diagnoses(ctx, runs_to_read, what):
     tells runs apart (it got another of its runs right, or gave the runs different names, as a
     complete swap of two causes does): a confusion, not an answer that reads something else."""
     if runs.in_practice(ctx):  # a first try trains every check's runs at once, on more than one core
-        prefetch.train_all(ctx.seed, sorted({run for cases in PLAN.values() for run in cases}))
+        prefetch.train_all(ctx.seed, runs_read())
     answers = []
     for number, (cause, index) in enumerate(runs_to_read, 1):
         got = ctx.call(DIAGNOSE, runs.trace_for(ctx, cause, index))
@@ -63,6 +63,11 @@ def expect_diagnoses(ctx, runs_to_read, what):
 
 PLAN: dict = {}
 """Each diagnosis check's runs, (cause, index); two runs of one index differ only in symptoms."""
+
+
+def runs_read() -> list[tuple[str, int]]:
+    """Every run the diagnosis checks read, once each, in order."""
+    return sorted({run for cases in PLAN.values() for run in cases})
 
 
 def diagnosis_check(name, points, cases, what, hints):

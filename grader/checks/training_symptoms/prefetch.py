@@ -96,8 +96,7 @@ def _start(seed: int, share: list[tuple[str, int]], where: Path) -> subprocess.P
 def _stop(proc: subprocess.Popen | None) -> None:
     if proc is None:
         return
-    if proc.poll() is None:
-        proc.kill()
+    proc.kill()  # nothing happens to one that has ended
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
