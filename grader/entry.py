@@ -8,9 +8,14 @@ option, a subcommand, a name that is not a file) starts nothing here, and the CL
 sandbox as it always did (``cli._start_sandbox_early``). A sandbox started here is only ever
 taken by the grading it fits (``warm.take`` compares ``Sandbox.launch_key``); one not taken is
 closed at exit. Speed only: whatever happens here, the CLI decides and reports.
+
+A ``grade`` that has said everything also ends without tearing its interpreter down module by
+module (``_end_now``): about 0.02 s of a 0.3 s grading here, spent freeing what the process is
+about to give back whole.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 
@@ -54,7 +59,31 @@ def _start_early(argv: list[str]) -> None:
         pass
 
 
+_exit_status: list[int] = []  # the status the CLI asked for, once it has asked
+
+
+def _end_now() -> None:
+    """The last exit hook (registered first): every other hook has run and every non-daemon
+    thread was joined, so all that is left is the teardown; skip it. Only for an exit the CLI
+    asked for with a status (an uncaught exception ends the usual way), and only once both
+    streams are flushed (a closed pipe is left to the interpreter to report)."""
+    if not _exit_status:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 (the interpreter's own exit reports it)
+        return
+    os._exit(_exit_status[0])
+
+
 def main() -> None:
+    atexit.register(_end_now)
     _start_early(sys.argv[1:])
     from backprop_traps.grader.cli import main as cli
-    cli()
+    try:
+        cli()
+    except SystemExit as stop:
+        code = stop.code
+        _exit_status.append(code if isinstance(code, int) else 0 if code is None else 1)
+        raise
