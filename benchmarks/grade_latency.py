@@ -213,8 +213,8 @@ def main():
                    f"(pairs run back to back in alternating order; the two medians above give {total / base:.2f}x).\n")
     from backprop_traps.grader.loading.questions import solution_notebooks
     with tempfile.TemporaryDirectory() as work:  # a learner's folder, never the installed package's
-        # a learner's tries: the practice cache (its own folder here) keeps training_symptoms'
-        # runs from the first try (the warm-up run) on; benchmarks/grade_profile.py times the first
+        # a learner's folder and cache; training_symptoms' runs for the default seed come with
+        # the kit (every try alike); benchmarks/grade_profile.py times another seed's first try
         os.environ["BACKPROP_TRAPS_CACHE"] = str(Path(work) / "cache")
         copies = {qid: Path(shutil.copy(path, work)) for qid, path in solution_notebooks().items()}
         unsound = [qid for qid, copy in copies.items() if not full_marks(grade, copy)]
@@ -258,8 +258,8 @@ def main():
               f"seconds, user + system of the grader and its sandbox from the grading's own profile "
               f"in 10 ms ticks, are the steadier measure).\n\n{table}\n{ratio}{against}\n"
               f"## Every question's solution (goal: 0.4 s or less)\n\n"
-              f"training_symptoms is timed as a learner's tries after the first (its runs come from the "
-              f"practice cache; `grade_profile.md` has the first try).\n\n{each}\n\n"
+              f"training_symptoms' runs for the default seed come with the kit, on every try "
+              f"(`grade_profile.md` has another seed's first try, which trains them).\n\n{each}\n\n"
               f"## attention_backward's floor: the solution's own compute at the memory checks' size\n\n"
               f"The four measured calls (N = {MEM_N}) run the learner's code in the sandbox; this is the\n"
               f"reference solution's time for them in one process, with no sandbox at all.\n\n{floor_table}\n\n"

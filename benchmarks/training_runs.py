@@ -1,7 +1,7 @@
 """Benchmark: training_symptoms' runs, the work of a learner's first try (issue 47).
 
 Run: python benchmarks/training_runs.py [--pairs 5] [--seed 1234] [--baseline DIR]
-Times the 16 runs the diagnosis checks read (``runs._trained``, one after the other, in a fresh
+Times the 16 runs the diagnosis checks read (``runs.trained``, one after the other, in a fresh
 process: the CPU seconds a course pays for every submission) and a learner's first try of
 them as the kit does it (``prefetch.train_all`` with an empty practice cache: the wall time a
 learner waits, helpers included). With ``--baseline`` (a checkout of an earlier commit: ``git
@@ -37,7 +37,7 @@ if how == "first-try":
     prefetch.train_all(seed, pairs)
     traces = [runs.trace(seed, c, i, practice=True) for c, i in pairs]
 else:
-    traces = [runs._trained(seed, c, i) for c, i in pairs]
+    traces = [runs.trained(seed, c, i) for c, i in pairs]
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 digest = hashlib.sha256()
 for t in traces:

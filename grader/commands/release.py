@@ -1,5 +1,6 @@
-"""`grade release`: regenerate exercises/ from solutions/ (nbgrader's preprocessors), and
-docs/interview.md from the solutions' interview cells (grader/authoring/interview.py)."""
+"""`grade release`: regenerate exercises/ from solutions/ (nbgrader's preprocessors),
+docs/interview.md from the solutions' interview cells (grader/authoring/interview.py), and the
+runs the kit ships for training_symptoms' default seed (its checks' shipped.py)."""
 import sys
 
 import click
@@ -12,7 +13,8 @@ import click
               help="Folder with your own questions (same layout as this repo).")
 def release(question, check, questions_dir):
     """Regenerate the stub notebook of QUESTION (default: every question) from its solution,
-    and the revision page docs/interview.md from every solution's interview cell."""
+    the revision page docs/interview.md from every solution's interview cell, and the runs
+    shipped for training_symptoms' default seed where the code that trains them changed."""
     from backprop_traps.grader.loading.questions import solution_notebooks, questions_root
     from backprop_traps.grader.authoring.release import release as run_release
 
@@ -22,6 +24,7 @@ def release(question, check, questions_dir):
     changed = run_release(question, root, check=check)
     from backprop_traps.grader.authoring.interview import PAGE, problems, sync_page
     page_stale = sync_page(root, write=not check)  # every question's interview cell, on one page
+    runs_stale = questions_dir is None and _shipped_runs_stale(write=not check)
     if (root / PAGE.parent).is_dir():  # a folder that keeps the page: say what it lacks
         for line in problems(root):
             click.echo(f"note: {line}", err=True)
@@ -32,9 +35,23 @@ def release(question, check, questions_dir):
         if page_stale:
             click.echo(f"stale: {PAGE.as_posix()}: differs from the solutions' interview cells; "
                        "run `grade release`")
-        if changed or page_stale:
+        if runs_stale:
+            click.echo("stale: training_symptoms' shipped runs (default_runs.npz): not made by its "
+                       "runs.py and net.py; run `grade release`")
+        if changed or page_stale or runs_stale:
             sys.exit(1)
         click.echo("exercises/ is up to date")
     else:
         changed += [PAGE.as_posix()] if page_stale else []
+        changed += ["training_symptoms' shipped runs"] if runs_stale else []
         click.echo("regenerated: " + (", ".join(changed) if changed else "nothing (already up to date)"))
+
+
+def _shipped_runs_stale(write: bool) -> bool:
+    """Whether training_symptoms' shipped runs were stale (made again first, when ``write``)."""
+    from backprop_traps.grader.checks.training_symptoms import shipped
+    if not shipped.stale():
+        return False
+    if write:
+        shipped.write()
+    return True

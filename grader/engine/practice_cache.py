@@ -5,7 +5,8 @@ trains sixteen small networks per seed (about 3 CPU seconds), the same sixteen o
 a learner who grades again with the same seed. Within one process ``functools.lru_cache``
 keeps them; between ``grade`` runs this folder does, keyed by the seed and by a digest of the
 code that makes them (``version``), so a change to that code, or to numpy, never reads an
-old entry.
+old entry. (The default seed's runs need neither: they ship with the kit, trained once by
+``grade release``: checks/training_symptoms/shipped.py.)
 
 Trust: a learner can write to their own cache folder, so what is read from it is believed only
 where believing it cheats no one. It is read and written in a learner's own practice alone
@@ -87,12 +88,13 @@ def load(namespace: str, ver: str, name: str, schema: dict) -> dict | None:
     from backprop_traps.grader.loading.bounded import Unreadable, read_json
     try:
         raw = read_json(path, MAX_ENTRY, max_depth=4)
-        return _checked(raw, schema)
+        return matching(raw, schema)
     except (Unreadable, ValueError, TypeError, KeyError, OverflowError):
         return None
 
 
-def _checked(raw, schema: dict) -> dict | None:
+def matching(raw, schema: dict) -> dict | None:
+    """``raw`` (plain values or arrays) as ``schema`` declares it, arrays read-only; else None."""
     if not isinstance(raw, dict) or set(raw) != set(schema):
         return None
     out = {}

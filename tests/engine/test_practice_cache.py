@@ -42,7 +42,7 @@ def same_trace(a, b):
 
 def test_a_kept_run_reads_back_exactly_as_trained(cache):
     for cause in ("log-zero", "fp16-overflow", "healthy"):  # NaN, inf and finite losses
-        trained = runs._trained(SEED, cause, 0)
+        trained = runs.trained(SEED, cause, 0)
         first = runs.trace(SEED, cause, 0, practice=True)  # trains and keeps it
         same_trace(trained, first)
         assert entry(cause, 0).is_file()
@@ -52,7 +52,7 @@ def test_a_kept_run_reads_back_exactly_as_trained(cache):
 
 def test_a_course_never_reads_or_writes_the_cache(cache):
     # a learner plants a forged entry: the healthy run replaced by a log-zero one
-    forged = runs._trained(SEED, "log-zero", 0)
+    forged = runs.trained(SEED, "log-zero", 0)
     practice_cache.store("training_symptoms", runs._version(), f"{SEED}-healthy-0", forged)
     course = runs.trace(SEED, "healthy", 0, practice=False)
     assert not np.isnan(course["loss"]).any()  # trained here: the forgery changed nothing
@@ -76,7 +76,7 @@ def test_a_grading_is_practice_only_without_a_course(cache, tmp_path, monkeypatc
 
 
 def test_an_entry_that_is_not_exactly_a_trace_is_trained_again(cache):
-    trained = runs._trained(SEED, "healthy", 1)
+    trained = runs.trained(SEED, "healthy", 1)
     path = entry("healthy", 1)
     path.parent.mkdir(parents=True)
     good = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in trained.items()}
@@ -100,19 +100,19 @@ def test_an_entry_that_is_not_exactly_a_trace_is_trained_again(cache):
 
 
 def test_links_fifos_and_huge_entries_are_not_read(cache):
-    trained = runs._trained(SEED, "healthy", 2)
+    trained = runs.trained(SEED, "healthy", 2)
     path = entry("healthy", 2)
     path.parent.mkdir(parents=True)
     target = path.parent / "elsewhere.json"
     target.write_text(json.dumps({k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in trained.items()}))
     path.symlink_to(target)
-    assert practice_cache.load("training_symptoms", runs._version(), f"{SEED}-healthy-2", runs._schema()) is None
+    assert practice_cache.load("training_symptoms", runs._version(), f"{SEED}-healthy-2", runs.schema()) is None
     path.unlink()
     os.mkfifo(path)
-    assert practice_cache.load("training_symptoms", runs._version(), f"{SEED}-healthy-2", runs._schema()) is None
+    assert practice_cache.load("training_symptoms", runs._version(), f"{SEED}-healthy-2", runs.schema()) is None
     path.unlink()
     path.write_text(" " * (practice_cache.MAX_ENTRY + 1))
-    assert practice_cache.load("training_symptoms", runs._version(), f"{SEED}-healthy-2", runs._schema()) is None
+    assert practice_cache.load("training_symptoms", runs._version(), f"{SEED}-healthy-2", runs.schema()) is None
 
 
 JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
@@ -121,14 +121,14 @@ JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() |
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.dictionaries(st.sampled_from(sorted(runs._schema()) + ["x"]), JSONISH, max_size=7))
+@given(st.dictionaries(st.sampled_from(sorted(runs.schema()) + ["x"]), JSONISH, max_size=7))
 def test_any_entry_loads_as_a_trace_of_the_schema_or_not_at_all(cache, raw):
     path = entry("healthy", 3)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(raw))
-    got = practice_cache.load("training_symptoms", runs._version(), f"{SEED}-healthy-3", runs._schema())
+    got = practice_cache.load("training_symptoms", runs._version(), f"{SEED}-healthy-3", runs.schema())
     if got is not None:
-        for key, (dtype, shape) in runs._schema().items():
+        for key, (dtype, shape) in runs.schema().items():
             if shape == ():
                 assert type(got[key]) is int
             else:

@@ -1,5 +1,6 @@
 """The `grade` command through click's CliRunner: output forms and exit codes (CONTRACT.md)."""
 import json
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -91,3 +92,21 @@ def test_release_check_reports_a_stale_stub(tmp_path, monkeypatch):
     assert out.exit_code == 1 and "stale" in out.stdout and "routing_trap" in out.stdout
     assert invoke("release").exit_code == 0
     assert invoke("release", "--check").exit_code == 0
+
+
+def test_release_check_reports_stale_shipped_runs_and_release_makes_them_again(tmp_path, monkeypatch):
+    """training_symptoms' runs for the default seed, shipped with the kit, are made by release
+    like the exercises, and `release --check` (CI) fails while they are not this code's."""
+    import shutil
+    from backprop_traps.grader.checks.training_symptoms import shipped
+    monkeypatch.setattr(shipped, "FILE", Path(shutil.copy(shipped.FILE, tmp_path / "default_runs.npz")))
+    monkeypatch.setattr(shipped, "digest", lambda: "changed-code")
+    shipped._read.cache_clear()
+    try:
+        out = invoke("release", "--check")
+        assert out.exit_code == 1 and "training_symptoms' shipped runs" in out.stdout, out.output
+        assert "shipped runs" in invoke("release").stdout
+        assert invoke("release", "--check").exit_code == 0
+        assert shipped.trace(1234, "healthy", 0) is not None
+    finally:
+        shipped._read.cache_clear()

@@ -110,6 +110,7 @@ def test_wheel_carries_the_questions_and_nothing_else(installed):
     assert f"{kit}/checks/softmax_ce.py" in names  # one file, and a package of three (issue 27)
     assert {f"{kit}/checks/routing_trap/{part}.py" for part in ("__init__", "probes", "traps")} <= names
     assert f"{kit}/content/docs/contract.md" in names
+    assert f"{kit}/checks/training_symptoms/default_runs.npz" in names  # its default seed's runs, trained once
     assert f"{kit}/content/docs/interview_corpus/adamw_step.md" in names  # validate's key-point proofs
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "backprop_traps/old_names.py" in names and "backprop_traps/_build.py" not in names

@@ -186,15 +186,15 @@ def test_a_dead_run_is_written_as_the_computed_one_would_be(monkeypatch, cause, 
     every run drawn after it from the same generator, are the computed ones bit for bit."""
     from backprop_traps.grader.checks.training_symptoms import runs
     seed = 20261202
-    skipped = runs._trained(seed, cause, index)
+    skipped = runs.trained(seed, cause, index)
     monkeypatch.setattr(runs, "SKIP_DEAD", False)
-    computed = runs._trained(seed, cause, index)
+    computed = runs.trained(seed, cause, index)
     assert np.isnan(skipped["loss"][-1])  # the case the skip is for
     for key in computed:
         assert np.asarray(skipped[key]).tobytes() == np.asarray(computed[key]).tobytes(), key
     # the generator advanced alike: the next run drawn from it is the same run too
     alike, first, second = runs.shared(seed, index), np.random.default_rng(5), np.random.default_rng(5)
-    with np.errstate(all="ignore"):  # as ``_trained`` runs them: these runs overflow on purpose
+    with np.errstate(all="ignore"):  # as ``trained`` runs them: these runs overflow on purpose
         monkeypatch.setattr(runs, "SKIP_DEAD", True)
         runs.train(first, cause, alike)
         monkeypatch.setattr(runs, "SKIP_DEAD", False)

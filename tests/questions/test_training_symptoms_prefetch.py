@@ -41,7 +41,7 @@ def same_trace(a: dict, b: dict) -> bool:
 
 
 def alone(pairs):
-    return {p: runs._trained(SEED, *p) for p in pairs}
+    return {p: runs.trained(SEED, *p) for p in pairs}
 
 
 def test_helpers_keep_the_bits_the_grader_trains_alone(fresh, monkeypatch):
@@ -87,7 +87,7 @@ def test_what_a_helper_keeps_is_the_grader_s_run_bit_for_bit(fresh, monkeypatch)
     proc = prefetch._start(SEED, share, prefetch._writable(practice_cache.folder()))
     assert proc is not None and proc.wait(timeout=300) == 0
     want = alone(share)
-    monkeypatch.setattr(runs, "_trained", lambda *a: pytest.fail("trained here, not read from the cache"))
+    monkeypatch.setattr(runs, "trained", lambda *a: pytest.fail("trained here, not read from the cache"))
     for pair in share:
         assert runs.is_kept(SEED, *pair)
         assert same_trace(runs.trace(SEED, *pair, practice=True), want[pair])

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from backprop_traps.grader.checks.training_symptoms import shipped
 from backprop_traps.grader.checks.training_symptoms.net import Momentum, Net, cross_entropy
 from backprop_traps.grader.engine import practice_cache
 
@@ -257,8 +258,10 @@ def trace_for(ctx, cause: str, index: int) -> dict:
 
 
 def is_kept(seed: int, cause: str, index: int) -> bool:
-    """Whether run ``index`` of ``cause`` for ``seed`` is in the practice cache (not read)."""
-    return practice_cache.has("training_symptoms", _version(), f"{seed}-{cause}-{index}")
+    """Whether run ``index`` of ``cause`` for ``seed`` is shipped with the kit or in the practice
+    cache (the cache's entry not read)."""
+    return shipped.has(seed, cause, index) or \
+        practice_cache.has("training_symptoms", _version(), f"{seed}-{cause}-{index}")
 
 
 COST = {"bn-train-mode": 4.0, "log-zero": 3.0, "healthy": 3.0, "repeated-batch": 3.0,
@@ -272,13 +275,16 @@ def trace(seed: int, cause: str, index: int, practice: bool = False) -> dict:
     """Run ``index`` of ``cause`` for the grading seed ``seed`` (the same run in every check that
     asks for it; run ``index`` of another cause shares its ``shared`` draws). Read-only: the
     arrays are shared between the checks. ``practice``: read from and kept in the practice
-    cache (never in a course)."""
+    cache (never in a course). The default seed's runs come with the kit (``shipped``)."""
+    made = shipped.trace(seed, cause, index)
+    if made is not None:
+        return made
     name = f"{seed}-{cause}-{index}"
     if practice:
-        kept = practice_cache.load("training_symptoms", _version(), name, _schema())
+        kept = practice_cache.load("training_symptoms", _version(), name, schema())
         if kept is not None:
             return kept
-    logged = _trained(seed, cause, index)
+    logged = trained(seed, cause, index)
     if practice:
         practice_cache.store("training_symptoms", _version(), name, logged)
     return logged
@@ -290,7 +296,7 @@ def _version() -> str:
     return practice_cache.version(here / "runs.py", here / "net.py")
 
 
-def _schema() -> dict:
+def schema() -> dict:
     """What a trace holds, array by array (a cached entry must match it exactly)."""
     n_val = len(range(VAL_EVERY - 1, S, VAL_EVERY))
     return {"num_classes": (int, ()), "loss": (np.float64, (S,)), "grad_norms": (np.float64, (S, None)),
@@ -298,7 +304,7 @@ def _schema() -> dict:
             "depth": (np.int64, (S,))}
 
 
-def _trained(seed: int, cause: str, index: int) -> dict:
+def trained(seed: int, cause: str, index: int) -> dict:
     rng = np.random.default_rng([seed, index, CAUSES.index(cause)])
     alike = shared(seed, index)
     with np.errstate(all="ignore"):
