@@ -1,8 +1,9 @@
 """The message format between the grader and the child: JSON plus raw ``.npy`` arrays.
 
-Nothing here can run code on load: JSON is data, and arrays are read with
-``numpy.lib.format.read_array(..., allow_pickle=False)`` after their dtype is checked
-against a whitelist. This module is imported by the grader *and* by the child worker (by
+Nothing here can run code on load: JSON is data, and an array's ``.npy`` header is parsed by
+numpy's own header reader (a literal parse, no pickles), its dtype checked against a whitelist
+before its data is taken as exactly the bytes that follow. Headers are written and parsed once
+per dtype and shape (``KEPT_HEADERS``): the same bytes always mean the same array layout. This module is imported by the grader *and* by the child worker (by
 path), so it depends on the standard library and numpy only.
 
 A frame is ``<8-byte little-endian length><payload>``. The payload is a JSON header
@@ -80,13 +81,41 @@ def encode_chunks(msg) -> list:
     header = json.dumps({"msg": _pack(msg, arrays), "arrays": len(arrays)}).encode()
     chunks: list = [_LEN.pack(len(header)), header]
     for arr in arrays:
-        head = io.BytesIO()
-        np.lib.format.write_array_header_1_0(head, np.lib.format.header_data_from_array_1_0(arr)) \
-            if _fits_v1(arr) else np.lib.format.write_array_header_2_0(
-                head, np.lib.format.header_data_from_array_1_0(arr))
+        head = _npy_header(arr)
         data = memoryview(arr).cast("B") if arr.size else b""
-        chunks += [_LEN.pack(head.tell() + len(data)), head.getvalue(), data]
+        chunks += [_LEN.pack(len(head) + len(data)), head, data]
     return [_LEN.pack(sum(len(c) for c in chunks))] + chunks
+
+
+KEPT_HEADERS = 256
+"""``.npy`` headers kept, each way: a grading sends the same few dtypes and shapes hundreds of
+times, and numpy writes (or parses) each header anew, slower than the array it describes."""
+_written: dict = {}
+_parsed: dict = {}
+
+
+def _keep(table: dict, key, value) -> None:
+    if len(table) >= KEPT_HEADERS:
+        table.clear()
+    table[key] = value
+
+
+def _npy_header(arr) -> bytes:
+    """numpy's own ``.npy`` header for ``arr`` (C order, a plain dtype), written once per
+    dtype and shape."""
+    key = (arr.dtype.str, arr.shape)
+    head = _written.get(key)
+    if head is None:
+        np = numpy()
+        data = np.lib.format.header_data_from_array_1_0(arr)
+        f = io.BytesIO()
+        if len(repr(data)) < 65000:
+            np.lib.format.write_array_header_1_0(f, data)
+        else:
+            np.lib.format.write_array_header_2_0(f, data)
+        head = f.getvalue()
+        _keep(_written, key, head)
+    return head
 
 
 SMALL_PIECES = 1 << 16
@@ -121,11 +150,6 @@ def encoded_size(msg) -> int:
     return sum(len(c) for c in encode_chunks(msg))
 
 
-def _fits_v1(arr) -> bool:
-    np = numpy()
-    return len(repr(np.lib.format.header_data_from_array_1_0(arr))) < 65000
-
-
 def encode(msg) -> bytes:
     """One frame as bytes (for tests and small messages)."""
     return b"".join(bytes(c) for c in encode_chunks(msg))
@@ -142,24 +166,55 @@ def _read_array(blob: memoryview) -> np.ndarray:
     dtype, and a shape whose size is exactly the bytes that follow (a header may claim
     2**40 elements; it is refused, not allocated). The array owns a copy of its data."""
     np = numpy()
-    f = io.BytesIO(bytes(blob[:min(len(blob), 65536 + 16)]))  # the header only
-    version = np.lib.format.read_magic(f)
-    if version == (1, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
-    elif version == (2, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
-    else:
-        raise WireError(f"array format {version} is not allowed")
-    if dtype.kind not in ALLOWED_KINDS or dtype.hasobject or dtype.names is not None:
-        raise WireError(f"array dtype {dtype} is not allowed")
+    key = _header_bytes(blob)
+    parsed = _parsed.get(key)
+    if parsed is None:
+        parsed = _parse_header(blob)
+        if len(key) <= 256:  # an answer's header, byte for byte the same, parses the same
+            _keep(_parsed, key, parsed)
+    shape, fortran, dtype, offset = parsed
     count = 1
     for dim in shape:
         count *= dim
-    data = blob[f.tell():]
+    data = blob[offset:]
     if count * dtype.itemsize != len(data):
         raise WireError(f"an array of shape {tuple(shape)} does not match its {len(data)} bytes")
     arr = np.frombuffer(data, dtype=dtype, count=count).reshape(shape, order="F" if fortran else "C")
     return arr.copy(order="K")
+
+
+def _header_bytes(blob: memoryview) -> bytes:
+    """The bytes of the header that ``blob`` claims (its magic, version, length and text), as
+    far as the blob holds them: a key for ``_parsed``, never trusted beyond being compared."""
+    if len(blob) < 10:
+        return bytes(blob)
+    if bytes(blob[6:8]) == b"\x02\x00" and len(blob) >= 12:
+        end = 12 + struct.unpack("<I", blob[8:12])[0]
+    else:
+        end = 10 + struct.unpack("<H", blob[8:10])[0]
+    return bytes(blob[:min(end, len(blob))])
+
+
+def _parse_header(blob: memoryview) -> tuple:
+    """numpy's parse of a ``.npy`` header: (shape, fortran order, dtype, where the data starts),
+    a whitelisted dtype only."""
+    np = numpy()
+    f = io.BytesIO(bytes(blob[:min(len(blob), 65536 + 16)]))  # the header only
+    try:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        else:
+            raise WireError(f"array format {version} is not allowed")
+    except WireError:
+        raise
+    except Exception:  # noqa: BLE001 (numpy's parse of hostile text: a NUL raises SyntaxError or
+        raise WireError("malformed array header") from None  # tokenize's TokenError, not ValueError)
+    if dtype.kind not in ALLOWED_KINDS or dtype.hasobject or dtype.names is not None:
+        raise WireError(f"array dtype {dtype} is not allowed")
+    return tuple(shape), fortran, dtype, f.tell()
 
 
 def _unpack(obj, arrays, depth=0, used=None):

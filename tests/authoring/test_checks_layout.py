@@ -1,7 +1,8 @@
 """The checks layout (issue 27): one file per question, or a package holding the same three
 files (and, where a question simulates something of its own, a module per such concept: e.g.
-training_symptoms' small network and its planted runs); both load from the kit and from an
-instructor's own questions folder."""
+training_symptoms' small network and its planted runs, and the data its checks read: its
+default seed's runs, ``default_runs.npz``); both load from the kit and from an instructor's own
+questions folder."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,7 +21,7 @@ def test_every_question_is_one_file_or_a_package_of_the_same_three_files_and_mor
         if entry.is_dir():
             files = {p.name for p in entry.iterdir() if p.name != "__pycache__"}
             assert files >= PACKAGE_FILES and all(f.endswith(".py") and not f.startswith("_") or f == "__init__.py"
-                                                  for f in files), (entry.name, files)
+                                                  or f.endswith(".npz") for f in files), (entry.name, files)
             assert load_question(entry.name).id == entry.name
         else:
             assert entry.suffix == ".py" and not entry.name.startswith("_"), entry.name
