@@ -238,6 +238,7 @@ GROWTH_MB = 500
     ("grader_alias_arrays", 3, 12, 20),
     ("grader_nested_json", 3, 12, 20),
     ("grader_npy_header_2_40", 3, 12, 20),
+    ("grader_npy_header_nul", 3, 12, 20),
     ("grader_many_arrays", 3, 12, 20),
     ("grader_frame_2_60", 3, 12, 20),
     ("grader_ask_flood", 2, 8, 10),
