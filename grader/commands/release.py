@@ -49,9 +49,9 @@ def release(question, check, questions_dir):
 
 def _shipped_runs_stale(write: bool) -> bool:
     """Whether training_symptoms' shipped runs were stale (made again first, when ``write``)."""
-    from backprop_traps.grader.checks.training_symptoms import shipped
-    if not shipped.stale():
+    from backprop_traps.grader.checks import training_symptoms
+    if not training_symptoms.shipped_stale():
         return False
     if write:
-        shipped.write()
+        training_symptoms.ship_runs()
     return True

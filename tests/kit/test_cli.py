@@ -107,6 +107,7 @@ def test_release_check_reports_stale_shipped_runs_and_release_makes_them_again(t
         assert out.exit_code == 1 and "training_symptoms' shipped runs" in out.stdout, out.output
         assert "shipped runs" in invoke("release").stdout
         assert invoke("release", "--check").exit_code == 0
-        assert shipped.trace(1234, "healthy", 0) is not None
+        from backprop_traps.grader.checks.training_symptoms import runs
+        assert runs.shipped_trace(1234, "healthy", 0) is not None
     finally:
         shipped._read.cache_clear()

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from backprop_traps.grader.checks import training_symptoms
 from backprop_traps.grader.checks.training_symptoms import runs, runs_read, shipped
 from backprop_traps.grader.engine.run import DEFAULT_SEED
 from conftest import graded_in_process
@@ -29,9 +30,9 @@ def shipped_at(tmp_path, monkeypatch):
 
 
 def test_the_file_is_made_by_this_code_and_holds_every_run_the_checks_read():
-    assert not shipped.stale(), "training_symptoms' default_runs.npz is stale: run `grade release`"
-    assert sorted(shipped._read()["traces"]) == runs_read()
-    assert shipped._read()["seed"] == DEFAULT_SEED
+    assert not training_symptoms.shipped_stale(), "training_symptoms' default_runs.npz is stale: run `grade release`"
+    assert sorted(shipped.runs()["runs"]) == runs_read()
+    assert shipped.runs()["seed"] == DEFAULT_SEED
 
 
 def test_each_run_is_bit_for_bit_what_this_machine_trains():
@@ -40,7 +41,7 @@ def test_each_run_is_bit_for_bit_what_this_machine_trains():
     if made_with != np.__version__:
         pytest.skip(f"made with numpy {made_with}, here {np.__version__}: its generators may draw otherwise")
     for cause, index in runs_read():
-        kept, fresh = shipped.trace(DEFAULT_SEED, cause, index), runs.trained(DEFAULT_SEED, cause, index)
+        kept, fresh = runs.shipped_trace(DEFAULT_SEED, cause, index), runs.trained(DEFAULT_SEED, cause, index)
         assert set(kept) == set(fresh)
         for key, value in fresh.items():
             if isinstance(value, np.ndarray):
@@ -60,16 +61,16 @@ def test_a_grading_with_the_default_seed_trains_nothing(monkeypatch):
 
 
 def test_another_seed_is_not_in_the_file():
-    assert shipped.trace(DEFAULT_SEED + 1, "healthy", 0) is None
+    assert runs.shipped_trace(DEFAULT_SEED + 1, "healthy", 0) is None
 
 
 def test_a_file_made_by_other_code_is_not_believed(shipped_at, monkeypatch):
     path = shipped_at()
-    shipped.write(path)  # this code's runs, then the code "changes"
-    assert shipped.trace(DEFAULT_SEED, "healthy", 0) is not None
+    training_symptoms.ship_runs(path)  # this code's runs, then the code "changes"
+    assert runs.shipped_trace(DEFAULT_SEED, "healthy", 0) is not None
     monkeypatch.setattr(shipped, "digest", lambda: "0" * 16)
     shipped._read.cache_clear()
-    assert shipped.stale() and shipped.trace(DEFAULT_SEED, "healthy", 0) is None
+    assert training_symptoms.shipped_stale() and runs.shipped_trace(DEFAULT_SEED, "healthy", 0) is None
     trained = []
     monkeypatch.setattr(runs, "trained", lambda *a: trained.append(a) or {"made": "here"})
     assert runs.trace(DEFAULT_SEED, "healthy", 0) == {"made": "here"} and trained
@@ -85,21 +86,21 @@ def test_a_run_of_the_wrong_shape_spoils_the_file(shipped_at):
     good = {k: v for k, v in np.load(shipped.FILE, allow_pickle=False).items()}
     good["healthy/0/loss"] = good["healthy/0/loss"][:10]
     shipped_at(_npz(good))
-    assert shipped.stale()
+    assert training_symptoms.shipped_stale()
 
 
 def test_a_file_past_its_size_cap_is_not_read(shipped_at, monkeypatch):
     shipped_at(shipped.FILE.read_bytes())
-    assert not shipped.stale()
+    assert not training_symptoms.shipped_stale()
     monkeypatch.setattr(shipped, "MAX_BYTES", 1000)
     shipped._read.cache_clear()
-    assert shipped.stale()
+    assert training_symptoms.shipped_stale()
 
 
 def test_an_object_array_is_never_unpickled(shipped_at):
     shipped_at(_npz({"digest": np.array(shipped.digest()), "seed": np.array(DEFAULT_SEED),
                      "healthy/0/loss": np.array([object()], dtype=object)}))
-    assert shipped.stale()
+    assert training_symptoms.shipped_stale()
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -111,4 +112,4 @@ def test_an_object_array_is_never_unpickled(shipped_at):
                                  max_size=5).map(_npz)))
 def test_any_file_reads_as_runs_or_as_absent_without_raising(shipped_at, content):
     shipped_at(content)
-    assert shipped.trace(DEFAULT_SEED, "healthy", 0) is None
+    assert runs.shipped_trace(DEFAULT_SEED, "healthy", 0) is None

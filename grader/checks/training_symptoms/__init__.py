@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backprop_traps.grader.checks.training_symptoms import prefetch, probes, runs, traps
+from backprop_traps.grader.checks.training_symptoms import prefetch, probes, runs, shipped, traps
 from backprop_traps.grader.checks.training_symptoms.traps import BWD, DIAGNOSE, FWD, GRADS
 from backprop_traps.grader.engine.gradcheck import upstream
 from backprop_traps.grader.engine.question import Fail, Question
@@ -68,6 +68,19 @@ PLAN: dict = {}
 def runs_read() -> list[tuple[str, int]]:
     """Every run the diagnosis checks read, once each, in order."""
     return sorted({run for cases in PLAN.values() for run in cases})
+
+
+def shipped_stale() -> bool:
+    """Whether the runs shipped for the default seed are not every run the checks read, each a
+    trace, as this code trains them (``grade release`` makes them again: ``ship_runs``)."""
+    from backprop_traps.grader.engine.run import DEFAULT_SEED
+    return any(runs.shipped_trace(DEFAULT_SEED, *run) is None for run in runs_read())
+
+
+def ship_runs(path=None):
+    """Train the default seed's runs the checks read and keep them with the kit (shipped.py)."""
+    from backprop_traps.grader.engine.run import DEFAULT_SEED
+    return shipped.save(DEFAULT_SEED, {run: runs.trained(DEFAULT_SEED, *run) for run in runs_read()}, path)
 
 
 def diagnosis_check(name, points, cases, what, hints):

@@ -260,8 +260,21 @@ def trace_for(ctx, cause: str, index: int) -> dict:
 def is_kept(seed: int, cause: str, index: int) -> bool:
     """Whether run ``index`` of ``cause`` for ``seed`` is shipped with the kit or in the practice
     cache (the cache's entry not read)."""
-    return shipped.has(seed, cause, index) or \
+    return shipped_trace(seed, cause, index) is not None or \
         practice_cache.has("training_symptoms", _version(), f"{seed}-{cause}-{index}")
+
+
+def shipped_trace(seed: int, cause: str, index: int) -> dict | None:
+    """Run ``index`` of ``cause`` from the runs shipped with the kit (shipped.py), when they were
+    made for ``seed`` and it holds exactly a trace; else None (it is trained)."""
+    made = shipped.runs()
+    if made is None or made["seed"] != seed or cause not in CAUSES:
+        return None
+    raw = made["runs"].get((cause, index))
+    try:
+        return None if raw is None else practice_cache.matching(raw, schema())
+    except (ValueError, TypeError, OverflowError):
+        return None
 
 
 COST = {"bn-train-mode": 4.0, "log-zero": 3.0, "healthy": 3.0, "repeated-batch": 3.0,
@@ -276,7 +289,7 @@ def trace(seed: int, cause: str, index: int, practice: bool = False) -> dict:
     asks for it; run ``index`` of another cause shares its ``shared`` draws). Read-only: the
     arrays are shared between the checks. ``practice``: read from and kept in the practice
     cache (never in a course). The default seed's runs come with the kit (``shipped``)."""
-    made = shipped.trace(seed, cause, index)
+    made = shipped_trace(seed, cause, index)
     if made is not None:
         return made
     name = f"{seed}-{cause}-{index}"

@@ -9,7 +9,9 @@ code; nothing a learner writes is read here).
 
 The file is believed only while it was made by this code: it records a digest of ``runs.py``
 and ``net.py``, and a change to either makes it stale, read as absent (every run is then
-trained, as for any other seed). Each run must also match ``runs.schema()`` array by array.
+trained, as for any other seed). Each run must also match ``runs.schema()`` array by array
+(``runs.shipped_trace``); this module only reads and writes the file, and imports nothing of
+the question's.
 ``grade release`` makes it again when it is stale, and ``grade release --check`` (run by CI)
 fails on a stale file, as on a stale exercise.
 
@@ -40,63 +42,39 @@ def digest() -> str:
     return h.hexdigest()[:16]
 
 
-def trace(seed: int, cause: str, index: int) -> dict | None:
-    """Run ``index`` of ``cause`` from the shipped file, for the seed it was made with; else None."""
-    runs = _read()
-    if runs is None or runs["seed"] != seed:
-        return None
-    return runs["traces"].get((cause, index))
-
-
-def has(seed: int, cause: str, index: int) -> bool:
-    return trace(seed, cause, index) is not None
-
-
-def stale() -> bool:
-    """Whether the shipped file is missing, or was not made by this code, or is malformed."""
-    return _read() is None
+def runs() -> dict | None:
+    """The shipped file, read once: ``{"seed": int, "runs": {(cause, index): {key: value}}}``,
+    its arrays as stored (``runs.shipped_trace`` checks each against the trace schema); None if
+    the file is absent, too big, not made by this code, or not a file of runs at all."""
+    return _read()
 
 
 @functools.lru_cache(maxsize=1)
 def _read() -> dict | None:
-    """The shipped runs, read once: None if the file is absent, too big, stale or malformed."""
     try:
         if not FILE.is_file() or FILE.stat().st_size > MAX_BYTES:
             return None
         with np.load(FILE, allow_pickle=False) as data:  # no object arrays: nothing unpickled
-            return _runs({name: data[name] for name in data.files})
+            arrays = {name: data[name] for name in data.files}
+        if str(arrays.pop("digest", "")) != digest():
+            return None
+        seed = int(arrays.pop("seed"))
+        arrays.pop("numpy", None)
+        grouped: dict = {}
+        for name, value in arrays.items():
+            cause, index, key = name.split("/")
+            grouped.setdefault((cause, int(index)), {})[key] = int(value) if value.ndim == 0 else value
+        return {"seed": seed, "runs": grouped}
     except Exception:  # noqa: BLE001 (whatever fails to read, zip, array or field: not this code's file)
         return None
 
 
-def _runs(arrays: dict) -> dict | None:
-    from backprop_traps.grader.checks.training_symptoms import runs
-    from backprop_traps.grader.engine.practice_cache import matching
-    if str(arrays.pop("digest", "")) != digest():
-        return None
-    seed = int(arrays.pop("seed", -1))
-    arrays.pop("numpy", None)
-    grouped: dict = {}
-    for name, value in arrays.items():
-        cause, index, key = name.split("/")
-        grouped.setdefault((cause, int(index)), {})[key] = int(value) if value.ndim == 0 else value
-    traces = {}
-    for run, raw in grouped.items():
-        checked = matching(raw, runs.schema())
-        if checked is None or run[0] not in runs.CAUSES:
-            return None  # one malformed run: the file is not what this code made
-        traces[run] = checked
-    return {"seed": seed, "traces": traces}
-
-
-def write(path: Path | None = None) -> Path:
-    """Train the default seed's runs the checks read and keep them at ``path`` (``FILE``)."""
+def save(seed: int, made: dict, path: Path | None = None) -> Path:
+    """Keep ``made`` ({(cause, index): trace}) for ``seed`` at ``path`` (``FILE``)."""
     path = FILE if path is None else path
-    from backprop_traps.grader.checks.training_symptoms import runs, runs_read
-    from backprop_traps.grader.engine.run import DEFAULT_SEED
-    arrays = {"digest": np.array(digest()), "seed": np.array(DEFAULT_SEED), "numpy": np.array(np.__version__)}
-    for cause, index in runs_read():
-        for key, value in runs.trained(DEFAULT_SEED, cause, index).items():
+    arrays = {"digest": np.array(digest()), "seed": np.array(seed), "numpy": np.array(np.__version__)}
+    for (cause, index), trace in made.items():
+        for key, value in trace.items():
             arrays[f"{cause}/{index}/{key}"] = np.asarray(value)
     with open(path, "wb") as f:
         np.savez_compressed(f, **arrays)
