@@ -3,8 +3,9 @@
 Nothing here can run code on load: JSON is data, and an array's ``.npy`` header is parsed by
 numpy's own header reader (a literal parse, no pickles), its dtype checked against a whitelist
 before its data is taken as exactly the bytes that follow. Headers are written and parsed once
-per dtype and shape (``KEPT_HEADERS``): the same bytes always mean the same array layout. This module is imported by the grader *and* by the child worker (by
-path), so it depends on the standard library and numpy only.
+per dtype and shape (``KEPT_HEADERS``): the same bytes always mean the same array layout. This
+module is imported by the grader *and* by the child worker (by path), so it depends on the
+standard library and numpy only.
 
 A frame is ``<8-byte little-endian length><payload>``. The payload is a JSON header
 ``{"msg": ..., "arrays": n}`` followed by ``n`` length-prefixed ``.npy`` blobs; inside
@@ -192,7 +193,7 @@ def _header_bytes(blob: memoryview) -> bytes:
         end = 12 + struct.unpack("<I", blob[8:12])[0]
     else:
         end = 10 + struct.unpack("<H", blob[8:10])[0]
-    return bytes(blob[:min(end, len(blob))])
+    return bytes(blob[:min(end, len(blob), 65536 + 16)])  # a claimed 4 GB header copies no more
 
 
 def _parse_header(blob: memoryview) -> tuple:

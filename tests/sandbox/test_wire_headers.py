@@ -104,3 +104,13 @@ def test_a_hostile_header_text_is_a_malformed_message_never_another_error(text):
     header = b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text
     with pytest.raises(wire.WireError):
         wire.decode(_frame(header))
+
+
+def test_a_header_that_claims_4_gb_is_refused_without_copying_the_frame(monkeypatch):
+    copied = []
+    real = wire._parse_header
+    monkeypatch.setattr(wire, "_parse_header", lambda blob: copied.append(len(wire._header_bytes(blob))) or real(blob))
+    blob = b"\x93NUMPY\x02\x00" + (2**32 - 1).to_bytes(4, "little") + b"{" + b" " * (1 << 20)
+    with pytest.raises(wire.WireError):
+        wire.decode(_frame(blob))
+    assert copied and max(copied) <= 65536 + 16
