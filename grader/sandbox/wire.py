@@ -83,9 +83,18 @@ def encode_chunks(msg) -> list:
     chunks: list = [_LEN.pack(len(header)), header]
     for arr in arrays:
         head = _npy_header(arr)
-        data = memoryview(arr).cast("B") if arr.size else b""
+        data = _bytes_of(arr) if arr.size else b""
         chunks += [_LEN.pack(len(head) + len(data)), head, data]
     return [_LEN.pack(sum(len(c) for c in chunks))] + chunks
+
+
+def _bytes_of(arr) -> memoryview:
+    """``arr``'s bytes as they are, by reference; through a flat uint8 view where memoryview
+    refuses the dtype (a long double in an explicit byte order)."""
+    try:
+        return memoryview(arr).cast("B")
+    except (ValueError, TypeError):
+        return memoryview(arr.reshape(-1).view(numpy().uint8))
 
 
 KEPT_HEADERS = 256

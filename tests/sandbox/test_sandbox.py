@@ -35,6 +35,17 @@ def test_values_round_trip_and_inputs_are_copies():
     assert x[0, 0] == 0  # the grader's own copy never changes
 
 
+def test_an_answer_in_any_byte_order_comes_back_as_it_is():
+    """A long double in an explicit byte order: memoryview refuses it, and the child's reply
+    died with it ("crashed the Python process"); its bytes now travel as they are."""
+    source = ("import numpy as np\n"
+              "def f():\n"
+              "    return [np.arange(3, dtype=np.dtype(c).newbyteorder('<')) for c in 'gd']\n")
+    result, _ = run(source, "f")
+    assert result.ok, result.error
+    assert [a.dtype.char for a in result.value] == ["g", "d"] and result.value[0].tolist() == [0, 1, 2]
+
+
 def test_per_call_time_limit_and_restart():
     with Sandbox("def loop():\n    while True: pass\ndef ok():\n    return 1\n", FAST) as box:
         assert box.start().ok
