@@ -17,8 +17,9 @@ fails on a stale file, as on a stale exercise.
 
 Why shipping is sound where the bits of a run depend on the machine (the generators of numpy,
 the BLAS's order of sums): what a check needs of a run is that it shows its planted cause
-(``runs.shows``), which the test asserts for every shipped run; a machine that would train other
-bits reads the shipped ones and grades the same runs as every other.
+(``runs.shows``), and training keeps only such runs; the test holds every shipped run bit for
+bit to what this machine trains. A machine that would train other bits reads the shipped ones
+and grades the same runs as every other.
 """
 from __future__ import annotations
 
