@@ -10,8 +10,7 @@ taken by the grading it fits (``warm.take`` compares ``Sandbox.launch_key``); on
 closed at exit. Speed only: whatever happens here, the CLI decides and reports.
 
 A ``grade`` that has said everything also ends without tearing its interpreter down module by
-module (``_end_now``): about 0.02 s of a 0.3 s grading here, spent freeing what the process is
-about to give back whole.
+module (``_end_now``): time spent freeing what the process is about to give back whole.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A learner's first try trains training_symptoms' runs on more than one core (issue 47).
 
 In practice the first grading with a seed other than the default (whose runs ship with the kit:
-shipped.py) trains every run the diagnosis checks read, about 1.5 to 3 CPU seconds one after
+shipped.py) trains every run the diagnosis checks read (benchmarks/training_runs.py), one after
 the other, while the learner waits; later tries read them from the practice cache
 (engine/practice_cache.py). The runs do not depend on the learner, so here they
 are trained side by side: helper processes (this kit's own code in this Python: no learner code

@@ -1,8 +1,8 @@
 """The default seed's runs, trained once when the kit is made and shipped with it (issue 47).
 
 A learner's grading draws with ``DEFAULT_SEED`` unless told otherwise, so every learner's first
-try of training_symptoms trained the same sixteen runs (about 1.5 CPU seconds on a quiet 2-core
-machine, 3 on a busy one) before its first check could run. ``default_runs.npz`` beside this
+try of training_symptoms trained the same sixteen runs (benchmarks/training_runs.py times them)
+before its first check could run. ``default_runs.npz`` beside this
 file holds them, as ``runs.trace`` makes them; a grading with that seed reads them from there,
 in practice and in a course alike (the file is part of the installed kit, as trusted as its
 code; nothing a learner writes is read here).
